@@ -1,0 +1,3 @@
+// Package pin reads the CPU topology, pins loadlab's own threads to CPUs and
+// plans cpusets for the processes the lab starts.
+package pin
