@@ -1,0 +1,178 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+	"golang.org/x/sys/unix"
+)
+
+// CloseMode says how the generator closes a connection it is done with.
+type CloseMode uint8
+
+const (
+	// CloseFIN closes normally: the generator, closing first, keeps the
+	// socket in TIME_WAIT for 60 s.
+	CloseFIN CloseMode = iota
+	// CloseRST closes with SO_LINGER 0: the kernel sends RST and keeps no
+	// TIME_WAIT on the generator's side. The server sees a reset instead of
+	// an orderly close.
+	CloseRST
+)
+
+// Second is one second of a run as the live progress sees it.
+type Second struct {
+	T          int     // seconds since the start
+	OK         uint64  // 2xx responses completed in this second
+	Non2xx     uint64  // other responses completed in this second
+	Errors     uint64  // failed requests in this second
+	P99us      int64   // corrected p99 of responses completed in this second
+	P99SoFarUs int64   // corrected p99 of every response so far (warmup included)
+	Elapsed    float64 // seconds since the start, at the time of the report
+}
+
+// Config describes one run. The zero value is not usable: set at least URL;
+// Defaults fills the rest the way the CLI does.
+type Config struct {
+	URL          string        // http:// or https:// target
+	Method       string        // default GET
+	Headers      []string      // extra "Name: value" lines; Host replaces the default Host
+	Body         []byte        // request body (Content-Length is set)
+	Connections  int           // connections, spread over the loops (default 50)
+	Duration     time.Duration // total run time, warmup included (default 10s)
+	Warmup       time.Duration // leading part of the run left out of the results
+	Timeout      time.Duration // per request, from its write (default 10s)
+	Rate         float64       // requests/s over all loops; 0 = closed loop
+	CPUs         pin.CPUSet    // one event loop per CPU; default: every allowed CPU
+	MaxPending   int           // open loop: due but unsent requests kept (default rate x timeout, min 1000)
+	NewConn      bool          // a new connection (and TLS handshake) per request
+	Close        CloseMode     // how the generator closes connections
+	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin
+	TLS          TLSOptions    // for https:// targets
+	HTTP3        bool          // HTTP/3 over QUIC (https:// only)
+	VerifySHA256 []byte        // 32 bytes: every body must hash to this
+	NetNS        string        // network namespace path to run the loops in ("" = current)
+
+	// Progress, if set, is called once a second from a goroutine of the run.
+	Progress func(Second)
+	// HdrLog, if set, receives an HdrHistogram interval log (one interval
+	// per second, corrected latency in microseconds).
+	HdrLog io.Writer
+}
+
+// TLSOptions configures TLS for https:// targets.
+type TLSOptions struct {
+	Version     string   // "1.2" or "1.3" (default)
+	Curves      []string // key-exchange groups, default ["x25519"]
+	Insecure    bool     // skip certificate verification
+	CAFile      string   // PEM roots to verify the server with
+	SNI         string   // server name (default: the URL host)
+	ClientHello string   // "go" (default), "chrome" or "firefox" (uTLS presets)
+	Resume      bool     // allow session resumption on new connections
+	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
+}
+
+// UsageError is an error in a Config: the caller's input, not the run,
+// is at fault. The CLI exits 2 on it.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+func usage(format string, args ...any) error {
+	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// IsUsage reports whether err is a UsageError.
+func IsUsage(err error) bool {
+	var u *UsageError
+	return errors.As(err, &u)
+}
+
+// Defaults fills unset fields with the CLI's defaults.
+func (c *Config) Defaults() {
+	if c.Method == "" {
+		c.Method = "GET"
+	}
+	if c.Connections == 0 {
+		c.Connections = 50
+	}
+	if c.Duration == 0 {
+		c.Duration = 10 * time.Second
+	}
+	if c.Timeout == 0 {
+		c.Timeout = 10 * time.Second
+	}
+	if c.TLS.Version == "" {
+		c.TLS.Version = "1.3"
+	}
+	if len(c.TLS.Curves) == 0 {
+		c.TLS.Curves = []string{"x25519"}
+	}
+	if c.TLS.ClientHello == "" {
+		c.TLS.ClientHello = "go"
+	}
+}
+
+// Validate checks every field before any work starts. Errors are
+// UsageErrors with one line that says what is wrong and what to do.
+func (c *Config) Validate() error {
+	if _, err := ParseTarget(c.URL); err != nil {
+		return err
+	}
+	if c.Method == "" || strings.ContainsAny(c.Method, " \r\n\t") {
+		return usage("bad method %q: use a token such as GET or POST", c.Method)
+	}
+	for _, h := range c.Headers {
+		name, _, ok := strings.Cut(h, ":")
+		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(strings.TrimSpace(name), " \t") {
+			return usage("bad header %q: use \"Name: value\"", h)
+		}
+	}
+	if c.Connections < 1 {
+		return usage("connections must be at least 1 (got %d)", c.Connections)
+	}
+	if c.Duration <= 0 {
+		return usage("duration must be > 0 (got %v)", c.Duration)
+	}
+	if c.Warmup < 0 || c.Warmup >= c.Duration {
+		return usage("warmup %v must be >= 0 and shorter than the duration %v", c.Warmup, c.Duration)
+	}
+	if c.Timeout <= 0 {
+		return usage("timeout must be > 0 (got %v)", c.Timeout)
+	}
+	if c.Rate < 0 {
+		return usage("rate must be >= 0 (0 = closed loop; got %g)", c.Rate)
+	}
+	if c.Rate > 10e6 {
+		return usage("rate %g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+	}
+	if c.MaxPending < 0 {
+		return usage("max-pending must be >= 0 (got %d)", c.MaxPending)
+	}
+	if len(c.CPUs) > 0 {
+		if err := pin.CheckAllowed(c.CPUs); err != nil {
+			return &UsageError{Msg: err.Error()}
+		}
+	}
+	if n := c.Connections + 64; !c.HTTP3 {
+		var lim unix.Rlimit
+		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err == nil && uint64(n) > lim.Cur {
+			return usage("%d connections need about %d open files but ulimit -n is %d: raise it (ulimit -n %d) or use fewer connections", c.Connections, n, lim.Cur, n)
+		}
+	}
+	if c.VerifySHA256 != nil && len(c.VerifySHA256) != 32 {
+		return usage("verify-sha256 must be 64 hex digits (a SHA-256 digest)")
+	}
+	if c.NetNS != "" {
+		if _, err := os.Stat(c.NetNS); err != nil {
+			return usage("network namespace %s: %v", c.NetNS, err)
+		}
+	}
+	return c.validateTLS()
+}

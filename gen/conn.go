@@ -1,0 +1,321 @@
+package gen
+
+import (
+	"crypto/sha256"
+	"hash"
+
+	"golang.org/x/sys/unix"
+)
+
+// conn is one connection slot of a loop. Its socket may be closed and
+// reopened many times (new connection per request, Connection: close,
+// errors); gen tells events of an old socket from the current one.
+type conn struct {
+	idx  int32
+	gen  int32
+	fd   int
+	busy bool // a request is in progress (connecting, writing or reading)
+
+	connecting bool
+	handshake  bool // TLS handshake in progress
+	writing    bool
+	wrOff      int
+
+	intended  int64 // when the request was due
+	started   int64 // when work on the request began (timeout reference)
+	written   int64 // when its first byte was written
+	connStart int64
+	retryAt   int64 // closed loop: reconnect not before this time
+
+	p    Parser
+	sum  hash.Hash // body digest when verifying
+	sec  *secureConn
+	reqs int // requests completed on the current socket
+}
+
+func (c *conn) init(idx int, verify bool) {
+	c.idx = int32(idx)
+	c.fd = -1
+	if verify {
+		c.sum = sha256.New()
+		c.p.BodySink = c.sum
+	}
+}
+
+// connect opens a new non-blocking socket for c and starts connecting.
+func (l *loop) connect(c *conn, now int64) {
+	c.started = now
+	c.connStart = now
+	r := l.r
+	fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		l.fail(c, classify(err), err, now)
+		return
+	}
+	c.fd = fd
+	c.gen++
+	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if len(l.src) > 0 {
+		// Bind the address only; the kernel picks the port at connect time
+		// per (source, destination) pair, so each address has its own range.
+		unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
+		sa := l.src[l.srcNext]
+		l.srcNext = (l.srcNext + 1) % len(l.src)
+		if err := unix.Bind(fd, sa); err != nil {
+			l.fail(c, classify(err), err, now)
+			return
+		}
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.idx, Pad: c.gen}
+	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
+		l.fail(c, ErrOther, err, now)
+		return
+	}
+	err = unix.Connect(fd, l.dst)
+	switch err {
+	case nil:
+		l.connected(c, now)
+	case unix.EINPROGRESS:
+		c.connecting = true
+	default:
+		l.fail(c, classify(err), err, now)
+	}
+}
+
+// connected continues after the TCP connection is up: TLS handshake or the
+// request itself.
+func (l *loop) connected(c *conn, now int64) {
+	c.connecting = false
+	c.reqs = 0
+	if l.r.tls != nil {
+		l.startHandshake(c, now)
+		return
+	}
+	if l.r.cfg.NewConn && c.intended >= l.r.warmup {
+		l.rec.handshakes++
+		record(l.rec.handshake, (now-c.connStart)/1000)
+	}
+	l.writeRequest(c, now)
+}
+
+// handle processes the epoll events of c's socket.
+func (l *loop) handle(c *conn, ev uint32) {
+	now := l.now()
+	switch {
+	case c.connecting:
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
+		if err == nil && soerr != 0 {
+			err = unix.Errno(soerr)
+		}
+		if err != nil {
+			l.fail(c, classify(err), err, now)
+			return
+		}
+		l.connected(c, now)
+	case c.handshake:
+		l.resumeHandshake(c, now)
+	case !c.busy:
+		// Idle keep-alive connection: the server closed it, or sent bytes
+		// nobody asked for.
+		l.idleEvent(c, now)
+	default:
+		if c.writing && ev&unix.EPOLLOUT != 0 {
+			l.writeRequest(c, now)
+			if c.fd < 0 || c.writing {
+				return
+			}
+		}
+		if c.sec != nil && c.sec.pendingOut() {
+			if err := c.sec.flush(); err != nil {
+				l.fail(c, classify(err), err, now)
+				return
+			}
+		}
+		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.writing {
+			l.readResponse(c)
+		}
+	}
+}
+
+// writeRequest writes (the rest of) the serialized request.
+func (l *loop) writeRequest(c *conn, now int64) {
+	req := l.r.req
+	if c.wrOff == 0 {
+		c.started = now
+		c.written = now
+	}
+	var n int
+	var err error
+	if c.sec != nil {
+		n, err = c.sec.write(req[c.wrOff:])
+	} else {
+		n, err = unix.Write(c.fd, req[c.wrOff:])
+	}
+	if err == unix.EAGAIN {
+		c.writing = true
+		return
+	}
+	if err != nil {
+		l.fail(c, classify(err), err, now)
+		return
+	}
+	c.wrOff += n
+	if c.wrOff < len(req) {
+		c.writing = true
+		return
+	}
+	c.writing = false
+	c.wrOff = 0
+}
+
+// readResponse reads what the socket has and feeds the parser.
+func (l *loop) readResponse(c *conn) {
+	for {
+		var n int
+		var err error
+		if c.sec != nil {
+			n, err = c.sec.read(l.buf)
+		} else {
+			n, err = unix.Read(c.fd, l.buf)
+		}
+		if err != nil {
+			switch err {
+			case unix.EAGAIN, errWouldBlock:
+				return
+			case unix.EINTR:
+				continue
+			}
+			if c.sec != nil && isEOF(err) {
+				n, err = 0, nil // TLS: the peer closed (with or without close_notify)
+			} else {
+				l.fail(c, classify(err), err, l.now())
+				return
+			}
+		}
+		if n == 0 {
+			if done, perr := c.p.EOF(); !done {
+				l.fail(c, ErrClosed, perr, l.now())
+			} else {
+				l.complete(c, true)
+			}
+			return
+		}
+		used, done, perr := c.p.Feed(l.buf[:n])
+		if perr != nil {
+			l.fail(c, ErrParse, perr, l.now())
+			return
+		}
+		if done {
+			if used < n {
+				l.fail(c, ErrParse, errTrailingBytes, l.now())
+				return
+			}
+			l.complete(c, false)
+			return
+		}
+		if c.sec == nil && n < len(l.buf) {
+			return // edge-triggered: the socket is drained
+		}
+	}
+}
+
+// complete records a finished response and moves c on.
+func (l *loop) complete(c *conn, eof bool) {
+	now := l.now()
+	measured := c.intended >= l.r.warmup
+	if c.sum != nil {
+		var d [sha256.Size]byte
+		if string(c.sum.Sum(d[:0])) != string(l.r.cfg.VerifySHA256) {
+			c.sum.Reset()
+			l.fail(c, ErrBodyMismatch, errBodyMismatch, now)
+			return
+		}
+		c.sum.Reset()
+	}
+	l.rec.response(c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes, measured)
+	c.busy = false
+	l.inflight--
+	c.reqs++
+	if eof || c.p.Close || l.r.cfg.NewConn {
+		l.closeConn(c)
+	}
+	c.p.Reset()
+	l.next(c, now)
+}
+
+// fail records a failed request on c, closes its socket and moves c on.
+func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
+	measured := c.intended >= l.r.warmup
+	l.rec.failure(class, err, measured)
+	if c.busy {
+		c.busy = false
+		l.inflight--
+	}
+	if c.fd >= 0 {
+		l.closeConn(c)
+	}
+	c.p.Reset()
+	if c.sum != nil {
+		c.sum.Reset()
+	}
+	if !l.open {
+		// Closed loop: do not spin on a failing server; retry after a
+		// short pause (scan() picks the connection up again).
+		c.retryAt = now + l.scanEvery
+		if l.stopping {
+			l.idle = append(l.idle, c.idx)
+		}
+		return
+	}
+	l.next(c, now)
+}
+
+// idleEvent handles activity on a connection with no request in progress.
+func (l *loop) idleEvent(c *conn, now int64) {
+	if c.fd < 0 {
+		return
+	}
+	var n int
+	var err error
+	if c.sec != nil {
+		n, err = c.sec.read(l.buf)
+		if err != nil && isEOF(err) {
+			n, err = 0, nil
+		}
+	} else {
+		n, err = unix.Read(c.fd, l.buf)
+	}
+	switch {
+	case err == unix.EAGAIN || err == errWouldBlock:
+		return
+	case err != nil || n == 0:
+		// The server closed an idle keep-alive connection: not an error,
+		// the next request reconnects.
+		l.closeConn(c)
+	default:
+		l.rec.failure(ErrParse, errTrailingBytes, now >= l.r.warmup)
+		l.closeConn(c)
+	}
+}
+
+// closeConn closes c's socket. With --close rst the kernel resets the
+// connection and keeps no TIME_WAIT on this side.
+func (l *loop) closeConn(c *conn) {
+	if c.sec != nil {
+		c.sec.release()
+		c.sec = nil
+	}
+	if l.r.cfg.Close == CloseRST {
+		l.linger = unix.Linger{Onoff: 1}
+		unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &l.linger)
+	}
+	unix.Close(c.fd)
+	c.fd = -1
+	c.connecting = false
+	c.handshake = false
+	c.writing = false
+	c.wrOff = 0
+}

@@ -1,0 +1,360 @@
+package gen
+
+import (
+	"runtime"
+	"time"
+	"unsafe"
+
+	"github.com/loadlab/loadlab/pin"
+	"golang.org/x/sys/unix"
+)
+
+// Loop tuning.
+const (
+	maxEvents     = 512
+	readBufSize   = 256 << 10 // per loop; every response is parsed in place here
+	lateThreshold = int64(time.Millisecond)
+	eventWake     = -1 // epoll data index of the loop's wake-up eventfd
+)
+
+// loop is one event loop: a locked OS thread pinned to one CPU, an epoll
+// instance, the connections it owns and its own recorder. Nothing in it is
+// shared with other loops while it runs.
+type loop struct {
+	id  int
+	cpu int
+	r   *run
+
+	epfd   int
+	wakefd int
+	events [maxEvents]unix.EpollEvent
+	ts     unix.Timespec
+	buf    []byte
+
+	dst    unix.Sockaddr   // target, this loop's own copy
+	src    []unix.Sockaddr // --src-addrs, this loop's own copies
+	linger unix.Linger     // SO_LINGER 0 for --close rst
+
+	conns    []conn
+	idle     []int32
+	inflight int
+	srcNext  int
+
+	rec *recorder
+
+	// open loop
+	open      bool
+	period    float64 // ns between this loop's intended sends
+	phase     int64   // offset of this loop's schedule
+	seq       int64   // index of the next intended send of this loop
+	nextDue   int64   // intended time of request seq
+	pending   pendingRing
+	stopping  bool
+	stopAt    int64
+	stopWall  int64 // when the stop began (an interrupt stops early)
+	drainEnd  int64
+	nextScan  int64
+	scanEvery int64
+
+	nextSecond int64
+	secIdx     int
+	warmupCPU  time.Duration
+	stopCPU    time.Duration
+	warmupSeen bool
+
+	err error // setup failure
+}
+
+// now returns nanoseconds since the run start (monotonic clock).
+func (l *loop) now() int64 { return int64(time.Since(l.r.start)) }
+
+// main runs the loop on the calling goroutine, which it locks to a thread
+// pinned to l.cpu. It returns when the run has ended and drained.
+func (l *loop) main() {
+	defer l.r.loopsDone.Done()
+	if err := l.setup(); err != nil {
+		l.err = err
+		l.r.fail(err)
+		return
+	}
+	defer l.teardown()
+	l.r.ready.Done()
+	<-l.r.go_
+
+	if !l.open {
+		now := l.now()
+		for i := range l.conns {
+			l.dispatch(&l.conns[i], now, now)
+		}
+	}
+	for {
+		now := l.now()
+		if !l.stopping && (now >= l.stopAt || l.r.stopped.Load()) {
+			l.beginStop(now)
+		}
+		if l.stopping && ((l.inflight == 0 && l.pending.len() == 0) || now >= l.drainEnd) {
+			break
+		}
+		if !l.warmupSeen && now >= l.r.warmup {
+			l.warmupSeen = true
+			l.warmupCPU, _ = pin.ThreadCPUTime()
+		}
+		if l.open && !l.stopping {
+			l.admit(now)
+		}
+		if now >= l.nextScan {
+			l.scan(now)
+		}
+		if now >= l.nextSecond {
+			l.flushSecond()
+		}
+		n := l.wait(l.wakeIn(now))
+		for i := 0; i < n; i++ {
+			ev := &l.events[i]
+			if ev.Fd == eventWake {
+				var b [8]byte
+				unix.Read(l.wakefd, b[:])
+				continue
+			}
+			c := &l.conns[ev.Fd]
+			if c.gen != ev.Pad || c.fd < 0 {
+				continue // stale event of a closed socket
+			}
+			l.handle(c, ev.Events)
+		}
+	}
+	l.finish()
+}
+
+// setup pins the thread, enters the network namespace and creates epoll.
+func (l *loop) setup() error {
+	runtime.LockOSThread()
+	if err := pin.PinThread(l.cpu); err != nil {
+		return err
+	}
+	// Sub-millisecond pacing: no timer slack on this thread.
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
+	if l.r.netns >= 0 {
+		if err := unix.Setns(l.r.netns, unix.CLONE_NEWNET); err != nil {
+			return errorf("enter network namespace %s: %v", l.r.cfg.NetNS, err)
+		}
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return errorf("epoll_create1: %v", err)
+	}
+	l.epfd = epfd
+	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return errorf("eventfd: %v", err)
+	}
+	l.wakefd = wfd
+	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: eventWake}
+	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &ev); err != nil {
+		return errorf("epoll_ctl: %v", err)
+	}
+	l.buf = make([]byte, readBufSize)
+	return nil
+}
+
+func (l *loop) teardown() {
+	for i := range l.conns {
+		if l.conns[i].fd >= 0 {
+			l.closeConn(&l.conns[i])
+		}
+	}
+	unix.Close(l.wakefd)
+	unix.Close(l.epfd)
+}
+
+// wake interrupts the loop's epoll wait (safe from any goroutine).
+func (l *loop) wake() {
+	one := [8]byte{1}
+	unix.Write(l.wakefd, one[:])
+}
+
+// wakeIn returns how long the loop may sleep: until the next intended send,
+// timeout scan, second boundary, warmup end or stop, whichever is first.
+func (l *loop) wakeIn(now int64) int64 {
+	next := l.nextScan
+	if l.nextSecond < next {
+		next = l.nextSecond
+	}
+	if l.stopping {
+		if l.drainEnd < next {
+			next = l.drainEnd
+		}
+	} else {
+		if l.stopAt < next {
+			next = l.stopAt
+		}
+		if l.open && l.nextDue < next {
+			next = l.nextDue
+		}
+	}
+	if !l.warmupSeen && l.r.warmup < next {
+		next = l.r.warmup
+	}
+	return next - now
+}
+
+// wait blocks in epoll_pwait2, whose timeout has nanosecond resolution
+// (epoll_wait's millisecond timeout would quantize the pacing).
+func (l *loop) wait(ns int64) int {
+	if ns < 0 {
+		ns = 0
+	}
+	l.ts = unix.NsecToTimespec(ns)
+	for {
+		n, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
+			uintptr(unsafe.Pointer(&l.events[0])), maxEvents,
+			uintptr(unsafe.Pointer(&l.ts)), 0, 0)
+		if e == unix.EINTR {
+			continue
+		}
+		if e != 0 {
+			return 0
+		}
+		return int(n)
+	}
+}
+
+// intendedAt returns the intended time of this loop's k-th request. Loop i
+// of L takes requests i, i+L, i+2L... of the global schedule start + j/R.
+func (l *loop) intendedAt(k int64) int64 {
+	return l.phase + int64(float64(k)*l.period)
+}
+
+// admit moves every request whose intended time has come to a free
+// connection, or to the pending queue when all connections are busy.
+func (l *loop) admit(now int64) {
+	for l.nextDue <= now && l.nextDue < l.stopAt {
+		due := l.nextDue
+		l.seq++
+		l.nextDue = l.intendedAt(l.seq)
+		if l.pending.len() == 0 && len(l.idle) > 0 {
+			c := l.popIdle()
+			// The connection was free: any delay is the generator's own.
+			lag := now - due
+			record(l.rec.lag, lag/1000)
+			l.dispatch(c, due, now)
+			continue
+		}
+		if l.pending.full() {
+			if due >= l.r.warmup {
+				l.rec.dropped++
+			}
+			continue
+		}
+		l.pending.push(due)
+	}
+}
+
+func (l *loop) popIdle() *conn {
+	i := l.idle[len(l.idle)-1]
+	l.idle = l.idle[:len(l.idle)-1]
+	return &l.conns[i]
+}
+
+// next gives a connection that just finished a request its next request:
+// immediately in closed loop, the oldest pending one in open loop.
+func (l *loop) next(c *conn, now int64) {
+	switch {
+	case l.stopping && l.pending.len() == 0:
+		l.idle = append(l.idle, c.idx)
+	case !l.open:
+		if l.stopping {
+			l.idle = append(l.idle, c.idx)
+			return
+		}
+		if c.retryAt > now {
+			return // reconnect backoff: scan() dispatches it
+		}
+		l.dispatch(c, now, now)
+	case l.pending.len() > 0:
+		l.dispatch(c, l.pending.pop(), now)
+	default:
+		l.idle = append(l.idle, c.idx)
+	}
+}
+
+// dispatch starts a request on c: connect first if needed, then write.
+func (l *loop) dispatch(c *conn, intended, now int64) {
+	c.intended = intended
+	c.busy = true
+	c.written = 0
+	l.inflight++
+	if now-intended > lateThreshold && intended >= l.r.warmup {
+		l.rec.lateSends++
+	}
+	if c.fd < 0 {
+		l.connect(c, now)
+		return
+	}
+	l.writeRequest(c, now)
+}
+
+// scan fails requests past their timeout and restarts closed-loop
+// connections whose reconnect backoff has passed.
+func (l *loop) scan(now int64) {
+	l.nextScan = now + l.scanEvery
+	to := int64(l.r.cfg.Timeout)
+	for i := range l.conns {
+		c := &l.conns[i]
+		if c.busy && now-c.started > to {
+			l.fail(c, ErrTimeout, errTimeout, now)
+			continue
+		}
+		if !l.open && !l.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now {
+			c.retryAt = 0
+			l.dispatch(c, now, now)
+		}
+	}
+}
+
+func (l *loop) beginStop(now int64) {
+	if l.open {
+		// Requests due before the stop are still sent; later ones are not.
+		l.admit(now)
+	}
+	l.stopping = true
+	l.stopWall = now
+	l.stopCPU, _ = pin.ThreadCPUTime()
+	drain := int64(l.r.cfg.Timeout)
+	if l.r.stopped.Load() && drain > int64(time.Second) {
+		drain = int64(time.Second) // interrupted: finish quickly
+	}
+	l.drainEnd = now + drain
+}
+
+// flushSecond hands this second's tallies and interval histogram to the
+// aggregator and starts the next second. It never blocks on the aggregator.
+func (l *loop) flushSecond() {
+	cpu, _ := pin.ThreadCPUTime()
+	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval, cpu: cpu}
+	select {
+	case h := <-l.r.histPool:
+		l.rec.interval = h
+	default:
+		l.rec.interval = newHist() // aggregator behind: rare, bounded by its backlog
+	}
+	l.r.reports <- rep
+	l.rec.sec = secondCounts{}
+	l.secIdx++
+	l.nextSecond += int64(time.Second)
+}
+
+// finish records what is left when the loop ends: unfinished requests, the
+// last partial second, the CPU time used.
+func (l *loop) finish() {
+	for i := range l.conns {
+		if l.conns[i].busy {
+			l.r.unfinished.Add(1)
+		}
+	}
+	l.r.unfinished.Add(int64(l.pending.len()))
+	if l.stopCPU == 0 {
+		l.stopCPU, _ = pin.ThreadCPUTime()
+	}
+	l.flushSecond()
+}

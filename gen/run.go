@@ -1,0 +1,403 @@
+package gen
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/netip"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/pin"
+	"golang.org/x/sys/unix"
+)
+
+// run is the state shared by the loops of one run. Loops only read it,
+// except for the atomics and channels.
+type run struct {
+	cfg    *Config
+	target Target
+	req    []byte
+	dst    netip.AddrPort
+	family int
+
+	start   time.Time
+	warmup  int64 // ns since start
+	netns   int   // fd of the namespace to enter, -1 for none
+	tls     *tlsClient
+	loops   []*loop
+	ready   sync.WaitGroup
+	go_     chan struct{}
+	stopped atomic.Bool
+
+	loopsDone  sync.WaitGroup
+	unfinished atomic.Int64
+	reports    chan secondReport
+	histPool   chan *hdr.Histogram
+
+	failMu  sync.Mutex
+	failErr error
+
+	diagFd int // sock_diag netlink socket in the generator's namespace, -1 if none
+}
+
+// secondReport is what a loop hands the aggregator at each second boundary.
+type secondReport struct {
+	loop   int
+	t      int
+	counts secondCounts
+	hist   *hdr.Histogram
+	cpu    time.Duration
+}
+
+func (r *run) fail(err error) {
+	r.failMu.Lock()
+	if r.failErr == nil {
+		r.failErr = err
+	}
+	r.failMu.Unlock()
+	r.ready.Done()
+}
+
+// errorf builds a run error (not a usage error).
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// Run executes one load run and returns its result. It returns an error only
+// when the run could not start (bad Config: a *UsageError; unreachable
+// target, no permission: a plain error). Once started, every failure is a
+// counted request error and the result is returned. Cancelling ctx stops
+// the run early; the result then has Interrupted set.
+func Run(ctx context.Context, cfg Config) (*Result, error) {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	r, err := prepare(ctx, &cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer r.close()
+	return r.execute(ctx)
+}
+
+// prepare resolves the target, checks that it accepts connections and
+// builds the loops.
+func prepare(ctx context.Context, cfg *Config) (*run, error) {
+	t, _ := ParseTarget(cfg.URL)
+	if cfg.HTTP3 && t.Scheme != "https" {
+		return nil, usage("--http3 needs an https:// URL")
+	}
+	dst, err := t.Resolve(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r := &run{cfg: cfg, target: t, dst: dst, netns: -1, diagFd: -1, go_: make(chan struct{})}
+	r.family = unix.AF_INET
+	if dst.Addr().Is6() {
+		r.family = unix.AF_INET6
+	}
+	r.req = buildRequest(cfg, t)
+	if t.Scheme == "https" {
+		if r.tls, err = newTLSClient(cfg, t); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.NetNS != "" {
+		fd, err := unix.Open(cfg.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil, fmt.Errorf("open network namespace %s: %v", cfg.NetNS, err)
+		}
+		r.netns = fd
+	}
+	if err := r.probe(); err != nil {
+		r.close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func (r *run) close() {
+	if r.netns >= 0 {
+		unix.Close(r.netns)
+		r.netns = -1
+	}
+	if r.diagFd >= 0 {
+		unix.Close(r.diagFd)
+		r.diagFd = -1
+	}
+}
+
+// inNetns runs fn on a fresh OS thread inside the run's network namespace
+// (or the current one). The thread is discarded afterwards.
+func (r *run) inNetns(fn func() error) error {
+	ch := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		if r.netns >= 0 {
+			if err := unix.Setns(r.netns, unix.CLONE_NEWNET); err != nil {
+				ch <- fmt.Errorf("enter network namespace %s: %v", r.cfg.NetNS, err)
+				return
+			}
+		}
+		ch <- fn()
+	}()
+	return <-ch
+}
+
+// probe makes one TCP connection to the target so that a run against
+// nothing fails at once with a clear message instead of a result full of
+// connect errors.
+func (r *run) probe() error {
+	return r.inNetns(func() error {
+		d := net.Dialer{Timeout: min(r.cfg.Timeout, 3*time.Second)}
+		c, err := d.Dial("tcp", r.dst.String())
+		if err != nil {
+			var errno unix.Errno
+			switch {
+			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
+				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL", r.dst)
+			case isTimeout(err):
+				return fmt.Errorf("%s did not accept a TCP connection within %v: check that the server is up and reachable", r.dst, d.Timeout)
+			}
+			return fmt.Errorf("cannot connect to %s: %v", r.dst, err)
+		}
+		c.Close()
+		if fd, err := openDiag(); err == nil {
+			r.diagFd = fd
+		}
+		return nil
+	})
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// sockaddr converts an address for the raw socket calls.
+func sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+}
+
+// execute builds and starts the loops, aggregates, and assembles the result.
+func (r *run) execute(ctx context.Context) (*Result, error) {
+	cfg := r.cfg
+	cpus := cfg.CPUs
+	if len(cpus) == 0 {
+		all, err := pin.Allowed()
+		if err != nil {
+			return nil, fmt.Errorf("read CPU affinity: %v", err)
+		}
+		cpus = all
+	}
+	nloops := len(cpus)
+	if cfg.Connections < nloops {
+		nloops = cfg.Connections
+	}
+	maxPending := cfg.MaxPending
+	if maxPending == 0 {
+		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
+	}
+	r.reports = make(chan secondReport, nloops*64)
+	r.histPool = make(chan *hdr.Histogram, nloops*4)
+	for i := 0; i < nloops*3; i++ {
+		r.histPool <- newHist()
+	}
+	r.warmup = int64(cfg.Warmup)
+	for i := 0; i < nloops; i++ {
+		l := &loop{id: i, cpu: cpus[i], r: r, rec: newRecorder()}
+		l.dst = sockaddr(r.dst)
+		for _, a := range cfg.SrcAddrs {
+			l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
+		}
+		if len(l.src) > 0 {
+			l.srcNext = i % len(l.src)
+		}
+		n := cfg.Connections / nloops
+		if i < cfg.Connections%nloops {
+			n++
+		}
+		l.conns = make([]conn, n)
+		l.idle = make([]int32, 0, n)
+		for j := range l.conns {
+			l.conns[j].init(j, cfg.VerifySHA256 != nil)
+			l.idle = append(l.idle, int32(j))
+		}
+		if !cfg.openLoop() {
+			l.idle = l.idle[:0]
+		}
+		l.open = cfg.openLoop()
+		if l.open {
+			l.period = float64(nloops) * 1e9 / cfg.Rate
+			l.phase = int64(float64(i) * 1e9 / cfg.Rate)
+			l.nextDue = l.phase
+			l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
+		}
+		l.stopAt = int64(cfg.Duration)
+		l.nextSecond = int64(time.Second)
+		l.scanEvery = max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
+		l.nextScan = l.scanEvery
+		r.loops = append(r.loops, l)
+	}
+	r.ready.Add(nloops)
+	r.loopsDone.Add(nloops)
+	for _, l := range r.loops {
+		go l.main()
+	}
+	r.ready.Wait()
+	if r.failErr != nil {
+		close(r.go_)
+		r.loopsDone.Wait()
+		return nil, r.failErr
+	}
+	agg := newAggregator(r, nloops)
+	r.start = time.Now()
+	close(r.go_)
+	stopWatch := make(chan struct{})
+	go func() {
+		select {
+		case <-ctx.Done():
+			r.stopped.Store(true)
+			for _, l := range r.loops {
+				l.wake()
+			}
+		case <-stopWatch:
+		}
+	}()
+	aggDone := make(chan struct{})
+	go func() { agg.run(); close(aggDone) }()
+	r.loopsDone.Wait()
+	close(stopWatch)
+	close(r.reports)
+	<-aggDone
+	res := r.result(agg, cpus[:nloops], maxPending)
+	return res, nil
+}
+
+func (c *Config) openLoop() bool { return c.Rate > 0 }
+
+// result merges the loops' recorders into the Result.
+func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
+	cfg := r.cfg
+	total := newRecorder()
+	var lagMerged = newHist()
+	g := Generator{CPUs: cpus, Loops: len(r.loops), MaxPending: maxPending}
+	interrupted := r.stopped.Load()
+	var window float64
+	for _, l := range r.loops {
+		rec := l.rec
+		total.corrected.Merge(rec.corrected)
+		total.uncorrected.Merge(rec.uncorrected)
+		total.handshake.Merge(rec.handshake)
+		lagMerged.Merge(rec.lag)
+		for i, v := range rec.status {
+			total.status[i] += v
+		}
+		for i, v := range rec.errors {
+			total.errors[i] += v
+			if total.firstErr[i] == nil {
+				total.firstErr[i] = rec.firstErr[i]
+			}
+		}
+		total.ok += rec.ok
+		total.non2xx += rec.non2xx
+		total.bytes += rec.bytes
+		total.lateSends += rec.lateSends
+		total.dropped += rec.dropped
+		total.handshakes += rec.handshakes
+		total.resumed += rec.resumed
+		// The measured window of this loop: warmup end to stop.
+		end := l.stopAt
+		if interrupted && l.stopWall > 0 {
+			end = l.stopWall
+		}
+		w := float64(end-r.warmup) / 1e9
+		if w > window {
+			window = w
+		}
+		busy, cpuS := 0.0, (l.stopCPU - l.warmupCPU).Seconds()
+		if w > 0 {
+			busy = cpuS / w
+		}
+		g.Busy = append(g.Busy, round3(busy))
+		g.CPUSeconds = append(g.CPUSeconds, round3(cpuS))
+	}
+	if window <= 0 {
+		window = math.SmallestNonzeroFloat64
+	}
+	g.LagP99us = lagMerged.ValueAtQuantile(99)
+	g.LagMaxus = lagMerged.Max()
+	g.LateSends = total.lateSends
+	g.Dropped = total.dropped
+	g.Unfinished = r.unfinished.Load()
+	g.TimeWaitPeak = agg.twPeak
+	g.verdict(cfg.openLoop())
+	if r.tls != nil {
+		g.Notes = append(g.Notes, r.tls.notes()...)
+	}
+
+	res := &Result{
+		Target:             cfg.URL,
+		Protocol:           "http/1.1",
+		Mode:               "closed",
+		Connections:        cfg.Connections,
+		DurationS:          round3(window),
+		WarmupS:            cfg.Warmup.Seconds(),
+		RequestedRate:      cfg.Rate,
+		OK:                 total.ok,
+		Status:             map[string]uint64{},
+		Errors:             map[string]uint64{},
+		BytesRead:          total.bytes,
+		Latency:            latencyOf(total.corrected),
+		LatencyUncorrected: latencyOf(total.uncorrected),
+		Handshakes:         total.handshakes,
+		PerSecond:          agg.seconds,
+		Generator:          g,
+		Interrupted:        interrupted,
+		CorrectedHist:      total.corrected,
+		UncorrectedHist:    total.uncorrected,
+	}
+	if cfg.openLoop() {
+		res.Mode = "open"
+	}
+	res.AchievedRate = round3(float64(total.ok) / window)
+	res.ThroughputGbps = round3(float64(total.bytes) * 8 / window / 1e9)
+	for code, v := range total.status {
+		if v > 0 {
+			res.Status[strconv.Itoa(code)] = v
+		}
+	}
+	var nerr uint64
+	for i, v := range total.errors {
+		name := ErrorClass(i).String()
+		res.Errors[name] = v
+		nerr += v
+		if total.firstErr[i] != nil {
+			if res.ErrorSamples == nil {
+				res.ErrorSamples = map[string]string{}
+			}
+			res.ErrorSamples[name] = total.firstErr[i].Error()
+		}
+	}
+	res.Requests = total.ok + total.non2xx + nerr
+	if total.handshakes > 0 || cfg.NewConn || r.tls != nil {
+		res.HandshakeRate = round3(float64(total.handshakes) / window)
+		hs := latencyOf(total.handshake)
+		res.HandshakeUs = &hs
+	}
+	if r.tls != nil {
+		res.TLS = r.tls.info(total.resumed)
+	}
+	return res
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

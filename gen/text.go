@@ -1,0 +1,160 @@
+package gen
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+// WriteText prints r for people: rates, corrected and uncorrected latency
+// side by side, status codes, errors, bytes and the generator's verdict.
+func (r *Result) WriteText(w io.Writer) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	rate := "closed loop"
+	if r.Mode == "open" {
+		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
+	}
+	p("%s  %s, %d connections, %s\n", r.Target, rate, r.Connections, r.Protocol)
+	p("  measured %.1fs (after %.1fs warmup)%s\n", r.DurationS, r.WarmupS, map[bool]string{true: "  [INTERRUPTED: partial result]", false: ""}[r.Interrupted])
+	achieved := fmtFloat(r.AchievedRate) + " req/s (2xx)"
+	if r.Mode == "open" && r.RequestedRate > 0 {
+		achieved += fmt.Sprintf(", %.1f%% of requested", 100*r.AchievedRate/r.RequestedRate)
+	}
+	p("  achieved  %s\n", achieved)
+	p("  requests  %d, ok %d, non-2xx %d, errors %d\n", r.Requests, r.OK, r.nonOK(), r.ErrorCount())
+	p("\n  latency        corrected   uncorrected\n")
+	row := func(name string, a, b int64) { p("  %-8s %12s  %12s\n", name, fmtUs(a), fmtUs(b)) }
+	c, u := r.Latency, r.LatencyUncorrected
+	row("p50", c.P50, u.P50)
+	row("p90", c.P90, u.P90)
+	row("p95", c.P95, u.P95)
+	row("p99", c.P99, u.P99)
+	row("p99.9", c.P999, u.P999)
+	row("max", c.Max, u.Max)
+	p("  %-8s %12s  %12s\n", "mean", fmtUs(int64(c.Mean)), fmtUs(int64(u.Mean)))
+	if r.Mode == "closed" {
+		p("  (closed loop: each request is sent when the previous one completes, so corrected = uncorrected apart from connect time)\n")
+	}
+	p("\n  status    %s\n", fmtCounts(r.Status))
+	errs := map[string]uint64{}
+	for k, v := range r.Errors {
+		if v > 0 {
+			errs[k] = v
+		}
+	}
+	if len(errs) == 0 {
+		p("  errors    none\n")
+	} else {
+		p("  errors    %s\n", fmtCounts(errs))
+		keys := sortedKeys(errs)
+		for _, k := range keys {
+			if s, ok := r.ErrorSamples[k]; ok {
+				p("            %s: %s\n", k, s)
+			}
+		}
+	}
+	p("  read      %s, %.3f Gbit/s\n", fmtBytes(r.BytesRead), r.ThroughputGbps)
+	if r.HandshakeUs != nil {
+		h := r.HandshakeUs
+		p("  handshakes %d (%s/s), p50 %s p90 %s p99 %s max %s\n", r.Handshakes, fmtFloat(r.HandshakeRate), fmtUs(h.P50), fmtUs(h.P90), fmtUs(h.P99), fmtUs(h.Max))
+	}
+	if t := r.TLS; t != nil {
+		p("  tls       %s %s, group %s, server key %s, resumed %d\n", t.Version, t.Cipher, orDash(t.Curve), orDash(t.ServerKey), t.Resumed)
+	}
+	if r.QUICVersion != "" {
+		p("  quic      %s\n", r.QUICVersion)
+	}
+	g := r.Generator
+	busy := make([]string, len(g.Busy))
+	for i, b := range g.Busy {
+		busy[i] = fmt.Sprintf("cpu%d %.0f%%", g.CPUs[i], b*100)
+	}
+	p("\n  generator %d loops (%s)", g.Loops, strings.Join(busy, ", "))
+	if r.Mode == "open" {
+		p(", send lag p99 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP99us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
+	}
+	if g.TimeWaitPeak > 0 {
+		p(", TIME_WAIT peak %d", g.TimeWaitPeak)
+	}
+	if g.Unfinished > 0 {
+		p(", unfinished %d", g.Unfinished)
+	}
+	p("\n")
+	for _, n := range g.Notes {
+		p("  note      %s\n", n)
+	}
+	if g.Bottleneck {
+		p("  WARNING   the generator may have been the bottleneck: %s\n", g.Reason)
+	} else {
+		p("  verdict   the generator was not the bottleneck\n")
+	}
+}
+
+func (r *Result) nonOK() uint64 {
+	var n uint64
+	for k, v := range r.Status {
+		if len(k) == 3 && k[0] != '2' {
+			n += v
+		}
+	}
+	return n
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func sortedKeys(m map[string]uint64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func fmtCounts(m map[string]uint64) string {
+	if len(m) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, k := range sortedKeys(m) {
+		parts = append(parts, k+"="+strconv.FormatUint(m[k], 10))
+	}
+	return strings.Join(parts, " ")
+}
+
+func fmtFloat(f float64) string {
+	if f >= 100 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 1, 64)
+}
+
+// fmtUs prints microseconds with a readable unit.
+func fmtUs(us int64) string {
+	switch {
+	case us >= 1_000_000:
+		return fmt.Sprintf("%.2fs", float64(us)/1e6)
+	case us >= 1000:
+		return fmt.Sprintf("%.2fms", float64(us)/1e3)
+	}
+	return fmt.Sprintf("%dµs", us)
+}
+
+func fmtBytes(b uint64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
+	case b >= 1<<10:
+		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", b)
+}
