@@ -122,3 +122,10 @@ func checkDNSName(name string) error {
 	}
 	return nil
 }
+
+// Validate reports whether o would be accepted by Ensure, without touching
+// the disk.
+func (o Options) Validate() error {
+	_, err := o.normalize()
+	return err
+}

@@ -15,7 +15,11 @@ type group struct {
 func notes(t *Topology, online, usable CPUSet, p Plan, smtFallback bool) []string {
 	var out []string
 	if outside := online.Minus(usable); len(outside) > 0 {
-		out = append(out, fmt.Sprintf("CPUs %s are online but outside this process's allowed set (taskset/cgroup cpuset): the plan leaves them out", outside))
+		verb := "are"
+		if len(outside) == 1 {
+			verb = "is"
+		}
+		out = append(out, fmt.Sprintf("%s %s online but outside this process's allowed set (taskset/cgroup cpuset): the plan leaves them out", cpuWord(outside), verb))
 	}
 	groups := []group{{"server", p.Server}, {"loadgen", p.Loadgen}, {"backend", p.Backend}}
 	if p.Server.Equal(p.Loadgen) && p.Server.Equal(p.Backend) {
