@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"errors"
 	"io"
 )
@@ -165,6 +166,46 @@ func (p *Parser) Feed(b []byte) (int, bool, error) {
 		case psDone:
 			return i, true, nil
 		}
+		// Fast paths: whole header lines, and the rest of lines whose
+		// content does not matter. They must accept and reject exactly what
+		// the byte-at-a-time machine below does (FuzzParser checks it).
+		if p.state == psLineStart {
+			if nl := bytes.IndexByte(b[i:], '\n'); nl >= 0 {
+				line := b[i : i+nl+1]
+				i += len(line)
+				if err := p.countHeader(len(line)); err != nil {
+					return i, false, err
+				}
+				if err := p.headerLine(line); err != nil {
+					return i, false, err
+				}
+				if p.state == psDone {
+					return i, true, nil
+				}
+				continue
+			}
+		}
+		if p.state == psReason || (p.state == psValue && p.which == hdrNone) {
+			seg := b[i:]
+			nl := bytes.IndexByte(seg, '\n')
+			if nl >= 0 {
+				seg = seg[:nl+1]
+			}
+			cr := bytes.IndexByte(seg, '\r')
+			switch {
+			case cr >= 0 && cr == nl-1, cr < 0 && nl >= 0:
+				p.state = psLineStart // the line ends here (CRLF or bare LF)
+			case cr >= 0:
+				seg = seg[:cr] // a CR that may not end the line: the byte machine decides
+			}
+			if len(seg) > 0 {
+				i += len(seg)
+				if err := p.countHeader(len(seg)); err != nil {
+					return i, false, err
+				}
+				continue
+			}
+		}
 		c := b[i]
 		i++
 		if p.state < psBodyLength || p.state >= psTrailerStart {
@@ -182,6 +223,73 @@ func (p *Parser) Feed(b []byte) (int, bool, error) {
 		}
 	}
 	return i, p.state == psDone, nil
+}
+
+// countHeader adds n header-section bytes and enforces MaxHeaderBytes.
+func (p *Parser) countHeader(n int) error {
+	p.hdrBytes += n
+	p.HeaderBytes += int64(n)
+	if p.hdrBytes > MaxHeaderBytes {
+		return errHeaderTooLarge
+	}
+	return nil
+}
+
+// headerLine handles one complete header line (with its LF) at once.
+func (p *Parser) headerLine(line []byte) error {
+	end := len(line) - 1
+	if end > 0 && line[end-1] == '\r' {
+		end--
+	}
+	if bytes.IndexByte(line[:end], '\r') >= 0 {
+		return errHeaderLine
+	}
+	if end == 0 {
+		return p.headersDone()
+	}
+	if line[0] == ' ' || line[0] == '\t' {
+		return nil // obsolete line folding: the continuation is skipped
+	}
+	colon := bytes.IndexByte(line[:end], ':')
+	if colon <= 0 {
+		return errHeaderLine
+	}
+	name := line[:colon]
+	for _, c := range name {
+		if c <= ' ' || c == 0x7f {
+			return errHeaderLine
+		}
+	}
+	p.which = hdrNone
+	for h := hdrContentLength; h <= hdrConnection; h++ {
+		if len(name) == len(watchedHeaders[h]) && equalFoldLower(name, watchedHeaders[h]) {
+			p.which = uint8(h)
+		}
+	}
+	if p.which == hdrNone {
+		return nil
+	}
+	p.valLen, p.count, p.digits = 0, 0, 0
+	v := line[colon+1 : end]
+	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
+		v = v[1:]
+	}
+	for _, c := range v {
+		if err := p.valueByte(c); err != nil {
+			return err
+		}
+	}
+	return p.valueDone()
+}
+
+// equalFoldLower compares b with the lower-case ASCII string s, ignoring case.
+func equalFoldLower(b []byte, s string) bool {
+	for i := range b {
+		if lower(b[i]) != s[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func (p *Parser) body(b []byte) {

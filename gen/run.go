@@ -102,6 +102,11 @@ func prepare(ctx context.Context, cfg *Config) (*run, error) {
 	if dst.Addr().Is6() {
 		r.family = unix.AF_INET6
 	}
+	for _, a := range cfg.SrcAddrs {
+		if a.Is4() != dst.Addr().Is4() {
+			return nil, usage("--src-addrs %s is not of the target's address family (%s)", a, dst.Addr())
+		}
+	}
 	r.req = buildRequest(cfg, t)
 	if t.Scheme == "https" {
 		if r.tls, err = newTLSClient(cfg, t); err != nil {
@@ -214,39 +219,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	r.warmup = int64(cfg.Warmup)
 	for i := 0; i < nloops; i++ {
-		l := &loop{id: i, cpu: cpus[i], r: r, rec: newRecorder()}
-		l.dst = sockaddr(r.dst)
-		for _, a := range cfg.SrcAddrs {
-			l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
-		}
-		if len(l.src) > 0 {
-			l.srcNext = i % len(l.src)
-		}
 		n := cfg.Connections / nloops
 		if i < cfg.Connections%nloops {
 			n++
 		}
-		l.conns = make([]conn, n)
-		l.idle = make([]int32, 0, n)
-		for j := range l.conns {
-			l.conns[j].init(j, cfg.VerifySHA256 != nil)
-			l.idle = append(l.idle, int32(j))
-		}
-		if !cfg.openLoop() {
-			l.idle = l.idle[:0]
-		}
-		l.open = cfg.openLoop()
-		if l.open {
-			l.period = float64(nloops) * 1e9 / cfg.Rate
-			l.phase = int64(float64(i) * 1e9 / cfg.Rate)
-			l.nextDue = l.phase
-			l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
-		}
-		l.stopAt = int64(cfg.Duration)
-		l.nextSecond = int64(time.Second)
-		l.scanEvery = max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
-		l.nextScan = l.scanEvery
-		r.loops = append(r.loops, l)
+		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], n, maxPending))
 	}
 	r.ready.Add(nloops)
 	r.loopsDone.Add(nloops)
@@ -284,6 +261,39 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 }
 
 func (c *Config) openLoop() bool { return c.Rate > 0 }
+
+// newLoop builds loop i of nloops, on cpu, with n connections.
+func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
+	cfg := r.cfg
+	l := &loop{id: i, cpu: cpu, r: r, rec: newRecorder(), epfd: -1, wakefd: -1}
+	l.dst = sockaddr(r.dst)
+	for _, a := range cfg.SrcAddrs {
+		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
+	}
+	if len(l.src) > 0 {
+		l.srcNext = i % len(l.src)
+	}
+	l.conns = make([]conn, n)
+	l.idle = make([]int32, 0, n)
+	l.open = cfg.openLoop()
+	for j := range l.conns {
+		l.conns[j].init(j, cfg.VerifySHA256 != nil)
+		if l.open {
+			l.idle = append(l.idle, int32(j))
+		}
+	}
+	if l.open {
+		l.period = float64(nloops) * 1e9 / cfg.Rate
+		l.phase = int64(float64(i) * 1e9 / cfg.Rate)
+		l.nextDue = l.phase
+		l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
+	}
+	l.stopAt = int64(cfg.Duration)
+	l.nextSecond = int64(time.Second)
+	l.scanEvery = max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l.nextScan = l.scanEvery
+	return l
+}
 
 // result merges the loops' recorders into the Result.
 func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {

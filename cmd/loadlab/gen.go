@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -27,6 +28,7 @@ type genFlags struct {
 	srcAddrs  string
 	closeMode string
 	verify    string
+	cpuProf   string
 }
 
 func init() {
@@ -88,6 +90,8 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
+	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
+	fl.MarkHidden("cpuprofile")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -153,6 +157,14 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		c.Progress = func(s gen.Second) {
 			fmt.Fprintf(os.Stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, fmtMicros(s.P99SoFarUs))
 		}
+	}
+	if f.cpuProf != "" {
+		fh, err := os.Create(f.cpuProf)
+		if err != nil {
+			return usagef("--cpuprofile: %v", err)
+		}
+		pprof.StartCPUProfile(fh)
+		defer func() { pprof.StopCPUProfile(); fh.Close() }()
 	}
 	ctx, sig := signalContext(context.Background())
 	res, err := gen.Run(ctx, c)

@@ -1,0 +1,215 @@
+package gen
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+)
+
+// The allocation tests drive one loop by hand, on the test goroutine,
+// against a keep-alive server in a child process: testing.AllocsPerRun
+// counts the allocations of the whole process, so the server must not live
+// in it.
+
+const allocServerEnv = "LOADLAB_ALLOC_SERVER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(allocServerEnv); mode != "" {
+		allocServer(mode, os.Getenv("LOADLAB_ALLOC_BODY"))
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// allocServer answers every request on every connection with a fixed
+// response until stdin closes. It prints its port first.
+func allocServer(mode, bodySize string) {
+	size, _ := strconv.Atoi(bodySize)
+	resp := []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", size, strings.Repeat("x", size)))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Println("ERR", err)
+		return
+	}
+	if mode == "tls" {
+		p := certs.PathsFor(os.Getenv("LOADLAB_ALLOC_CERTS"), certs.P256)
+		kp, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
+		if err != nil {
+			fmt.Println("ERR", err)
+			return
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{kp}})
+	}
+	fmt.Println(ln.Addr().(interface{ String() string }).String())
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func(c net.Conn) {
+			defer c.Close()
+			r := bufio.NewReader(c)
+			for {
+				// requests end with an empty line and carry no body
+				for {
+					line, err := r.ReadSlice('\n')
+					if err != nil {
+						return
+					}
+					if len(line) <= 2 {
+						break
+					}
+				}
+				if _, err := c.Write(resp); err != nil {
+					return
+				}
+			}
+		}(c)
+	}
+}
+
+func startAllocServer(t testing.TB, mode string, body int, certDir string) string {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), allocServerEnv+"="+mode, "LOADLAB_ALLOC_BODY="+strconv.Itoa(body), "LOADLAB_ALLOC_CERTS="+certDir)
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || strings.HasPrefix(line, "ERR") {
+		t.Fatalf("alloc server: %q %v", line, err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// handLoop builds a one-connection loop for cfg and sets it up on the
+// calling goroutine's thread.
+func handLoop(t testing.TB, cfg Config) *loop {
+	cfg.Defaults()
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := prepare(context.Background(), &cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(r.close)
+	maxPending := 1000
+	l := r.newLoop(0, 1, 0, cfg.Connections, maxPending)
+	l.stopAt = int64(time.Hour)
+	r.ready.Add(1)
+	if err := l.setup(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.teardown(); runtime.UnlockOSThread() })
+	r.start = time.Now()
+	l.warmupSeen = true
+	return l
+}
+
+// pump runs the loop until n more responses have completed.
+func (l *loop) pump(t testing.TB, n uint64) {
+	want := l.rec.ok + n
+	deadline := l.now() + int64(10*time.Second)
+	for l.rec.ok < want {
+		now := l.now()
+		if now > deadline {
+			t.Fatalf("no response within 10s (ok %d, errors %v, first %v)", l.rec.ok, l.rec.errors, l.rec.firstErr)
+		}
+		if l.open {
+			l.admit(now)
+		}
+		k := l.wait(int64(time.Millisecond))
+		for i := 0; i < k; i++ {
+			ev := &l.events[i]
+			if ev.Fd == eventWake {
+				continue
+			}
+			c := &l.conns[ev.Fd]
+			if c.gen != ev.Pad || c.fd < 0 {
+				continue
+			}
+			l.handle(c, ev.Events)
+		}
+	}
+}
+
+func allocsPerRequest(t *testing.T, cfg Config) float64 {
+	l := handLoop(t, cfg)
+	if !l.open {
+		now := l.now()
+		for i := range l.conns {
+			l.dispatch(&l.conns[i], now, now)
+		}
+	}
+	l.pump(t, 50) // connect, handshake, warm buffers
+	return testing.AllocsPerRun(200, func() { l.pump(t, 1) })
+}
+
+func TestZeroAllocClosedLoop(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1024, "")
+	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 1}); n != 0 {
+		t.Fatalf("closed loop: %v allocations per request, want 0", n)
+	}
+}
+
+func TestZeroAllocOpenLoop(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1024, "")
+	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 4, Rate: 20000}); n != 0 {
+		t.Fatalf("open loop: %v allocations per request, want 0", n)
+	}
+}
+
+func TestZeroAllocLargeBody(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1<<20, "")
+	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 1}); n != 0 {
+		t.Fatalf("1 MiB body: %v allocations per request, want 0", n)
+	}
+}
+
+func TestZeroAllocTLSKeepAlive(t *testing.T) {
+	dir := testCertDir(t)
+	addr := startAllocServer(t, "tls", 1024, dir)
+	cfg := Config{URL: "https://" + addr + "/", Connections: 1, TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
+	if n := allocsPerRequest(t, cfg); n != 0 {
+		t.Fatalf("TLS keep-alive: %v allocations per request after the handshake, want 0", n)
+	}
+}
+
+// testCertDir returns a certificate directory shared by the test binaries
+// (certs.Ensure locks it and reuses valid files).
+func testCertDir(t testing.TB) string {
+	dir := os.TempDir() + "/loadlab-test-certs"
+	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func BenchmarkRequestKeepAlive(b *testing.B) {
+	addr := startAllocServer(b, "plain", 1024, "")
+	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
+	now := l.now()
+	l.dispatch(&l.conns[0], now, now)
+	l.pump(b, 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		l.pump(b, 1)
+	}
+}
