@@ -43,6 +43,7 @@ type Server struct {
 
 	requests atomic.Uint64
 
+	closeGrace time.Duration // how long Close waits before cutting busy connections
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -72,7 +73,7 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", cfg.Listen, err)
 	}
-	s := &Server{cfg: cfg, ln: newCountingListener(tcp), serveDone: make(chan struct{})}
+	s := &Server{cfg: cfg, ln: newCountingListener(tcp), serveDone: make(chan struct{}), closeGrace: closeGrace}
 
 	if cfg.H3 {
 		if err := s.listenH3(tlsCfg); err != nil {
@@ -168,9 +169,12 @@ func (s *Server) shutdown() error {
 		<-s.h3Done
 	}
 
-	ctx, cancel := context.WithTimeout(context.Background(), closeGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), s.closeGrace)
 	err := s.fast.ShutdownWithContext(ctx)
 	cancel()
+	// Serve may not have registered its listener yet (Close right after
+	// Start); closing it here makes that Serve return at once.
+	_ = s.ln.Close()
 	if errors.Is(err, context.DeadlineExceeded) {
 		s.ln.closeAll()
 		deadline := time.Now().Add(closeGrace)
