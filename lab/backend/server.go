@@ -44,8 +44,8 @@ type Server struct {
 	requests atomic.Uint64
 
 	closeGrace time.Duration // how long Close waits before cutting busy connections
-	closeOnce sync.Once
-	closeErr  error
+	closeOnce  sync.Once
+	closeErr   error
 }
 
 // Start validates cfg, listens on cfg.Listen (TCP, and UDP for HTTP/3) and

@@ -350,7 +350,6 @@ func waitFor(t testing.TB, cond func() bool, what string) {
 	}
 }
 
-
 func TestCloseRightAfterStart(t *testing.T) {
 	for range 20 {
 		s, err := Start(Config{Listen: "127.0.0.1:0"})

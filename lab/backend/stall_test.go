@@ -22,7 +22,7 @@ func TestStallRemaining(t *testing.T) {
 		{6 * time.Second, 0}, // window is half-open
 		{9 * time.Second, 0},
 		{10200 * time.Millisecond, 800 * time.Millisecond}, // k=2
-		{-time.Second, 0}, // clock before start
+		{-time.Second, 0},                                  // clock before start
 	}
 	for _, c := range cases {
 		if got := s.remaining(t0.Add(c.at)); got != c.want {
