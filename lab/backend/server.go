@@ -71,7 +71,7 @@ func Start(cfg Config) (*Server, error) {
 
 	tcp, err := net.Listen("tcp", cfg.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", cfg.Listen, err)
+		return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", cfg.Listen, opCause(err))
 	}
 	s := &Server{cfg: cfg, ln: newCountingListener(tcp), serveDone: make(chan struct{}), closeGrace: closeGrace}
 
@@ -111,7 +111,7 @@ func (s *Server) listenH3(tlsCfg *tls.Config) error {
 	addr := s.ln.Addr().(*net.TCPAddr)
 	udp, err := net.ListenUDP("udp", &net.UDPAddr{IP: addr.IP, Port: addr.Port, Zone: addr.Zone})
 	if err != nil {
-		return fmt.Errorf("backend: listen for HTTP/3 on udp %s: %v; free that UDP port or pick another address", addr, err)
+		return fmt.Errorf("backend: listen for HTTP/3 on udp %s: %v; free that UDP port or pick another address", addr, opCause(err))
 	}
 	qln, err := quic.ListenEarly(udp, http3.ConfigureTLSConfig(tlsCfg), &quic.Config{
 		MaxIncomingStreams: 1000, // concurrent requests per connection
@@ -189,4 +189,14 @@ func (s *Server) shutdown() error {
 	}
 	<-s.serveDone
 	return errors.Join(errs...)
+}
+
+// opCause strips the "listen tcp ADDR:" prefix net adds, which our messages
+// already say.
+func opCause(err error) error {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err
+	}
+	return err
 }
