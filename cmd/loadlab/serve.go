@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/loadlab/loadlab/lab/backend"
+)
+
+func init() { rootCmd.AddCommand(newServeCmd()) }
+
+// serveEndpoints is the endpoint list printed when serving starts.
+const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /_stats"
+
+func newServeCmd() *cobra.Command {
+	var cfg backend.Config
+	var cpus string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the built-in backend (fixed bodies, echo, stall injection)",
+		Long: `Run the lab's backend until SIGINT or SIGTERM.
+
+Endpoints:
+  /1k /100k /1m   exactly 1024 (JSON), 102400 and 1048576 bytes, same bytes every time
+  /echo           method, URI, protocol, remote address and every request header
+  /status/NNN     that status (200-599) with a short body
+  /chunked        the 1k body with Transfer-Encoding: chunked (four chunks)
+  /close          the 1k body with Connection: close
+  /delay/D        sleep D (e.g. 50ms; bare numbers are ms; capped at 10s), then 1k
+  /_stats         {"accepted": n, "open": n, "requests": n}: TCP connections
+                  accepted and open, requests served (/_stats itself excluded)
+Anything else is 404.
+
+Stalls (--stall-every E --stall-for F, F < E): windows [start+k*E, start+k*E+F)
+for k = 1, 2, ...; a request arriving inside a window is answered when it ends,
+like a stop-the-world pause. /_stats never stalls.
+
+With --tls-cert and --tls-key it serves HTTPS (TLS 1.2 and 1.3); --h3 also
+serves HTTP/3 on the same port number over UDP.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := cfg.Validate(); err != nil {
+				return usagef("serve: %v", err)
+			}
+			if cpus != "" {
+				list, err := parseCPUList(cpus)
+				if err != nil {
+					return usagef("serve: --cpus: %v", err)
+				}
+				if err := checkCPUsAllowed(list); err != nil {
+					return usagef("serve: --cpus: %v", err)
+				}
+				if err := restrictProcess(list); err != nil {
+					return fmt.Errorf("serve: %v", err)
+				}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runServe(ctx, cfg, cmd.ErrOrStderr())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&cfg.Listen, "listen", backend.DefaultListen, "TCP address to listen on (port 0 picks a free port)")
+	f.StringVar(&cpus, "cpus", "", "restrict the process to these CPUs, e.g. 0 or 0,2-3")
+	f.DurationVar(&cfg.StallEvery, "stall-every", 0, "start a stall window every D (with --stall-for)")
+	f.DurationVar(&cfg.StallFor, "stall-for", 0, "length of each stall window (shorter than --stall-every)")
+	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate: serve HTTPS (with --tls-key)")
+	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key for --tls-cert")
+	f.BoolVar(&cfg.H3, "h3", false, "also serve HTTP/3 on the same port over UDP (needs TLS)")
+	f.IntVar(&cfg.Concurrency, "concurrency", backend.DefaultConcurrency, "maximum concurrent connections")
+	return cmd
+}
+
+// runServe starts the backend, prints one "serving" line to w, serves until
+// ctx is done and shuts down cleanly.
+func runServe(ctx context.Context, cfg backend.Config, w io.Writer) error {
+	s, err := backend.Start(cfg)
+	if err != nil {
+		return err
+	}
+	var extra []string
+	if cfg.H3 {
+		extra = append(extra, "HTTP/3 on udp "+s.Addr())
+	}
+	if cfg.StallEvery > 0 {
+		extra = append(extra, fmt.Sprintf("stalls of %s every %s", cfg.StallFor, cfg.StallEvery))
+	}
+	suffix := ""
+	if len(extra) > 0 {
+		suffix = "; " + strings.Join(extra, "; ")
+	}
+	fmt.Fprintf(w, "serving %s (endpoints: %s%s)\n", s.URL(), serveEndpoints, suffix)
+	<-ctx.Done()
+	return s.Close()
+}

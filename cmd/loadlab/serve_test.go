@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"reflect"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/lab/backend"
+)
+
+func TestParseCPUList(t *testing.T) {
+	good := map[string][]int{
+		"0":        {0},
+		"0-3":      {0, 1, 2, 3},
+		"0,2-3,6":  {0, 2, 3, 6},
+		" 1 , 1-2": {1, 2},
+	}
+	for in, want := range good {
+		got, err := parseCPUList(in)
+		if err != nil || !reflect.DeepEqual(got, want) {
+			t.Errorf("parseCPUList(%q) = %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "a", "3-1", "-1", "0,", "1-", "0-99999"} {
+		if _, err := parseCPUList(in); err == nil {
+			t.Errorf("parseCPUList(%q) accepted", in)
+		}
+	}
+}
+
+func TestRestrictProcess(t *testing.T) {
+	var orig unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &orig); err != nil {
+		t.Fatal(err)
+	}
+	var first = -1
+	for c := 0; c < maxCPUs; c++ {
+		if orig.IsSet(c) {
+			first = c
+			break
+		}
+	}
+	procs := runtimeGOMAXPROCS()
+	t.Cleanup(func() {
+		var all []int
+		for c := 0; c < maxCPUs; c++ {
+			if orig.IsSet(c) {
+				all = append(all, c)
+			}
+		}
+		if err := restrictProcess(all); err != nil {
+			t.Errorf("restore affinity: %v", err)
+		}
+		setGOMAXPROCS(procs)
+	})
+	if err := restrictProcess([]int{first}); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		tid, _ := strconv.Atoi(e.Name())
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(tid, &set); err != nil {
+			continue // thread exited
+		}
+		if set.Count() != 1 || !set.IsSet(first) {
+			t.Errorf("thread %d may run on %d CPUs, want only CPU %d", tid, set.Count(), first)
+		}
+	}
+	if runtimeGOMAXPROCS() != 1 {
+		t.Errorf("GOMAXPROCS = %d, want 1", runtimeGOMAXPROCS())
+	}
+	if err := checkCPUsAllowed([]int{maxCPUs - 1}); err == nil {
+		t.Error("checkCPUsAllowed accepted a CPU outside the affinity set")
+	}
+}
+
+func TestServeBadInputExits2(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--stall-every", "1s"},
+		{"serve", "--stall-every", "1s", "--stall-for", "2s"},
+		{"serve", "--h3"},
+		{"serve", "--tls-cert", "x.pem"},
+		{"serve", "--cpus", "zero"},
+		{"serve", "--cpus", strconv.Itoa(maxCPUs - 1)},
+		{"serve", "--stall-for", "soon"},
+		{"serve", "extra-arg"},
+		{"serve", "--no-such-flag"},
+	} {
+		if code := runQuiet(t, args); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestServeStartFailureExits1(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if code := runQuiet(t, []string{"serve", "--listen", ln.Addr().String()}); code != exitRunError {
+		t.Errorf("address in use: exit %d, want %d", code, exitRunError)
+	}
+	if code := runQuiet(t, []string{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "/nonexistent.pem", "--tls-key", "/nonexistent.key"}); code != exitRunError {
+		t.Errorf("bad certificate: exit %d, want %d", code, exitRunError)
+	}
+}
+
+func TestRunServeServesUntilCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &lineWriter{line: make(chan string, 1)}
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", StallEvery: time.Hour, StallFor: time.Minute}, w)
+	}()
+
+	var line string
+	select {
+	case line = <-w.line:
+	case err := <-errc:
+		t.Fatalf("runServe returned early: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no serving line")
+	}
+	if !strings.HasPrefix(line, "serving http://127.0.0.1:") || !strings.Contains(line, "(endpoints: /1k /100k /1m /echo") ||
+		!strings.Contains(line, "stalls of 1m0s every 1h0m0s") || strings.Count(line, "\n") != 1 {
+		t.Fatalf("serving line %q", line)
+	}
+	url := strings.Fields(line)[1]
+	resp, err := http.Get(url + "/1k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !bytes.Equal(body, backend.Body("/1k")) {
+		t.Fatalf("GET /1k: %d bytes", len(body))
+	}
+	cancel()
+	select {
+	case err := <-errc:
+		if err != nil {
+			t.Fatalf("runServe after cancel: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("runServe did not stop after cancel")
+	}
+}
+
+// runQuiet runs the CLI with stderr discarded and returns its exit status.
+func runQuiet(t *testing.T, args []string) int {
+	t.Helper()
+	old := os.Stderr
+	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stderr = devnull
+	defer func() { os.Stderr = old; devnull.Close() }()
+	rootCmd.SetErr(io.Discard)
+	defer rootCmd.SetErr(nil)
+	resetFlags(rootCmd) // flag values persist across runs in one process
+	return run(args)
+}
+
+// resetFlags sets every flag of c and its subcommands back to its default.
+func resetFlags(c *cobra.Command) {
+	c.Flags().VisitAll(func(f *pflag.Flag) {
+		_ = f.Value.Set(f.DefValue)
+		f.Changed = false
+	})
+	for _, sub := range c.Commands() {
+		resetFlags(sub)
+	}
+}
+
+// lineWriter hands the first complete line written to it to line.
+type lineWriter struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	line chan string
+	sent bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.sent && bytes.Contains(w.buf.Bytes(), []byte("\n")) {
+		w.sent = true
+		w.line <- w.buf.String()
+	}
+	return len(p), nil
+}
+
+func runtimeGOMAXPROCS() int { return runtime.GOMAXPROCS(0) }
+func setGOMAXPROCS(n int)    { runtime.GOMAXPROCS(n) }

@@ -1,0 +1,66 @@
+package backend
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Defaults applied by Start to zero Config fields.
+const (
+	DefaultListen      = "127.0.0.1:8080"
+	DefaultConcurrency = 256 * 1024
+)
+
+// Config configures a backend Server. The zero value serves plain HTTP on
+// DefaultListen without stalls.
+type Config struct {
+	// Listen is the TCP address (host:port; port 0 picks a free one).
+	Listen string
+	// StallEvery and StallFor inject stall windows (see the package doc):
+	// both zero for none, or both positive with StallFor < StallEvery.
+	StallEvery, StallFor time.Duration
+	// TLSCert and TLSKey are PEM files; with both set the server speaks
+	// HTTPS (TLS 1.2 and 1.3) instead of plain HTTP on Listen.
+	TLSCert, TLSKey string
+	// H3 also serves the endpoints over HTTP/3 on the same port number over
+	// UDP. It requires TLS.
+	H3 bool
+	// Concurrency caps concurrent connections (fasthttp's Concurrency);
+	// zero means DefaultConcurrency.
+	Concurrency int
+}
+
+// withDefaults returns cfg with zero fields set to their defaults.
+func (cfg Config) withDefaults() Config {
+	if cfg.Listen == "" {
+		cfg.Listen = DefaultListen
+	}
+	if cfg.Concurrency == 0 {
+		cfg.Concurrency = DefaultConcurrency
+	}
+	return cfg
+}
+
+// TLS reports whether cfg serves HTTPS.
+func (cfg Config) TLS() bool { return cfg.TLSCert != "" && cfg.TLSKey != "" }
+
+// Validate reports the first inconsistency in cfg as a one-line error that
+// names the flag to fix. Start calls it too.
+func (cfg Config) Validate() error {
+	switch {
+	case cfg.StallEvery < 0 || cfg.StallFor < 0:
+		return errors.New("stall durations must not be negative")
+	case (cfg.StallEvery == 0) != (cfg.StallFor == 0):
+		return errors.New("set both --stall-every and --stall-for, or neither")
+	case cfg.StallEvery > 0 && cfg.StallFor >= cfg.StallEvery:
+		return fmt.Errorf("--stall-for (%s) must be shorter than --stall-every (%s)", cfg.StallFor, cfg.StallEvery)
+	case (cfg.TLSCert == "") != (cfg.TLSKey == ""):
+		return errors.New("set both --tls-cert and --tls-key, or neither")
+	case cfg.H3 && !cfg.TLS():
+		return errors.New("--h3 requires --tls-cert and --tls-key (HTTP/3 always uses TLS)")
+	case cfg.Concurrency < 0:
+		return errors.New("concurrency must not be negative")
+	}
+	return nil
+}
