@@ -98,7 +98,7 @@ func (o fsOps) get(dir, name string) (string, error) {
 }
 
 // uint reads a file holding one unsigned number ("max" reads as 0).
-func (o fsOps) uint(dir, name string) (uint64, error) {
+func (o fsOps) number(dir, name string) (uint64, error) {
 	s, err := o.get(dir, name)
 	if err != nil {
 		return 0, err

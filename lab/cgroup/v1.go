@@ -85,13 +85,13 @@ func (g *v1Group) Stats() (Stats, error) {
 	var s Stats
 	var err error
 	cpu, mem := g.by["cpuacct"], g.by["memory"]
-	if s.CPUNanos, err = g.ops.uint(cpu, "cpuacct.usage"); err != nil {
+	if s.CPUNanos, err = g.ops.number(cpu, "cpuacct.usage"); err != nil {
 		return s, err
 	}
-	if s.MemCurrent, err = g.ops.uint(mem, "memory.usage_in_bytes"); err != nil {
+	if s.MemCurrent, err = g.ops.number(mem, "memory.usage_in_bytes"); err != nil {
 		return s, err
 	}
-	if s.MemPeak, err = g.ops.uint(mem, "memory.max_usage_in_bytes"); err != nil {
+	if s.MemPeak, err = g.ops.number(mem, "memory.max_usage_in_bytes"); err != nil {
 		return s, err
 	}
 	st, err := g.ops.keyed(mem, "memory.stat")

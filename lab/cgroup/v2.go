@@ -176,10 +176,10 @@ func (g *v2Group) Stats() (Stats, error) {
 		return s, err
 	}
 	s.CPUNanos = cpu["usage_usec"] * 1000
-	if s.MemCurrent, err = g.ops.uint(g.dir, "memory.current"); err != nil {
+	if s.MemCurrent, err = g.ops.number(g.dir, "memory.current"); err != nil {
 		return s, err
 	}
-	if s.MemPeak, err = g.ops.uint(g.dir, "memory.peak"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if s.MemPeak, err = g.ops.number(g.dir, "memory.peak"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, err
 	}
 	st, err := g.ops.keyed(g.dir, "memory.stat")

@@ -37,6 +37,8 @@ type wrapperArgs struct {
 	argv   []string // target path, then its arguments
 }
 
+// parseWrapperArgs parses the wrapper's flags. On error the flags read so
+// far (--errfd comes first) are still returned, so the error can be reported.
 func parseWrapperArgs(args []string) (*wrapperArgs, error) {
 	w := &wrapperArgs{uid: -1, gid: -1, errfd: -1}
 	fs := flag.NewFlagSet(ExecSubcommand, flag.ContinueOnError)
@@ -50,14 +52,14 @@ func parseWrapperArgs(args []string) (*wrapperArgs, error) {
 	fs.IntVar(&w.ppid, "ppid", 0, "expected parent pid (exit if it is gone)")
 	fs.IntVar(&w.errfd, "errfd", -1, "file descriptor to report failures on")
 	if err := fs.Parse(args); err != nil {
-		return nil, fmt.Errorf("%s: %v", ExecSubcommand, err)
+		return w, fmt.Errorf("%s: %v", ExecSubcommand, err)
 	}
 	w.argv = fs.Args()
 	if len(w.argv) == 0 || w.argv[0] == "" {
-		return nil, fmt.Errorf("%s: no program to run (want: %s [flags] -- PATH ARGS...)", ExecSubcommand, ExecSubcommand)
+		return w, fmt.Errorf("%s: no program to run (want: %s [flags] -- PATH ARGS...)", ExecSubcommand, ExecSubcommand)
 	}
 	if (w.uid < 0) != (w.gid < 0) {
-		return nil, fmt.Errorf("%s: --uid and --gid go together", ExecSubcommand)
+		return w, fmt.Errorf("%s: --uid and --gid go together", ExecSubcommand)
 	}
 	return w, nil
 }
@@ -79,7 +81,7 @@ func ExecMain(args []string) error {
 	runtime.LockOSThread()
 	w, err := parseWrapperArgs(args)
 	var report *os.File
-	if w != nil && w.errfd >= 0 {
+	if w.errfd >= 0 {
 		syscall.CloseOnExec(w.errfd) // closes by itself once exec succeeds
 		report = os.NewFile(uintptr(w.errfd), "report")
 		_, _ = report.Write([]byte{helloByte})

@@ -274,3 +274,24 @@ func TestEnsureUser(t *testing.T) {
 		t.Errorf("EnsureUser(nobody) = %v, %v", created, err)
 	}
 }
+
+// Bad wrapper arguments are reported through the pipe, not mistaken for a
+// binary that lacks the subcommand.
+func TestWrapperBadArgs(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	cmd := exec.Command(os.Args[0], ExecSubcommand, "--errfd", "3", "--bogus", "--", "/bin/true")
+	cmd.ExtraFiles = []*os.File{w}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	rerr := readReport(r, os.Args[0])
+	_ = cmd.Wait()
+	if rerr == nil || !strings.Contains(rerr.Error(), "flag provided but not defined: -bogus") {
+		t.Errorf("report = %v", rerr)
+	}
+}
