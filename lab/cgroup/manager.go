@@ -76,10 +76,14 @@ func newManager(o Options, ops fsOps) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
+	setup := m.setupV1
 	if m.version == V2 {
-		return m, m.setupV2()
+		setup = m.setupV2
 	}
-	return m, m.setupV1()
+	if err := setup(); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 // resolve finds our own cgroup in every hierarchy the lab uses and names the

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -293,5 +294,29 @@ func TestWrapperBadArgs(t *testing.T) {
 	_ = cmd.Wait()
 	if rerr == nil || !strings.Contains(rerr.Error(), "flag provided but not defined: -bogus") {
 		t.Errorf("report = %v", rerr)
+	}
+}
+
+// A caller whose thread dies after Start (a goroutine that exits while
+// locked to its thread) must not take the program down with it.
+func TestStartFromDyingThread(t *testing.T) {
+	log := filepath.Join(t.TempDir(), "out.log")
+	var p *Process
+	var err error
+	started := make(chan struct{})
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+		p, err = Start(Spec{Path: os.Args[0], Env: helperEnv("sleep"), Stdout: log})
+		close(started)
+	}()
+	<-started
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Stop(time.Second) })
+	waitLine(t, log, "ready")
+	time.Sleep(200 * time.Millisecond)
+	if p.Exited() {
+		t.Fatalf("program died with the caller's thread: %v", p.Wait())
 	}
 }

@@ -64,12 +64,7 @@ func Start(s Spec) (*Process, error) {
 	}
 	defer r.Close()
 	cmd.ExtraFiles = []*os.File{w} // fd 3 in the wrapper
-	// Pdeathsig fires when the forking *thread* exits. A caller on a
-	// locked thread (netns.Lab.Do) may let that thread die; a fresh
-	// goroutine never runs on a locked thread.
-	errc := make(chan error, 1)
-	go func() { errc <- cmd.Start() }()
-	err = <-errc
+	err = onSpawnerThread(cmd.Start)
 	w.Close()
 	if err != nil {
 		return nil, fmt.Errorf("start %s: cannot run wrapper %s: %v", name, wrapper, err)
