@@ -303,13 +303,23 @@ func TestStartFromDyingThread(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "out.log")
 	var p *Process
 	var err error
-	started := make(chan struct{})
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
-		p, err = Start(Spec{Path: os.Args[0], Env: helperEnv("sleep"), Stdout: log})
-		close(started)
-	}()
-	<-started
+	for {
+		started := make(chan bool)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread exits with this goroutine
+			if syscall.Gettid() == os.Getpid() {
+				// The main thread is never terminated; park this
+				// goroutine on it for good and try from another thread.
+				started <- false
+				select {}
+			}
+			p, err = Start(Spec{Path: os.Args[0], Env: helperEnv("sleep"), Stdout: log})
+			started <- true
+		}()
+		if <-started {
+			break
+		}
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
