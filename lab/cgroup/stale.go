@@ -1,0 +1,86 @@
+package cgroup
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// staleName matches run directories and v2 self leaves.
+var staleName = regexp.MustCompile(`^loadlab-([0-9]+)(-self)?$`)
+
+// RemoveStale removes what crashed runs left under this process's own
+// cgroup: run directories loadlab-<pid> (and v2 leaves loadlab-<pid>-self)
+// whose pid no longer exists, killing any process still inside them. root is
+// as for NewManager. It returns the directories it removed.
+func RemoveStale(root string) ([]string, error) {
+	return RemoveStaleWith(Options{Root: root})
+}
+
+// RemoveStaleWith is RemoveStale with all options.
+func RemoveStaleWith(o Options) ([]string, error) { return removeStale(o, hostOps) }
+
+func removeStale(o Options, ops fsOps) ([]string, error) {
+	m, err := resolve(o, ops)
+	if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, h := range m.hiers {
+		ents, err := os.ReadDir(h.parent)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, e := range ents {
+			sm := staleName.FindStringSubmatch(e.Name())
+			if !e.IsDir() || sm == nil {
+				continue
+			}
+			pid, err := strconv.Atoi(sm[1])
+			if err != nil || pid == m.pid || pidAlive(pid) {
+				continue
+			}
+			dir := filepath.Join(h.parent, e.Name())
+			if err := removeTree(ops, dir); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, dir)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// pidAlive reports whether a process with this pid exists (EPERM: it does,
+// owned by someone else).
+func pidAlive(pid int) bool {
+	err := unix.Kill(pid, 0)
+	return err == nil || errors.Is(err, unix.EPERM)
+}
+
+// removeTree kills every process in a cgroup directory and its children,
+// then removes them bottom-up.
+func removeTree(ops fsOps, dir string) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range ents {
+		if e.IsDir() {
+			if err := removeTree(ops, filepath.Join(dir, e.Name())); err != nil {
+				return err
+			}
+		}
+	}
+	if err := killAll(dir, func() ([]int, error) { return ops.ids(dir, "cgroup.procs") }); err != nil {
+		return fmt.Errorf("leftover %v", err)
+	}
+	return ops.removeDir(dir, removeWithin)
+}

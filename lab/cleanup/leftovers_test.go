@@ -1,0 +1,62 @@
+package cleanup
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/lab/cgroup"
+)
+
+func TestRemoveLeftovers(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root")
+	}
+	if v, err := cgroup.Detect(); err != nil || v != cgroup.V1 {
+		t.Skip("host cgroups are not v1")
+	}
+	c := exec.Command("true")
+	if err := c.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := c.Process.Pid
+	// A crashed run with pid `dead`: its cgroups, a group inside with a
+	// process, a namespace and a bridge.
+	m, err := cgroup.NewManagerWith(cgroup.Options{Pid: dead})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Cleanup() })
+	if _, err := m.Create("proxy", cgroup.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	ns, br := fmt.Sprintf("ll%d-0-proxy", dead), fmt.Sprintf("llbr%d-0", dead)
+	for _, args := range [][]string{{"netns", "add", ns}, {"link", "add", br, "type", "bridge"}} {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %v: %v %s", args, err, out)
+		}
+	}
+	t.Cleanup(func() {
+		_ = exec.Command("ip", "netns", "del", ns).Run()
+		_ = exec.Command("ip", "link", "del", br).Run()
+	})
+	removed, err := RemoveLeftovers(true, "ll")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(removed, " ")
+	for _, want := range append(m.RunDirs(), ns, br) {
+		if !strings.Contains(got, want) {
+			t.Errorf("%s not removed (removed: %s)", want, got)
+		}
+		if _, err := os.Stat(want); err == nil && strings.HasPrefix(want, "/") {
+			t.Errorf("%s still exists", want)
+		}
+	}
+	out, _ := exec.Command("sh", "-c", "ip netns list; ip link").CombinedOutput()
+	if strings.Contains(string(out), ns) || strings.Contains(string(out), br) {
+		t.Errorf("network leftovers still there:\n%s", out)
+	}
+}

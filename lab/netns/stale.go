@@ -1,0 +1,71 @@
+package netns
+
+import (
+	"errors"
+	"os"
+	"regexp"
+	"strconv"
+
+	"github.com/vishvananda/netlink"
+	"golang.org/x/sys/unix"
+)
+
+// RemoveStale deletes the namespaces (under /var/run/netns), bridges and
+// veths named with prefix whose creator pid no longer exists, and returns
+// their names. Our own and other live runs' objects are left alone.
+func RemoveStale(prefix string) ([]string, error) {
+	if !prefixRe.MatchString(prefix) {
+		return nil, errors.New("bad lab prefix " + strconv.Quote(prefix) + ": use 1-3 lowercase letters")
+	}
+	q := regexp.QuoteMeta(prefix)
+	nsRe := regexp.MustCompile(`^` + q + `([0-9]+)-[0-9]+-[a-z][a-z0-9]*$`)
+	linkRe := regexp.MustCompile(`^` + q + `(?:br)?([0-9]+)-[0-9]+(?:v[0-9])?$`)
+	var removed []string
+	var errs []error
+	ents, err := os.ReadDir(runDir)
+	if err != nil && !os.IsNotExist(err) {
+		errs = append(errs, err)
+	}
+	for _, e := range ents {
+		if stale(nsRe, e.Name()) {
+			if err := deleteNamed(e.Name()); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, e.Name())
+		}
+	}
+	links, err := netlink.LinkList()
+	if err != nil {
+		errs = append(errs, err)
+	}
+	// Veths first (deleting one end removes its peer), then bridges.
+	for _, bridges := range []bool{false, true} {
+		for _, link := range links {
+			name := link.Attrs().Name
+			if _, isBr := link.(*netlink.Bridge); isBr != bridges || !stale(linkRe, name) {
+				continue
+			}
+			if err := delLink(name); err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			removed = append(removed, name)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// stale reports whether name matches re and its pid (first group) is dead.
+func stale(re *regexp.Regexp, name string) bool {
+	m := re.FindStringSubmatch(name)
+	if m == nil {
+		return false
+	}
+	pid, err := strconv.Atoi(m[1])
+	if err != nil || pid == os.Getpid() {
+		return false
+	}
+	err = unix.Kill(pid, 0)
+	return errors.Is(err, unix.ESRCH)
+}

@@ -1,0 +1,13 @@
+// Package proc starts the lab's processes (backend, proxies, generator)
+// inside their cgroups from the first instruction, optionally inside a
+// network namespace and as an unprivileged user, and stops them with
+// everything they forked.
+//
+// A process cannot be started inside a v1 cgroup directly, and joining a
+// network namespace or dropping privileges must happen between fork and
+// exec. So Start runs a wrapper, by default this very binary
+// (/proc/self/exe) with the hidden subcommand "__exec", which joins the
+// cgroups, enters the namespace, pins CPUs, drops privileges and then
+// execs the target in place (ExecMain). The wrapper reports a failure
+// before exec over a pipe, so Start returns it as an error.
+package proc
