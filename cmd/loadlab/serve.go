@@ -1,6 +1,8 @@
 package main
 
 import (
+	"runtime"
+
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +10,8 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+
+	"github.com/loadlab/loadlab/pin"
 
 	"github.com/spf13/cobra"
 
@@ -50,16 +54,17 @@ serves HTTP/3 on the same port number over UDP.`,
 				return usagef("serve: %v", err)
 			}
 			if cpus != "" {
-				list, err := parseCPUList(cpus)
+				list, err := pin.ParseList(cpus)
 				if err != nil {
 					return usagef("serve: --cpus: %v", err)
 				}
-				if err := checkCPUsAllowed(list); err != nil {
+				if err := pin.CheckAllowed(list); err != nil {
 					return usagef("serve: --cpus: %v", err)
 				}
-				if err := restrictProcess(list); err != nil {
+				if err := pin.RestrictProcess(list); err != nil {
 					return fmt.Errorf("serve: %v", err)
 				}
+				runtime.GOMAXPROCS(len(list))
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()

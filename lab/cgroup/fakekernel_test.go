@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadlab/loadlab/pin"
 )
 
 // fakeKernel emulates cgroupfs on a temp dir: mkdir fills in the control
@@ -218,11 +220,11 @@ func (k *fakeKernel) write(file, data string) error {
 		if k.v == V2 {
 			parent = filepath.Join(k.root, "cpuset.cpus.effective")
 		}
-		want, err := ParseCPUList(val)
+		want, err := pin.ParseList(val)
 		if err != nil {
 			return perr("write", file, syscall.EINVAL)
 		}
-		have, _ := ParseCPUList(k.get(parent))
+		have, _ := pin.ParseList(k.get(parent))
 		for _, c := range want {
 			if !slices.Contains(have, c) {
 				return perr("write", file, syscall.EINVAL)

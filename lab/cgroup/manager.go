@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/loadlab/loadlab/pin"
 )
 
 // Options configure a Manager beyond NewManager's root.
@@ -248,12 +250,12 @@ func (m *Manager) Create(name string, l Limits) (Group, error) {
 		return nil, fmt.Errorf("bad cgroup name %q: use letters, digits, '.', '_' or '-' (at most 64)", name)
 	}
 	if l.CPUs != "" {
-		if _, err := ParseCPUList(l.CPUs); err != nil {
+		if _, err := pin.ParseList(l.CPUs); err != nil {
 			return nil, err
 		}
 	}
 	if l.Mems != "" {
-		if _, err := ParseCPUList(l.Mems); err != nil {
+		if _, err := pin.ParseList(l.Mems); err != nil {
 			return nil, fmt.Errorf("bad memory node list %q: want numbers and ranges like 0-1", l.Mems)
 		}
 	}

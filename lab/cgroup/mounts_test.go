@@ -76,15 +76,3 @@ func TestResolveSelfErrors(t *testing.T) {
 		t.Errorf("v2 without cgroup2 mount: err = %v", err)
 	}
 }
-
-func TestParseCPUList(t *testing.T) {
-	got, err := ParseCPUList("0-2,5")
-	if err != nil || len(got) != 4 || got[3] != 5 {
-		t.Fatalf("ParseCPUList = %v, %v", got, err)
-	}
-	for _, bad := range []string{"", "a", "3-1", "1,", "-1"} {
-		if _, err := ParseCPUList(bad); err == nil {
-			t.Errorf("ParseCPUList(%q) accepted", bad)
-		}
-	}
-}

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
 )
 
@@ -117,7 +117,7 @@ func (w *wrapperArgs) run() error {
 		}
 	}
 	if w.cpus != "" {
-		cpus, err := cgroup.ParseCPUList(w.cpus)
+		cpus, err := pin.ParseList(w.cpus)
 		if err != nil {
 			return err
 		}

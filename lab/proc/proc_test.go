@@ -195,7 +195,7 @@ func TestStartErrors(t *testing.T) {
 	}{
 		{"no path", Spec{}, "no program path"},
 		{"not in PATH", Spec{Path: "no-such-program-ll"}, "no-such-program-ll"},
-		{"bad cpus", Spec{Path: "sleep", CPUs: "x"}, "bad CPU list"},
+		{"bad cpus", Spec{Path: "sleep", CPUs: "x"}, "is not a CPU id"},
 		{"no user", Spec{Path: "sleep", User: "no-such-user-ll"}, `user "no-such-user-ll" does not exist`},
 		{"no netns", Spec{Path: "sleep", NetNS: "/nonexistent/ns"}, "network namespace /nonexistent/ns"},
 		{"cgroup join fails", Spec{Path: "sleep", Group: badGroup{}}, "cannot join cgroup /nonexistent/lab"},

@@ -13,7 +13,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/pin"
 )
 
 // execWithin bounds how long the wrapper may take to reach exec.
@@ -97,7 +97,7 @@ func wrapperCommand(s Spec, path string) ([]string, error) {
 		args = append(args, "--netns", s.NetNS)
 	}
 	if s.CPUs != "" {
-		if _, err := cgroup.ParseCPUList(s.CPUs); err != nil {
+		if _, err := pin.ParseList(s.CPUs); err != nil {
 			return nil, err
 		}
 		args = append(args, "--cpus", s.CPUs)
