@@ -1,0 +1,47 @@
+# loadlab: `make lab` runs the main job on a built-in default, `make test`
+# runs the tests. Both install what they need (apt-get, go install).
+
+GO      ?= go
+BIN     := bin/loadlab
+OUT     ?= results/quick
+PLAN    ?= quick
+FUZZTIME ?= 10
+
+.PHONY: all build deps test test-go fuzz lab bench bench-gen bench-handshake bench-h3 clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/loadlab
+
+# Proxies, peers and tools the tests and the lab use (idempotent).
+deps:
+	scripts/install-proxies.sh
+
+test: deps
+	$(GO) vet ./...
+	$(MAKE) test-go
+	$(MAKE) fuzz
+
+test-go:
+	$(GO) test -count=1 -timeout 12m ./...
+
+fuzz:
+	scripts/fuzz.sh $(FUZZTIME)
+
+lab: deps build
+	$(BIN) lab run --plan $(PLAN) --out $(OUT)
+
+bench: bench-gen bench-handshake bench-h3
+
+bench-gen: build
+	scripts/bench-gen.sh
+
+bench-handshake: build
+	scripts/bench-handshake.sh
+
+bench-h3: build
+	scripts/bench-h3.sh
+
+clean:
+	rm -rf bin
