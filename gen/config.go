@@ -46,6 +46,7 @@ type Config struct {
 	Body         []byte        // request body (Content-Length is set)
 	Connections  int           // connections, spread over the loops (default 50)
 	Duration     time.Duration // total run time, warmup included (default 10s)
+	Requests     int           // stop after starting this many requests (0 = no limit; the duration still bounds the run)
 	Warmup       time.Duration // leading part of the run left out of the results
 	Timeout      time.Duration // per request, from its write (default 10s)
 	Rate         float64       // requests/s over all loops; 0 = closed loop
@@ -136,6 +137,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Connections < 1 {
 		return usage("connections must be at least 1 (got %d)", c.Connections)
+	}
+	if c.Requests < 0 {
+		return usage("requests must be >= 0 (0 = no limit; got %d)", c.Requests)
 	}
 	if c.Duration <= 0 {
 		return usage("duration must be > 0 (got %v)", c.Duration)

@@ -51,6 +51,8 @@ type loop struct {
 	pending   pendingRing
 	stopping  bool
 	stopAt    int64
+	quota     int64 // requests this loop may start (0 = no limit, see Config.Requests)
+	started   int64 // requests started so far
 	stopWall  int64 // when the stop began (an interrupt stops early)
 	drainEnd  int64
 	nextScan  int64
@@ -84,12 +86,15 @@ func (l *loop) main() {
 	if !l.open {
 		now := l.now()
 		for i := range l.conns {
+			if l.quotaSpent() {
+				break
+			}
 			l.dispatch(&l.conns[i], now, now)
 		}
 	}
 	for {
 		now := l.now()
-		if !l.stopping && (now >= l.stopAt || l.r.stopped.Load()) {
+		if !l.stopping && (now >= l.stopAt || l.r.stopped.Load() || l.quotaSpent()) {
 			l.beginStop(now)
 		}
 		if l.stopping && ((l.inflight == 0 && l.pending.len() == 0) || now >= l.drainEnd) {
@@ -228,7 +233,7 @@ func (l *loop) intendedAt(k int64) int64 {
 // admit moves every request whose intended time has come to a free
 // connection, or to the pending queue when all connections are busy.
 func (l *loop) admit(now int64) {
-	for l.nextDue <= now && l.nextDue < l.stopAt {
+	for l.nextDue <= now && l.nextDue < l.stopAt && !l.quotaSpent() {
 		due := l.nextDue
 		l.seq++
 		l.nextDue = l.intendedAt(l.seq)
@@ -256,6 +261,12 @@ func (l *loop) popIdle() *conn {
 	return &l.conns[i]
 }
 
+// quotaSpent reports whether the loop has started (or queued) every request
+// Config.Requests allows it.
+func (l *loop) quotaSpent() bool {
+	return l.quota > 0 && l.started+int64(l.pending.len()) >= l.quota
+}
+
 // next gives a connection that just finished a request its next request:
 // immediately in closed loop, the oldest pending one in open loop.
 func (l *loop) next(c *conn, now int64) {
@@ -263,7 +274,7 @@ func (l *loop) next(c *conn, now int64) {
 	case l.stopping && l.pending.len() == 0:
 		l.idle = append(l.idle, c.idx)
 	case !l.open:
-		if l.stopping {
+		if l.stopping || l.quotaSpent() {
 			l.idle = append(l.idle, c.idx)
 			return
 		}
@@ -282,6 +293,7 @@ func (l *loop) next(c *conn, now int64) {
 func (l *loop) dispatch(c *conn, intended, now int64) {
 	c.intended = intended
 	c.busy = true
+	l.started++
 	c.written = 0
 	l.inflight++
 	if now-intended > lateThreshold && intended >= l.r.warmup {
@@ -305,7 +317,7 @@ func (l *loop) scan(now int64) {
 			l.fail(c, ErrTimeout, errTimeout, now)
 			continue
 		}
-		if !l.open && !l.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now {
+		if !l.open && !l.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now && !l.quotaSpent() {
 			c.retryAt = 0
 			l.dispatch(c, now, now)
 		}

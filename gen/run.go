@@ -289,6 +289,12 @@ func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 		l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
 	}
 	l.stopAt = int64(cfg.Duration)
+	if cfg.Requests > 0 {
+		l.quota = int64(cfg.Requests / nloops)
+		if i < cfg.Requests%nloops {
+			l.quota++
+		}
+	}
 	l.nextSecond = int64(time.Second)
 	l.scanEvery = max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
 	l.nextScan = l.scanEvery
@@ -327,7 +333,7 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 		total.resumed += rec.resumed
 		// The measured window of this loop: warmup end to stop.
 		end := l.stopAt
-		if interrupted && l.stopWall > 0 {
+		if l.stopWall > 0 && l.stopWall < end {
 			end = l.stopWall
 		}
 		w := float64(end-r.warmup) / 1e9

@@ -67,6 +67,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.IntVarP(&c.Connections, "connections", "c", 50, "connections, spread over the loops")
 	fl.DurationVarP(&c.Duration, "duration", "d", 10e9, "total run time, warmup included")
 	fl.Float64VarP(&c.Rate, "rate", "r", 0, "requests/s over all loops; 0 = closed loop")
+	fl.IntVarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0 = no limit; --duration still bounds the run)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPUs to run one event loop each on, e.g. 1 or 2-5 (default: every CPU this process may use)")
 	fl.DurationVar(&c.Warmup, "warmup", 0, "leading part of the run left out of the results")
 	fl.DurationVar(&c.Timeout, "timeout", 10e9, "per-request timeout, from the request's write")
