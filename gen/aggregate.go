@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -18,6 +19,14 @@ type aggregator struct {
 	log     *hdr.HistogramLogWriter
 	merged  *hdr.Histogram
 	next    int // next second to emit
+
+	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
+	// loop that is late with its report (e.g. blocked in a slow connect)
+	// does not shift the samples.
+	twMu   sync.Mutex
+	twAt   map[int]int
+	twStop chan struct{}
+	twDone chan struct{}
 }
 
 type secondAcc struct {
@@ -27,14 +36,38 @@ type secondAcc struct {
 }
 
 func newAggregator(r *run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: newHist()}
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: newHist(),
+		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
 	if r.cfg.HdrLog != nil {
 		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
 	}
 	return a
 }
 
+// sampleTimeWait records the generator's TIME_WAIT count at the end of
+// every second until stopped.
+func (a *aggregator) sampleTimeWait() {
+	defer close(a.twDone)
+	for t := 0; ; t++ {
+		next := a.r.start.Add(time.Duration(t+1) * time.Second)
+		select {
+		case <-time.After(time.Until(next)):
+		case <-a.twStop:
+			return
+		}
+		tw := countTimeWait(a.r.diagFd, a.r.dst)
+		a.twMu.Lock()
+		a.twAt[t] = tw
+		if tw > a.twPeak {
+			a.twPeak = tw
+		}
+		a.twMu.Unlock()
+	}
+}
+
 func (a *aggregator) run() {
+	go a.sampleTimeWait()
+	defer func() { close(a.twStop); <-a.twDone }()
 	if a.log != nil {
 		a.log.OutputLogFormatVersion()
 		a.log.OutputComment("[loadlab corrected latency, microseconds, one interval per second]")
@@ -82,9 +115,15 @@ func (a *aggregator) run() {
 func (a *aggregator) emit(t int, acc *secondAcc) {
 	delete(a.open, t)
 	a.next = t + 1
-	tw := countTimeWait(a.r.diagFd, a.r.dst)
-	if tw > a.twPeak {
-		a.twPeak = tw
+	a.twMu.Lock()
+	tw, ok := a.twAt[t]
+	delete(a.twAt, t)
+	a.twMu.Unlock()
+	if !ok {
+		tw = countTimeWait(a.r.diagFd, a.r.dst) // the last, partial second
+		a.twMu.Lock()
+		a.twPeak = max(a.twPeak, tw)
+		a.twMu.Unlock()
 	}
 	a.merged.Merge(acc.hist)
 	ps := PerSecond{

@@ -3,6 +3,7 @@ package gen
 import (
 	"encoding/binary"
 	"net/netip"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,14 +25,19 @@ func openDiag() (int, error) {
 	return unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 }
 
-var diagBuf = make([]byte, 64<<10)
+var (
+	diagMu  sync.Mutex
+	diagBuf = make([]byte, 64<<10)
+)
 
 // countTimeWait returns how many TCP sockets to dst are in TIME_WAIT, or -1
-// if it cannot tell. Only the aggregator goroutine calls it.
+// if it cannot tell.
 func countTimeWait(fd int, dst netip.AddrPort) int {
 	if fd < 0 {
 		return -1
 	}
+	diagMu.Lock()
+	defer diagMu.Unlock()
 	family := uint8(unix.AF_INET)
 	if dst.Addr().Is6() {
 		family = unix.AF_INET6
