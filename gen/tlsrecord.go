@@ -214,6 +214,8 @@ type recordLayer struct {
 
 	// reply collects records the read side must send (a KeyUpdate answer).
 	reply []byte
+
+	tickets int // NewSessionTicket messages skipped
 }
 
 // newRecordLayer13 builds a TLS 1.3 record layer from the traffic secrets
@@ -448,6 +450,7 @@ func (r *recordLayer) handshakeMessages(data []byte) error {
 			r.hsLeft = int(r.hsHdr[1])<<16 | int(r.hsHdr[2])<<8 | int(r.hsHdr[3])
 			switch r.hsHdr[0] {
 			case hsNewSessionTicket:
+				r.tickets++
 			case hsKeyUpdate:
 				// One byte, and the last thing in its record: the next
 				// record uses the new keys.
@@ -479,6 +482,16 @@ func (r *recordLayer) keyUpdate(requested bool) error {
 	if !requested {
 		return nil
 	}
-	r.reply = r.sealOne(r.reply, typeHandshake, []byte{hsKeyUpdate, 0, 0, 1, 0})
+	return r.sendKeyUpdate(false)
+}
+
+// sendKeyUpdate appends a KeyUpdate to r.reply, sealed with the current
+// keys, and moves the write side to its next secret.
+func (r *recordLayer) sendKeyUpdate(request bool) error {
+	msg := []byte{hsKeyUpdate, 0, 0, 1, 0}
+	if request {
+		msg[4] = 1
+	}
+	r.reply = r.sealOne(r.reply, typeHandshake, msg)
 	return r.out.update(r.spec)
 }
