@@ -38,8 +38,9 @@ import (
 // session tickets the server sends after the handshake reach the session
 // cache; then the connection switches (tickets sent later are skipped).
 //
-// Buffers: responses are read into the loop's read buffer and decrypted in
-// place there. A record cut off at the end of a read is copied to a
+// Buffers: records are read into the upper half of the loop's read buffer
+// and decrypted into its lower half (no copy of the plaintext, 128 KiB per
+// read(2)). A record cut off at the end of a read is copied to a
 // per-connection carry buffer (one record, 18 KiB) taken from a per-loop free
 // list and returned as soon as the record completes, so carries exist only
 // for connections that are in the middle of a record: with small responses
@@ -282,18 +283,22 @@ func (s *secureConn) read(b []byte) (int, error) {
 	return s.eng.Read(b)
 }
 
-// readRecords reads from the socket into b and decrypts in place: one
-// read(2) per call while it yields application data.
+// readRecords reads ciphertext into the upper half of b (after the carried
+// partial record, if any) and decrypts it straight into the lower half, so
+// the plaintext lands at the front of b without being moved: one read(2) per
+// call while it yields application data.
 func (s *secureConn) readRecords(b []byte) (int, error) {
-	if len(b) < 2*maxRecordLen {
+	if len(b) < 4*maxRecordLen {
 		return 0, errReadBufferSmall
 	}
+	half := len(b) / 2
+	in := b[half:]
 	for {
 		if s.err != nil {
 			return 0, s.err
 		}
-		k := copy(b, s.carry)
-		n, err := unix.Read(s.fd, b[k:])
+		k := copy(in, s.carry)
+		n, err := unix.Read(s.fd, in[k:])
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -309,7 +314,7 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 			s.dropCarry()
 			return 0, s.err
 		}
-		w, used, err := s.rec.open(b[:k+n])
+		w, used, err := s.rec.open(b[:half], in[:k+n])
 		if err != nil {
 			s.err = err
 			s.dropCarry()
@@ -317,7 +322,7 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 			if s.carry == nil {
 				s.carry = s.tl.getCarry()
 			}
-			s.carry = append(s.carry[:0], b[used:k+n]...)
+			s.carry = append(s.carry[:0], in[used:k+n]...)
 		} else {
 			s.dropCarry()
 		}

@@ -69,7 +69,7 @@ var (
 	errBadKeyUpdate    = errors.New("tls: the server sent a malformed KeyUpdate")
 	errBadAlert        = errors.New("tls: the server sent a malformed alert")
 	errNoContentType   = errors.New("tls: the server sent a TLS 1.3 record without a content type")
-	errReadBufferSmall = errors.New("tls: read buffer smaller than two records (internal error)")
+	errReadBufferSmall = errors.New("tls: read buffer too small for a record (internal error)")
 )
 
 // remoteAlert reports a fatal alert from the server. It unwraps to
@@ -328,11 +328,15 @@ func (d *direction) ad12(typ uint8, n int) []byte {
 	return d.ad[:]
 }
 
-// openOne decrypts one whole record in place and returns its content type
-// and plaintext (a subslice of rec).
-func (r *recordLayer) openOne(rec []byte) (uint8, []byte, error) {
+// openOne decrypts one whole record into out, which must not overlap rec
+// and must have room for its body, and returns the content type and the
+// plaintext (a prefix of out).
+func (r *recordLayer) openOne(out, rec []byte) (uint8, []byte, error) {
 	d := &r.in
 	hdr, body := rec[:recordHeaderLen], rec[recordHeaderLen:]
+	if cap(out) < len(body) {
+		return 0, nil, errReadBufferSmall
+	}
 	tag := d.aead.Overhead()
 	if r.vers == tls.VersionTLS13 {
 		if hdr[0] != typeApplicationData {
@@ -341,7 +345,7 @@ func (r *recordLayer) openOne(rec []byte) (uint8, []byte, error) {
 		if len(body) < tag+1 {
 			return 0, nil, errBadRecordMAC
 		}
-		pt, err := d.aead.Open(body[:0], d.seqNonce(), body, hdr)
+		pt, err := d.aead.Open(out[:0], d.seqNonce(), body, hdr)
 		if err != nil {
 			return 0, nil, errBadRecordMAC
 		}
@@ -370,7 +374,7 @@ func (r *recordLayer) openOne(rec []byte) (uint8, []byte, error) {
 		}
 		nonce, ct = d.seqNonce(), body
 	}
-	pt, err := d.aead.Open(ct[:0], nonce, ct, d.ad12(typ, len(ct)-tag))
+	pt, err := d.aead.Open(out[:0], nonce, ct, d.ad12(typ, len(ct)-tag))
 	if err != nil {
 		return 0, nil, errBadRecordMAC
 	}
@@ -378,21 +382,23 @@ func (r *recordLayer) openOne(rec []byte) (uint8, []byte, error) {
 	return typ, pt, nil
 }
 
-// open decrypts the whole records at the start of b in place and moves
-// their application data to b[:n]. used is where the first incomplete record
-// starts (len(b) if none). err is io.EOF after a close_notify (nothing after
-// it is processed) or a fatal error; n is valid either way.
-func (r *recordLayer) open(b []byte) (n, used int, err error) {
-	for len(b)-used >= recordHeaderLen {
-		body := int(b[used+3])<<8 | int(b[used+4])
+// open decrypts the whole records at the start of src and writes their
+// application data to dst[:n]; dst must not overlap src and must be at least
+// as long. Decrypting straight into dst saves moving the plaintext. used is
+// where the first incomplete record starts (len(src) if none). err is io.EOF
+// after a close_notify (nothing after it is processed) or a fatal error; n
+// is valid either way.
+func (r *recordLayer) open(dst, src []byte) (n, used int, err error) {
+	for len(src)-used >= recordHeaderLen {
+		body := int(src[used+3])<<8 | int(src[used+4])
 		if body > r.maxBody {
 			return n, used, errRecordOverflow
 		}
 		end := used + recordHeaderLen + body
-		if end > len(b) {
+		if end > len(src) {
 			break
 		}
-		typ, data, err := r.openOne(b[used:end])
+		typ, data, err := r.openOne(dst[n:], src[used:end])
 		if err != nil {
 			return n, used, err
 		}
@@ -404,7 +410,7 @@ func (r *recordLayer) open(b []byte) (n, used int, err error) {
 		}
 		switch typ {
 		case typeApplicationData:
-			n += copy(b[n:], data)
+			n += len(data)
 		case typeHandshake:
 			if err := r.handshakeMessages(data); err != nil {
 				return n, used, err

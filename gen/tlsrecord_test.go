@@ -88,7 +88,7 @@ func TestRecordRFC8448(t *testing.T) {
 			record := unhex(t, c.record)
 			r := rfc8448Layer(t, c.key, c.iv, c.seq)
 			buf := append([]byte(nil), record...)
-			n, used, err := r.open(buf)
+			n, used, err := openBack(r, buf)
 			if err != nil || used != len(record) || !bytes.Equal(buf[:n], payload) {
 				t.Fatalf("open: n %d used %d err %v data %x", n, used, err, buf[:n])
 			}
@@ -100,11 +100,20 @@ func TestRecordRFC8448(t *testing.T) {
 			}
 			// The same record at another sequence number does not open.
 			r = rfc8448Layer(t, c.key, c.iv, c.seq+1)
-			if _, _, err := r.open(append([]byte(nil), record...)); err != errBadRecordMAC {
+			if _, _, err := openBack(r, append([]byte(nil), record...)); err != errBadRecordMAC {
 				t.Errorf("open at the wrong sequence: %v, want errBadRecordMAC", err)
 			}
 		})
 	}
+}
+
+// openBack opens src into a separate buffer and copies the plaintext back
+// to the front of src, so tests can look at src[:n].
+func openBack(r *recordLayer, src []byte) (int, int, error) {
+	dst := make([]byte, len(src))
+	n, used, err := r.open(dst, src)
+	copy(src, dst[:n])
+	return n, used, err
 }
 
 // layerPair returns a client and a server record layer with random secrets
@@ -158,24 +167,24 @@ func TestRecordRoundTrip(t *testing.T) {
 			rand.Read(msg)
 			wire := server.seal(nil, typeApplicationData, msg)
 			wire = server.seal(wire, typeApplicationData, msg[:1])
-			n, used, err := client.open(wire[:len(wire)-1])
+			n, used, err := openBack(client, wire[:len(wire)-1])
 			if err != nil || n != 40000 || !bytes.Equal(wire[:n], msg) {
 				t.Fatalf("open: n %d err %v", n, err)
 			}
 			tail := append([]byte(nil), wire[used:len(wire)-1]...)
 			tail = append(tail, wire[len(wire)-1])
-			if n, used, err := client.open(tail); err != nil || n != 1 || used != len(tail) || tail[0] != msg[0] {
+			if n, used, err := openBack(client, tail); err != nil || n != 1 || used != len(tail) || tail[0] != msg[0] {
 				t.Fatalf("open the completed tail: n %d used %d err %v", n, used, err)
 			}
 			// The other direction.
 			wire = client.seal(wire[:0], typeApplicationData, msg[:maxPlaintext])
-			if n, _, err := server.open(wire); err != nil || n != maxPlaintext || !bytes.Equal(wire[:n], msg[:maxPlaintext]) {
+			if n, _, err := openBack(server, wire); err != nil || n != maxPlaintext || !bytes.Equal(wire[:n], msg[:maxPlaintext]) {
 				t.Fatalf("server open: n %d err %v", n, err)
 			}
-			buf := make([]byte, 0, maxRecordLen)
+			buf, out := make([]byte, 0, maxRecordLen), make([]byte, maxRecordLen)
 			allocs := testing.AllocsPerRun(100, func() {
 				buf = server.seal(buf[:0], typeApplicationData, msg[:1024])
-				if n, _, err := client.open(buf); n != 1024 || err != nil {
+				if n, _, err := client.open(out, buf); n != 1024 || err != nil {
 					t.Fatalf("open: %d %v", n, err)
 				}
 			})
@@ -192,7 +201,7 @@ func TestRecordBadMAC(t *testing.T) {
 		client, server := layerPair(t, s.vers, s.suite)
 		wire := server.seal(nil, typeApplicationData, []byte("hello"))
 		wire[len(wire)-3] ^= 1
-		if _, _, err := client.open(wire); err != errBadRecordMAC || classify(err) != ErrTLS {
+		if _, _, err := openBack(client, wire); err != errBadRecordMAC || classify(err) != ErrTLS {
 			t.Errorf("%s: %v (class %v), want errBadRecordMAC (tls)", suiteName(s.vers, s.suite), err, classify(err))
 		}
 	}
@@ -205,12 +214,12 @@ func TestRecordAlerts(t *testing.T) {
 		wire := server.seal(nil, typeApplicationData, []byte("data"))
 		wire = server.seal(wire, typeAlert, []byte{1, alertCloseNotify})
 		wire = server.seal(wire, typeApplicationData, []byte("ignored"))
-		if n, _, err := client.open(wire); err != io.EOF || string(wire[:n]) != "data" {
+		if n, _, err := openBack(client, wire); err != io.EOF || string(wire[:n]) != "data" {
 			t.Errorf("%s: close_notify: %q %v, want data and EOF", name, wire[:n], err)
 		}
 		client, server = layerPair(t, s.vers, s.suite)
 		wire = server.seal(nil, typeAlert, []byte{2, 40})
-		_, _, err := client.open(wire)
+		_, _, err := openBack(client, wire)
 		var ae tls.AlertError
 		if !errors.As(err, &ae) || ae != 40 || classify(err) != ErrTLS || err.Error() != "remote error: tls: handshake failure" {
 			t.Errorf("%s: fatal alert: %v (class %v)", name, err, classify(err))
@@ -222,7 +231,7 @@ func TestRecordOversized(t *testing.T) {
 	client, _ := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
 	n := maxBodyTLS13 + 1
 	wire := []byte{23, 3, 3, byte(n >> 8), byte(n)}
-	if _, _, err := client.open(wire); err != errRecordOverflow {
+	if _, _, err := openBack(client, wire); err != errRecordOverflow {
 		t.Fatalf("%v, want errRecordOverflow", err)
 	}
 }
@@ -244,7 +253,7 @@ func TestRecordHandshakeMessages(t *testing.T) {
 			wire = append(wire, server.reply...)
 			server.reply = nil
 			wire = server.seal(wire, typeApplicationData, []byte("b"))
-			n, used, err := client.open(wire)
+			n, used, err := openBack(client, wire)
 			if err != nil || used != len(wire) || string(wire[:n]) != "ab" || client.tickets != 2 {
 				t.Fatalf("open: %q used %d/%d err %v tickets %d", wire[:n], used, len(wire), err, client.tickets)
 			}
@@ -255,14 +264,14 @@ func TestRecordHandshakeMessages(t *testing.T) {
 			// what the client sends next.
 			wire = append(client.reply, client.seal(nil, typeApplicationData, []byte("c"))...)
 			client.reply = nil
-			if n, _, err := server.open(wire); err != nil || string(wire[:n]) != "c" || len(server.reply) != 0 {
+			if n, _, err := openBack(server, wire); err != nil || string(wire[:n]) != "c" || len(server.reply) != 0 {
 				t.Fatalf("server open: %q %v reply %d", wire[:n], err, len(server.reply))
 			}
 			// Not requested: no answer.
 			server.sendKeyUpdate(false)
 			wire = append(server.reply, server.seal(nil, typeApplicationData, []byte("d"))...)
 			server.reply = nil
-			if n, _, err := client.open(wire); err != nil || string(wire[:n]) != "d" || len(client.reply) != 0 {
+			if n, _, err := openBack(client, wire); err != nil || string(wire[:n]) != "d" || len(client.reply) != 0 {
 				t.Fatalf("unrequested KeyUpdate: %q %v reply %d", wire[:n], err, len(client.reply))
 			}
 		})
@@ -278,7 +287,7 @@ func TestRecordHandshakeMessages(t *testing.T) {
 	}
 	for _, b := range bad {
 		client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
-		if _, _, err := client.open(server.seal(nil, typeHandshake, b.msg)); err != b.want {
+		if _, _, err := openBack(client, server.seal(nil, typeHandshake, b.msg)); err != b.want {
 			t.Errorf("%s: %v, want %v", b.name, err, b.want)
 		}
 	}
@@ -286,11 +295,11 @@ func TestRecordHandshakeMessages(t *testing.T) {
 	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
 	wire := server.seal(nil, typeHandshake, []byte{hsNewSessionTicket, 0, 0, 10, 1})
 	wire = server.seal(wire, typeApplicationData, []byte("x"))
-	if _, _, err := client.open(wire); err != errUnexpectedMsg {
+	if _, _, err := openBack(client, wire); err != errUnexpectedMsg {
 		t.Errorf("interrupted message: %v, want errUnexpectedMsg", err)
 	}
 	client, server = layerPair(t, tls.VersionTLS12, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)
-	if _, _, err := client.open(server.seal(nil, typeHandshake, []byte{hsHelloRequest, 0, 0, 0})); err != errRenegotiation {
+	if _, _, err := openBack(client, server.seal(nil, typeHandshake, []byte{hsHelloRequest, 0, 0, 0})); err != errRenegotiation {
 		t.Errorf("HelloRequest: %v, want errRenegotiation", err)
 	}
 }
@@ -302,11 +311,11 @@ func TestRecordPadding(t *testing.T) {
 	// plaintext as if it were a type-0 record with a payload that ends in
 	// the real type.
 	wire := server.seal(nil, 0, []byte{'h', 'i', typeApplicationData, 0, 0})
-	if n, _, err := client.open(wire); err != nil || string(wire[:n]) != "hi" {
+	if n, _, err := openBack(client, wire); err != nil || string(wire[:n]) != "hi" {
 		t.Fatalf("padded record: %q %v", wire[:n], err)
 	}
 	wire = server.seal(nil, 0, []byte{0, 0})
-	if _, _, err := client.open(wire); err != errNoContentType {
+	if _, _, err := openBack(client, wire); err != errNoContentType {
 		t.Fatalf("all padding: %v, want errNoContentType", err)
 	}
 }
