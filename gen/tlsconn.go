@@ -195,7 +195,7 @@ func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
 	keys := s.keys
 	s.keys = nil
 	rec, err := keys.recordLayer(vers, suite, s.fdc.serverRandom())
-	if err != nil || rec == nil {
+	if err != nil || rec == nil || !s.fdc.atBoundary() {
 		s.phase = phaseEngine
 		return
 	}
