@@ -66,8 +66,28 @@ type tlsClient struct {
 	u     *utls.Config
 	hello utls.ClientHelloID
 
+	resume bool // session tickets matter (--resume)
+
 	once sync.Once
 	inf  TLSInfo
+
+	mu    sync.Mutex
+	loops map[*loop]*tlsLoop
+}
+
+// loopState returns l's TLS scratch space (see tlsLoop).
+func (c *tlsClient) loopState(l *loop) *tlsLoop {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.loops[l]
+	if t == nil {
+		if c.loops == nil {
+			c.loops = make(map[*loop]*tlsLoop)
+		}
+		t = &tlsLoop{}
+		c.loops[l] = t
+	}
+	return t
 }
 
 func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
@@ -95,7 +115,7 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	for _, n := range o.Curves {
 		curves = append(curves, curveNames[strings.ToLower(n)])
 	}
-	c := &tlsClient{}
+	c := &tlsClient{resume: o.Resume}
 	if o.ClientHello == "go" || o.ClientHello == "" {
 		c.std = &tls.Config{
 			ServerName:             sni,

@@ -1,12 +1,13 @@
 package gen
 
 import (
+	"bytes"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/hex"
 	"errors"
 	"io"
 	"iter"
-	"net"
-	"time"
 
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
@@ -22,11 +23,32 @@ import (
 // (the locked thread is handed over), so the handshake's CPU work happens on
 // the loop's CPU.
 //
-// After the handshake, reads that find the socket empty return
-// errWouldBlock, a temporary net.Error: crypto/tls keeps the connection
-// usable after temporary errors and resumes the record on the next call.
-// Writes never block: what the socket does not take is queued and flushed on
-// EPOLLOUT, because crypto/tls treats any write error as fatal.
+// During the handshake crypto/tls reads through fdConn, which hands over at
+// most one TLS record per call, so when Handshake returns nothing past the
+// handshake sits in crypto/tls's buffers: the rest is still in the socket.
+// The connection then switches to our own record layer (tlsrecord.go), keyed
+// from the secrets crypto/tls writes to a per-connection KeyLogWriter, and
+// crypto/tls is dropped. Our layer does not allocate per request; crypto/tls's
+// Read allocates once per call.
+//
+// Exceptions, which keep crypto/tls for the connection's lifetime: TLS 1.2
+// suites other than AES-GCM and ChaCha20-Poly1305, and resumed TLS 1.2
+// sessions (crypto/tls logs no master secret for those). With --resume and
+// TLS 1.3, crypto/tls keeps reading until the first application data, so the
+// session tickets the server sends after the handshake reach the session
+// cache; then the connection switches (tickets sent later are skipped).
+//
+// Buffers: records are read into the upper half of the loop's read buffer
+// and decrypted into its lower half (no copy of the plaintext, 128 KiB per
+// read(2)). A record cut off at the end of a read is copied to a
+// per-connection carry buffer (one record, 18 KiB) taken from a per-loop free
+// list and returned as soon as the record completes, so carries exist only
+// for connections that are in the middle of a record: with small responses
+// almost none, with large ones at most one per connection receiving. Requests
+// are sealed into a per-loop buffer; what the socket does not take is queued
+// per connection (secureConn.out), as before. After the switch a connection
+// holds its keys and AEAD state, about 2 KiB, instead of crypto/tls's Conn
+// and its buffers.
 
 // errWouldBlock is returned by reads on an empty non-blocking socket.
 var errWouldBlock error = wouldBlock{}
@@ -46,29 +68,84 @@ type tlsEngine interface {
 	Write([]byte) (int, error)
 }
 
+// Phases of a secureConn.
+const (
+	phaseHandshake = iota // crypto/tls handshakes through fdConn
+	phaseTickets          // TLS 1.3 + --resume: crypto/tls reads until the first application data
+	phaseRecords          // our record layer
+	phaseEngine           // crypto/tls for good
+)
+
+// tlsLoop is one loop's TLS scratch space: the buffer requests are sealed
+// into and the free carry buffers of its connections.
+type tlsLoop struct {
+	seal  []byte
+	carry [][]byte
+}
+
+func (t *tlsLoop) getCarry() []byte {
+	if n := len(t.carry); n > 0 {
+		b := t.carry[n-1]
+		t.carry = t.carry[:n-1]
+		return b[:0]
+	}
+	return make([]byte, 0, maxRecordLen)
+}
+
+func (t *tlsLoop) putCarry(b []byte) { t.carry = append(t.carry, b) }
+
 // secureConn is a TLS session over one of the loop's sockets. Not safe for
 // concurrent use: only its loop touches it.
 type secureConn struct {
 	fd    int
-	eng   tlsEngine
-	std   *tls.Conn
-	uc    *utls.UConn
-	out   []byte
+	tl    *tlsLoop
+	phase uint8
+
+	// crypto/tls or uTLS: the handshake, and the records in phaseTickets
+	// and phaseEngine; nil in phaseRecords.
+	eng tlsEngine
+	std *tls.Conn
+	uc  *utls.UConn
+
+	rec     *recordLayer
+	pending *recordLayer // phaseTickets: the layer to switch to
+	carry   []byte       // the start of a partial record, nil when none
+	err     error        // sticky read error: io.EOF after close_notify or FIN, or fatal
+
+	out []byte // bytes the socket did not take yet
+
+	// handshake coroutine
 	yield func(struct{}) bool
 	next  func() (struct{}, bool)
 	stop  func()
 	hsErr error
+
+	keys *keyLog // secrets of this connection, until the switch
+	fdc  fdState
 }
 
-func (c *tlsClient) newSecure(fd int) *secureConn {
-	s := &secureConn{fd: fd}
+func (c *tlsClient) newSecure(fd int, tl *tlsLoop) *secureConn {
 	if c.std != nil {
-		s.std = tls.Client(fdConn{s}, c.std)
-		s.eng = s.std
-		return s
+		return newSecureStd(fd, tl, c.std)
 	}
-	s.uc = utls.UClient(fdConn{s}, c.u.Clone(), utls.HelloCustom)
-	s.uc.ApplyPreset(c.freshSpec())
+	return newSecureUTLS(fd, tl, c.u, c.freshSpec())
+}
+
+func newSecureStd(fd int, tl *tlsLoop, base *tls.Config) *secureConn {
+	s := &secureConn{fd: fd, tl: tl, keys: &keyLog{}}
+	cfg := base.Clone()
+	cfg.KeyLogWriter = s.keys
+	s.std = tls.Client(fdConn{s}, cfg)
+	s.eng = s.std
+	return s
+}
+
+func newSecureUTLS(fd int, tl *tlsLoop, base *utls.Config, spec *utls.ClientHelloSpec) *secureConn {
+	s := &secureConn{fd: fd, tl: tl, keys: &keyLog{}}
+	cfg := base.Clone()
+	cfg.KeyLogWriter = s.keys
+	s.uc = utls.UClient(fdConn{s}, cfg, utls.HelloCustom)
+	s.uc.ApplyPreset(spec)
 	s.eng = s.uc
 	return s
 }
@@ -77,6 +154,69 @@ func (s *secureConn) handshakeSeq(yield func(struct{}) bool) {
 	s.yield = yield
 	s.hsErr = s.eng.Handshake()
 	s.yield = nil
+}
+
+// step runs the handshake until it needs the network again. ended reports
+// that the handshake is over, with its outcome in s.hsErr; err is a socket
+// error while flushing.
+func (s *secureConn) step() (ended bool, err error) {
+	if err := s.flush(); err != nil {
+		return false, err
+	}
+	if _, more := s.next(); more {
+		return false, s.flush()
+	}
+	s.stop()
+	s.next, s.stop = nil, nil
+	return true, nil
+}
+
+// sessionState is what a finished handshake negotiated.
+type sessionState struct {
+	version, suite uint16
+	curve          tls.CurveID
+	alpn           string
+	resumed        bool
+	peer           []*x509.Certificate
+}
+
+func (s *secureConn) state() sessionState {
+	if s.std != nil {
+		st := s.std.ConnectionState()
+		return sessionState{st.Version, st.CipherSuite, st.CurveID, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
+	}
+	st := s.uc.ConnectionState()
+	return sessionState{st.Version, st.CipherSuite, 0, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
+}
+
+// afterHandshake picks the record layer for the rest of the connection.
+// resume is whether session tickets matter (--resume).
+func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
+	keys := s.keys
+	s.keys = nil
+	rec, err := keys.recordLayer(vers, suite, s.fdc.serverRandom())
+	if err != nil || rec == nil || !s.fdc.atBoundary() {
+		s.phase = phaseEngine
+		return
+	}
+	if vers == tls.VersionTLS12 {
+		// Each side's Finished was the first record under the new keys.
+		rec.in.seq, rec.out.seq = s.fdc.in.sinceCCS, s.fdc.out.sinceCCS
+	}
+	if vers == tls.VersionTLS13 && resume {
+		s.fdc.in.sinceCCS, s.fdc.out.sinceCCS = 0, 0
+		s.pending = rec
+		s.phase = phaseTickets
+		return
+	}
+	s.useRecords(rec)
+}
+
+// useRecords switches to our record layer and lets crypto/tls go.
+func (s *secureConn) useRecords(rec *recordLayer) {
+	s.rec, s.pending = rec, nil
+	s.phase = phaseRecords
+	s.eng, s.std, s.uc = nil, nil, nil
 }
 
 func (s *secureConn) pendingOut() bool { return len(s.out) > 0 }
@@ -96,81 +236,197 @@ func (s *secureConn) flush() error {
 	return nil
 }
 
-func (s *secureConn) write(b []byte) (int, error) { return s.eng.Write(b) }
-func (s *secureConn) read(b []byte) (int, error)  { return s.eng.Read(b) }
-
-// release ends an unfinished handshake coroutine.
-func (s *secureConn) release() {
-	if s.stop != nil {
-		s.stop()
-		s.stop, s.next = nil, nil
-	}
-}
-
-// fdConn is the net.Conn crypto/tls sees: the raw socket, non-blocking.
-type fdConn struct{ s *secureConn }
-
-func (c fdConn) Read(b []byte) (int, error) {
-	s := c.s
-	for {
-		n, err := unix.Read(s.fd, b)
-		switch {
-		case err == unix.EAGAIN:
-			if s.yield == nil {
-				return 0, errWouldBlock
-			}
-			if !s.yield(struct{}{}) {
-				return 0, errAborted
-			}
-			continue
-		case err == unix.EINTR:
-			continue
-		case err != nil:
-			return 0, err
-		case n == 0:
-			return 0, io.EOF
-		}
-		return n, nil
-	}
-}
-
-func (c fdConn) Write(b []byte) (int, error) {
-	s := c.s
+// send writes b now, or queues it behind what is already queued; what the
+// socket does not take is queued. Sending never blocks.
+func (s *secureConn) send(b []byte) error {
 	if len(s.out) > 0 {
 		s.out = append(s.out, b...)
-		return len(b), nil
+		return nil
 	}
 	n, err := unix.Write(s.fd, b)
 	if err == unix.EAGAIN {
 		n, err = 0, nil
 	}
 	if err != nil {
-		return 0, err
+		return err
 	}
 	if n < len(b) {
 		s.out = append(s.out, b[n:]...)
 	}
-	return len(b), nil
+	return nil
 }
 
-func (fdConn) Close() error                     { return nil } // the loop closes the socket
-func (fdConn) LocalAddr() net.Addr              { return dummyAddr{} }
-func (fdConn) RemoteAddr() net.Addr             { return dummyAddr{} }
-func (fdConn) SetDeadline(time.Time) error      { return nil }
-func (fdConn) SetReadDeadline(time.Time) error  { return nil }
-func (fdConn) SetWriteDeadline(time.Time) error { return nil }
+// write sends application data. It always takes all of b (what the socket
+// does not take is queued and flushed on EPOLLOUT).
+func (s *secureConn) write(b []byte) (int, error) {
+	if s.rec == nil {
+		return s.eng.Write(b)
+	}
+	if len(s.out) > 0 {
+		s.out = s.rec.seal(s.out, typeApplicationData, b)
+		return len(b), nil
+	}
+	buf := s.rec.seal(s.tl.seal[:0], typeApplicationData, b)
+	s.tl.seal = buf[:0]
+	return len(b), s.send(buf)
+}
 
-type dummyAddr struct{}
+// read returns application data in b. It returns errWouldBlock once the
+// socket is empty, io.EOF at close_notify or FIN, and never (0, nil).
+func (s *secureConn) read(b []byte) (int, error) {
+	switch s.phase {
+	case phaseRecords:
+		return s.readRecords(b)
+	case phaseTickets:
+		return s.readTickets(b)
+	}
+	return s.eng.Read(b)
+}
 
-func (dummyAddr) Network() string { return "tcp" }
-func (dummyAddr) String() string  { return "loadlab-socket" }
+// readRecords reads ciphertext into the upper half of b (after the carried
+// partial record, if any) and decrypts it straight into the lower half, so
+// the plaintext lands at the front of b without being moved: one read(2) per
+// call while it yields application data.
+func (s *secureConn) readRecords(b []byte) (int, error) {
+	if len(b) < 4*maxRecordLen {
+		return 0, errReadBufferSmall
+	}
+	half := len(b) / 2
+	in := b[half:]
+	for {
+		if s.err != nil {
+			return 0, s.err
+		}
+		k := copy(in, s.carry)
+		n, err := unix.Read(s.fd, in[k:])
+		switch {
+		case err == unix.EINTR:
+			continue
+		case err == unix.EAGAIN:
+			return 0, errWouldBlock // the carry, if any, stays
+		case err != nil:
+			return 0, err
+		case n == 0:
+			s.err = io.EOF
+			if k > 0 {
+				s.err = io.ErrUnexpectedEOF // FIN in the middle of a record
+			}
+			s.dropCarry()
+			return 0, s.err
+		}
+		w, used, err := s.rec.open(b[:half], in[:k+n])
+		if err != nil {
+			s.err = err
+			s.dropCarry()
+		} else if used < k+n {
+			if s.carry == nil {
+				s.carry = s.tl.getCarry()
+			}
+			s.carry = append(s.carry[:0], in[used:k+n]...)
+		} else {
+			s.dropCarry()
+		}
+		if len(s.rec.reply) > 0 {
+			if err := s.send(s.rec.reply); err != nil && s.err == nil {
+				s.err = err
+			}
+			s.rec.reply = s.rec.reply[:0]
+		}
+		if w > 0 {
+			return w, nil
+		}
+	}
+}
+
+func (s *secureConn) dropCarry() {
+	if s.carry != nil {
+		s.tl.putCarry(s.carry)
+		s.carry = nil
+	}
+}
+
+// readTickets reads through crypto/tls until the first application data,
+// then switches to our record layer, its sequence numbers counted by fdConn.
+func (s *secureConn) readTickets(b []byte) (int, error) {
+	s.fdc.engReading = true
+	n, err := s.eng.Read(b)
+	s.fdc.engReading = false
+	if s.phase == phaseTickets && n > 0 && n < len(b) && err == nil && s.fdc.atBoundary() {
+		rec := s.pending
+		rec.in.seq, rec.out.seq = s.fdc.in.sinceCCS, s.fdc.out.sinceCCS
+		s.useRecords(rec)
+	}
+	return n, err
+}
+
+// release ends an unfinished handshake coroutine and returns buffers.
+func (s *secureConn) release() {
+	if s.stop != nil {
+		s.stop()
+		s.stop, s.next = nil, nil
+	}
+	s.dropCarry()
+}
+
+// keyLog takes crypto/tls's key log lines (NSS format) for one connection.
+type keyLog struct {
+	clientRandom  []byte
+	clientTraffic []byte // TLS 1.3 application traffic secrets
+	serverTraffic []byte
+	master        []byte // TLS 1.2
+}
+
+func (k *keyLog) Write(line []byte) (int, error) {
+	f := bytes.Fields(line)
+	if len(f) != 3 {
+		return len(line), nil
+	}
+	cr, err1 := hex.DecodeString(string(f[1]))
+	secret, err2 := hex.DecodeString(string(f[2]))
+	if err1 != nil || err2 != nil {
+		return len(line), nil
+	}
+	switch string(f[0]) {
+	case "CLIENT_TRAFFIC_SECRET_0":
+		k.clientTraffic = secret
+	case "SERVER_TRAFFIC_SECRET_0":
+		k.serverTraffic = secret
+	case "CLIENT_RANDOM":
+		k.master = secret
+	default:
+		return len(line), nil
+	}
+	k.clientRandom = cr
+	return len(line), nil
+}
+
+// recordLayer builds the client's record layer, or returns nil when the
+// version, suite or the logged secrets do not allow it.
+func (k *keyLog) recordLayer(vers, suite uint16, serverRandom []byte) (*recordLayer, error) {
+	if _, ok := cipherSpecFor(vers, suite); !ok {
+		return nil, nil
+	}
+	switch vers {
+	case tls.VersionTLS13:
+		if k.clientTraffic == nil || k.serverTraffic == nil {
+			return nil, nil
+		}
+		return newRecordLayer13(suite, k.serverTraffic, k.clientTraffic)
+	case tls.VersionTLS12:
+		if k.master == nil || serverRandom == nil {
+			return nil, nil
+		}
+		return newRecordLayer12(suite, k.master, k.clientRandom, serverRandom, true)
+	}
+	return nil, nil
+}
 
 func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.EOF) }
 
 // startHandshake begins the TLS handshake on a freshly connected socket.
 func (l *loop) startHandshake(c *conn, now int64) {
 	c.handshake = true
-	s := l.r.tls.newSecure(c.fd)
+	s := l.r.tls.newSecure(c.fd, l.r.tls.loopState(l))
 	c.sec = s
 	s.next, s.stop = iter.Pull(s.handshakeSeq)
 	l.resumeHandshake(c, now)
@@ -180,22 +436,14 @@ func (l *loop) startHandshake(c *conn, now int64) {
 // sends the request once it is done.
 func (l *loop) resumeHandshake(c *conn, now int64) {
 	s := c.sec
-	if s.pendingOut() {
-		if err := s.flush(); err != nil {
-			l.fail(c, classify(err), err, now)
-			return
-		}
-	}
-	if _, more := s.next(); more {
-		if s.pendingOut() {
-			if err := s.flush(); err != nil {
-				l.fail(c, classify(err), err, now)
-			}
-		}
+	ended, err := s.step()
+	if err != nil {
+		l.fail(c, classify(err), err, now)
 		return
 	}
-	s.stop()
-	s.next, s.stop = nil, nil
+	if !ended {
+		return
+	}
 	c.handshake = false
 	if err := s.hsErr; err != nil {
 		class := ErrTLS
@@ -209,11 +457,9 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 		l.fail(c, class, err, now)
 		return
 	}
-	if s.pendingOut() {
-		if err := s.flush(); err != nil {
-			l.fail(c, classify(err), err, now)
-			return
-		}
+	if err := s.flush(); err != nil {
+		l.fail(c, classify(err), err, now)
+		return
 	}
 	done := l.now()
 	if c.intended >= l.r.warmup {
@@ -224,19 +470,13 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 	l.writeRequest(c, done)
 }
 
-// noteSession counts resumptions and captures the negotiated parameters.
+// noteSession counts resumptions, captures the negotiated parameters and
+// switches the connection to its record layer.
 func (l *loop) noteSession(c *conn, s *secureConn) {
-	if s.std != nil {
-		st := s.std.ConnectionState()
-		if st.DidResume && c.intended >= l.r.warmup {
-			l.rec.resumed++
-		}
-		l.r.tls.capture(st.Version, st.CipherSuite, st.CurveID, st.NegotiatedProtocol, st.PeerCertificates)
-		return
-	}
-	st := s.uc.ConnectionState()
-	if st.DidResume && c.intended >= l.r.warmup {
+	st := s.state()
+	if st.resumed && c.intended >= l.r.warmup {
 		l.rec.resumed++
 	}
-	l.r.tls.capture(st.Version, st.CipherSuite, 0, st.NegotiatedProtocol, st.PeerCertificates)
+	l.r.tls.capture(st.version, st.suite, st.curve, st.alpn, st.peer)
+	s.afterHandshake(st.version, st.suite, l.r.tls.resume)
 }
