@@ -70,7 +70,7 @@ type Config struct {
 // TLSOptions configures TLS for https:// targets.
 type TLSOptions struct {
 	Version     string   // "1.2" or "1.3" (default)
-	Curves      []string // key-exchange groups, default ["x25519"]
+	Curves      []string // key-exchange groups, default ["x25519"] (TLS 1.2: x25519, p256)
 	Insecure    bool     // skip certificate verification
 	CAFile      string   // PEM roots to verify the server with
 	SNI         string   // server name (default: the URL host)
@@ -114,6 +114,11 @@ func (c *Config) Defaults() {
 	}
 	if len(c.TLS.Curves) == 0 {
 		c.TLS.Curves = []string{"x25519"}
+		if c.TLS.Version == "1.2" {
+			// TLS 1.2 servers with an ECDSA P-256 certificate need P-256 in
+			// supported_groups (OpenSSL refuses the handshake otherwise).
+			c.TLS.Curves = append(c.TLS.Curves, "p256")
+		}
 	}
 	if c.TLS.ClientHello == "" {
 		c.TLS.ClientHello = "go"

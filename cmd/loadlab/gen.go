@@ -82,7 +82,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.StringVar(&f.closeMode, "close", "fin", "how the generator closes: fin, or rst (SO_LINGER 0: no TIME_WAIT here, but the server sees a reset)")
 	fl.StringVar(&f.srcAddrs, "src-addrs", "", "bind new connections round-robin to these local addresses (list, range a-b, or auto = 127.0.0.2-127.0.0.250 for loopback targets); each brings its own ephemeral ports")
 	fl.StringVar(&c.TLS.Version, "tls", "1.3", "TLS version: 1.2 or 1.3")
-	fl.StringSliceVar(&c.TLS.Curves, "curves", []string{"x25519"}, "key-exchange groups: x25519, p256, p384, p521, x25519mlkem768 (Go 1.26 would otherwise offer X25519MLKEM768 first)")
+	fl.StringSliceVar(&c.TLS.Curves, "curves", nil, "key-exchange groups: x25519, p256, p384, p521, x25519mlkem768 (default x25519; with --tls 1.2 x25519,p256, since ECDSA P-256 certificates need p256 offered). Go 1.26 would otherwise offer X25519MLKEM768 first")
 	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server certificate")
 	fl.StringVar(&c.TLS.CAFile, "ca", "", "PEM file with the CA to verify the server with")
 	fl.StringVar(&c.TLS.SNI, "sni", "", "TLS server name (default: the URL host)")
