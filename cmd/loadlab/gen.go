@@ -86,7 +86,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server certificate")
 	fl.StringVar(&c.TLS.CAFile, "ca", "", "PEM file with the CA to verify the server with")
 	fl.StringVar(&c.TLS.SNI, "sni", "", "TLS server name (default: the URL host)")
-	fl.StringVar(&c.TLS.ClientHello, "client-hello", "go", "ClientHello: go, or a uTLS preset: chrome, firefox")
+	fl.StringVar(&c.TLS.ClientHello, "client-hello", "go", "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
