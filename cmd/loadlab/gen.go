@@ -132,10 +132,12 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usageError{err}
 		}
 	}
-	c.Defaults()
+	// The flags carry the defaults already: check before Defaults, which
+	// would turn an explicit -d 0, --timeout 0 or -c 0 into its default.
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
+	c.Defaults()
 	jsonW, closeJSON, err := openOut(f.jsonOut)
 	if err != nil {
 		return usagef("--json: %v", err)
