@@ -10,9 +10,7 @@ import (
 	"crypto/x509/pkix"
 	"math/big"
 	"net"
-	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -40,13 +38,14 @@ type misCase struct {
 	handle func(net.Conn)
 	server *tls.Config // TLS server config; nil = plain TCP
 	https  bool        // the generator speaks TLS (it may be a plain server)
+	ca     string      // --ca for https
 	class  string      // the one error class expected ("" = none)
 	sample string      // substring of error_samples[class]
 	ok     bool        // 2xx responses expected
 	status string      // a non-2xx status expected instead
 }
 
-func misCases(t *testing.T) []misCase {
+func misCases() []misCase {
 	big := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", MaxHeaderBytes+1024) + "\r\nContent-Length: 0\r\n\r\n"
 	const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 	return []misCase{
@@ -75,7 +74,7 @@ func misCases(t *testing.T) []misCase {
 }
 
 func tlsMisCases(t *testing.T) []misCase {
-	good, wrongName, expired := testCerts(t)
+	ca, good, wrongName, expired := testCerts(t)
 	serve := func(c net.Conn) {
 		if tlsHandshake(c) == nil {
 			reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")(c)
@@ -89,10 +88,10 @@ func tlsMisCases(t *testing.T) []misCase {
 		return cfg
 	}
 	return []misCase{
-		{name: "tls valid (control)", server: mk(good, nil), handle: serve, https: true, ok: true},
-		{name: "tls wrong name", server: mk(wrongName, nil), handle: serve, https: true,
+		{name: "tls valid (control)", server: mk(good, nil), handle: serve, https: true, ca: ca, ok: true},
+		{name: "tls wrong name", server: mk(wrongName, nil), handle: serve, https: true, ca: ca,
 			class: "tls", sample: "certificate is valid for 127.0.0.2, not 127.0.0.1"},
-		{name: "tls expired", server: mk(expired, nil), handle: serve, https: true,
+		{name: "tls expired", server: mk(expired, nil), handle: serve, https: true, ca: ca,
 			class: "tls", sample: "certificate has expired"},
 		// TLS 1.3: the client's handshake ends before the server checks the
 		// client certificate, so the alert arrives on the first read of the
@@ -101,39 +100,23 @@ func tlsMisCases(t *testing.T) []misCase {
 		// first (tcp_recvmsg returns queued data before the socket error),
 		// so the class is exactly tls, not reset.
 		{name: "tls client cert required", server: mk(good, func(c *tls.Config) { c.ClientAuth = tls.RequireAnyClientCert }),
-			handle: serve, https: true, class: "tls", sample: "certificate required"},
+			handle: serve, https: true, ca: ca, class: "tls", sample: "certificate required"},
 		{name: "tls no common version", server: mk(good, func(c *tls.Config) { c.MaxVersion = tls.VersionTLS12 }),
-			handle: serve, https: true, class: "tls", sample: "protocol version not supported"},
+			handle: serve, https: true, ca: ca, class: "tls", sample: "protocol version not supported"},
 		{name: "plain http on the tls port", handle: answerAnything("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
-			https: true, class: "tls", sample: "does not look like a TLS handshake"},
+			https: true, ca: ca, class: "tls", sample: "does not look like a TLS handshake"},
 	}
 }
 
-var (
-	certOnce sync.Once
-	certDir  string
-	certErr  error
-)
-
-// testCertDir returns a directory with a local CA and a P-256 leaf for
-// 127.0.0.1, made once per test binary.
-func testCertDir(t *testing.T) string {
-	certOnce.Do(func() {
-		certDir, certErr = os.MkdirTemp("", "loadlab-gen-certs-")
-		if certErr == nil {
-			_, certErr = certs.Ensure(certs.Options{Dir: certDir, Keys: []certs.KeyType{certs.P256}})
-		}
-	})
-	if certErr != nil {
-		t.Fatal(certErr)
+// testCerts makes a local CA and a P-256 leaf for 127.0.0.1 with
+// certs.Ensure in a directory removed after t and its subtests, and
+// returns the CA file, the valid leaf, and two bad leaves signed by the same
+// CA: one for another name, one expired.
+func testCerts(t *testing.T) (caFile string, good, wrongName, expired tls.Certificate) {
+	dir := t.TempDir()
+	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
+		t.Fatal(err)
 	}
-	return certDir
-}
-
-// testCerts returns a valid leaf and two bad ones signed by the same CA:
-// one for another name, one expired.
-func testCerts(t *testing.T) (good, wrongName, expired tls.Certificate) {
-	dir := testCertDir(t)
 	p := certs.PathsFor(dir, certs.P256)
 	good, err := tls.LoadX509KeyPair(p.Cert, p.Key)
 	if err != nil {
@@ -167,20 +150,11 @@ func testCerts(t *testing.T) (good, wrongName, expired tls.Certificate) {
 	}
 	wrongName = leaf([]string{"wrong.example"}, []net.IP{net.IPv4(127, 0, 0, 2)}, now.Add(-time.Hour), now.Add(time.Hour))
 	expired = leaf(nil, []net.IP{net.IPv4(127, 0, 0, 1)}, now.Add(-48*time.Hour), now.Add(-24*time.Hour))
-	return good, wrongName, expired
-}
-
-// TestMain removes the shared certificate directory after the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if certDir != "" {
-		os.RemoveAll(certDir)
-	}
-	os.Exit(code)
+	return cap.Cert, good, wrongName, expired
 }
 
 func TestMisbehavingServers(t *testing.T) {
-	cases := append(misCases(t), tlsMisCases(t)...)
+	cases := append(misCases(), tlsMisCases(t)...)
 	for _, tc := range cases {
 		for _, open := range []bool{false, true} {
 			mode := "closed"
@@ -190,7 +164,7 @@ func TestMisbehavingServers(t *testing.T) {
 			t.Run(tc.name+"/"+mode, func(t *testing.T) {
 				t.Parallel()
 				srv := startServerTLS(t, tc.server, tc.handle)
-				cfg := misConfig(t, srv, tc.https, open)
+				cfg := misConfig(srv, tc.https, tc.ca, open)
 				res := runOnTime(t, cfg)
 				checkClasses(t, res, tc)
 				if open {
@@ -205,11 +179,11 @@ func TestMisbehavingServers(t *testing.T) {
 
 // misConfig is the run every case uses: 2 s, timeout 500 ms, 4 connections,
 // and in open loop 200 requests/s.
-func misConfig(t *testing.T, srv *testServer, https, open bool) Config {
+func misConfig(srv *testServer, https bool, ca string, open bool) Config {
 	cfg := Config{Connections: misConns, Duration: misDuration, Timeout: misTimeout, URL: srv.url("http")}
 	if https {
 		cfg.URL = srv.url("https")
-		cfg.TLS.CAFile = certs.CAPathsFor(testCertDir(t)).Cert
+		cfg.TLS.CAFile = ca
 	}
 	if open {
 		cfg.Rate = misRate
@@ -297,7 +271,7 @@ func nonOK(res *Result) uint64 {
 func TestNeverAnswersOpenLoop(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, holdForever)
-	cfg := misConfig(t, srv, false, true)
+	cfg := misConfig(srv, false, "", true)
 	cfg.MaxPending = 50
 	res := runOnTime(t, cfg)
 	checkClasses(t, res, misCase{class: "timeout", sample: "no complete response"})
