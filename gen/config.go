@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/netip"
 	"os"
 	"strings"
@@ -78,6 +79,10 @@ type TLSOptions struct {
 	Resume      bool     // allow session resumption on new connections
 	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
 }
+
+// maxMaxPending bounds --max-pending: the pending queue is allocated up
+// front, 8 bytes per entry.
+const maxMaxPending = 10_000_000
 
 // UsageError is an error in a Config: the caller's input, not the run,
 // is at fault. The CLI exits 2 on it.
@@ -155,14 +160,14 @@ func (c *Config) Validate() error {
 	if c.Timeout <= 0 {
 		return usage("timeout must be > 0 (got %v)", c.Timeout)
 	}
-	if c.Rate < 0 {
+	if c.Rate < 0 || math.IsNaN(c.Rate) {
 		return usage("rate must be >= 0 (0 = closed loop; got %g)", c.Rate)
 	}
 	if c.Rate > 10e6 {
 		return usage("rate %g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
 	}
-	if c.MaxPending < 0 {
-		return usage("max-pending must be >= 0 (got %d)", c.MaxPending)
+	if c.MaxPending < 0 || c.MaxPending > maxMaxPending {
+		return usage("max-pending must be between 0 (default) and %d (got %d): each pending request takes 8 bytes", maxMaxPending, c.MaxPending)
 	}
 	if len(c.CPUs) > 0 {
 		if err := pin.CheckAllowed(c.CPUs); err != nil {

@@ -135,7 +135,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 			}
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.writing {
-			l.readResponse(c)
+			l.readResponse(c, ev)
 		}
 	}
 }
@@ -171,8 +171,9 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	c.wrOff = 0
 }
 
-// readResponse reads what the socket has and feeds the parser.
-func (l *loop) readResponse(c *conn) {
+// readResponse reads what the socket has and feeds the parser. ev is the
+// epoll event that woke the loop.
+func (l *loop) readResponse(c *conn, ev uint32) {
 	for {
 		var n int
 		var err error
@@ -216,8 +217,12 @@ func (l *loop) readResponse(c *conn) {
 			l.complete(c, false)
 			return
 		}
-		if c.sec == nil && n < len(l.buf) {
-			return // edge-triggered: the socket is drained
+		// A short read means the socket is drained and the next edge will
+		// wake us; but when the peer's FIN came with the data (one event
+		// carries both EPOLLIN and EPOLLRDHUP), no further edge comes: read
+		// on to see the EOF, or the response would wait for the timeout.
+		if c.sec == nil && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			return
 		}
 	}
 }

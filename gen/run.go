@@ -165,6 +165,11 @@ func (r *run) probe() error {
 		if err != nil {
 			var errno unix.Errno
 			switch {
+			case errors.As(err, &errno) && errno == unix.ECONNRESET:
+				// The server accepted and reset before the dialer read
+				// SO_ERROR: something is listening. The run counts the
+				// resets rather than refusing to start.
+				return r.startDiag()
 			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
 				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL", r.dst)
 			case isTimeout(err):
@@ -173,11 +178,16 @@ func (r *run) probe() error {
 			return fmt.Errorf("cannot connect to %s: %v", r.dst, err)
 		}
 		c.Close()
-		if fd, err := openDiag(); err == nil {
-			r.diagFd = fd
-		}
-		return nil
+		return r.startDiag()
 	})
+}
+
+// startDiag opens the sock_diag socket that counts TIME_WAIT, if it can.
+func (r *run) startDiag() error {
+	if fd, err := openDiag(); err == nil {
+		r.diagFd = fd
+	}
+	return nil
 }
 
 func isTimeout(err error) bool {

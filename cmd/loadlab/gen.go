@@ -137,22 +137,25 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usageError{err}
 		}
 	}
-	c.Defaults()
+	// The flags carry the defaults already: check before Defaults, which
+	// would turn an explicit -d 0, --timeout 0 or -c 0 into its default.
 	if err := c.Validate(); err != nil {
 		return usageError{err}
 	}
+	c.Defaults()
 	jsonW, closeJSON, err := openOut(f.jsonOut)
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
 	defer closeJSON()
+	closeHdr := func() error { return nil }
 	if f.hdrLog != "" {
-		hw, closeHdr, err := openOut(f.hdrLog)
+		hw, closeH, err := openOut(f.hdrLog)
 		if err != nil {
 			return usagef("--hdr-log: %v", err)
 		}
-		defer closeHdr()
-		c.HdrLog = hw
+		defer closeH()
+		c.HdrLog, closeHdr = hw, closeH
 	}
 	if !f.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
 		c.Progress = func(s gen.Second) {
@@ -184,6 +187,9 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		if err := enc.Encode(res); err != nil {
 			return fmt.Errorf("write JSON result: %v", err)
 		}
+		if err := closeJSON(); err != nil {
+			return fmt.Errorf("write JSON result: %v", err)
+		}
 	}
 	if !f.quiet {
 		out := io.Writer(os.Stdout)
@@ -192,25 +198,13 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 		res.WriteText(out)
 	}
+	if err := closeHdr(); err != nil {
+		return fmt.Errorf("write --hdr-log: %v", err)
+	}
 	if res.Interrupted {
 		return exitError{code: sig.exitCode()}
 	}
 	return nil
-}
-
-// openOut opens FILE for writing, or stdout for "-"; "" gives nil.
-func openOut(path string) (io.Writer, func(), error) {
-	switch path {
-	case "":
-		return nil, func() {}, nil
-	case "-":
-		return os.Stdout, func() {}, nil
-	}
-	fh, err := os.Create(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	return fh, func() { fh.Close() }, nil
 }
 
 func fmtMicros(us int64) string {
