@@ -19,6 +19,7 @@ type aggregator struct {
 	log     *hdr.HistogramLogWriter
 	merged  *hdr.Histogram
 	next    int // next second to emit
+	spare   []*hdr.Histogram
 
 	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
 	// loop that is late with its report (e.g. blocked in a slow connect)
@@ -80,7 +81,7 @@ func (a *aggregator) run() {
 	for rep := range a.r.reports {
 		acc := a.open[rep.t]
 		if acc == nil {
-			acc = &secondAcc{hist: newHist()}
+			acc = &secondAcc{hist: a.spareHist()}
 			a.open[rep.t] = acc
 		}
 		acc.n++
@@ -112,8 +113,22 @@ func (a *aggregator) run() {
 	}
 }
 
+// spareHist returns a histogram from the aggregator's own free list.
+func (a *aggregator) spareHist() *hdr.Histogram {
+	if n := len(a.spare); n > 0 {
+		h := a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		return h
+	}
+	return newHist()
+}
+
 func (a *aggregator) emit(t int, acc *secondAcc) {
 	delete(a.open, t)
+	defer func() {
+		acc.hist.Reset()
+		a.spare = append(a.spare, acc.hist)
+	}()
 	a.next = t + 1
 	a.twMu.Lock()
 	tw, ok := a.twAt[t]

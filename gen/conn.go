@@ -301,7 +301,9 @@ func (l *loop) idleEvent(c *conn, now int64) {
 		// the next request reconnects.
 		l.closeConn(c)
 	default:
-		l.rec.failure(ErrParse, errTrailingBytes, now >= l.r.warmup)
+		// Bytes nobody asked for: not a request's failure (none was in
+		// flight), so it is counted apart and the connection dropped.
+		l.rec.unsolicited++
 		l.closeConn(c)
 	}
 }

@@ -28,16 +28,17 @@ func record(h *hdr.Histogram, v int64) {
 // thread writes them; they are read after the loop has stopped, or copied
 // into a secondReport by the loop itself.
 type counters struct {
-	status     [1000]uint64 // by status code (100-999), measured window
-	errors     [numErrorClasses]uint64
-	firstErr   [numErrorClasses]error // first error seen per class (any time)
-	ok         uint64
-	non2xx     uint64
-	bytes      uint64 // header + body bytes read, measured window
-	lateSends  uint64
-	dropped    uint64
-	handshakes uint64 // completed TCP+TLS handshakes, measured window
-	resumed    uint64
+	status      [1000]uint64 // by status code (100-999), measured window
+	errors      [numErrorClasses]uint64
+	firstErr    [numErrorClasses]error // first error seen per class (any time)
+	ok          uint64
+	non2xx      uint64
+	bytes       uint64 // header + body bytes read, measured window
+	lateSends   uint64
+	dropped     uint64
+	handshakes  uint64 // completed TCP+TLS handshakes, measured window
+	resumed     uint64
+	unsolicited uint64 // idle connections closed because the server sent bytes with no request in flight
 }
 
 // recorder holds one loop's histograms and counters. No locks: the loop

@@ -55,7 +55,8 @@ type Generator struct {
 	Dropped      uint64    `json:"dropped"`    // open loop: requests not sent because the pending queue was full
 	MaxPending   int       `json:"max_pending"`
 	Unfinished   int64     `json:"unfinished"`     // requests still queued or in flight when the run ended
-	TimeWaitPeak int       `json:"time_wait_peak"` // most of our own sockets to the target in TIME_WAIT at once
+	TimeWaitPeak int       `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited  uint64    `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
 	Bottleneck   bool      `json:"bottleneck"`
 	Reason       string    `json:"reason"`
 	Notes        []string  `json:"notes,omitempty"`

@@ -178,8 +178,30 @@ func (r *run) probe() error {
 			return fmt.Errorf("cannot connect to %s: %v", r.dst, err)
 		}
 		c.Close()
+		if err := r.checkSrcAddrs(); err != nil {
+			return err
+		}
 		return r.startDiag()
 	})
+}
+
+// checkSrcAddrs binds a socket to each --src-addrs address once, so that an
+// address this host (or namespace) does not have fails before the run
+// instead of turning every request into addr_not_avail.
+func (r *run) checkSrcAddrs() error {
+	for _, a := range r.cfg.SrcAddrs {
+		fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %v", err)
+		}
+		unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
+		err = unix.Bind(fd, sockaddr(netip.AddrPortFrom(a, 0)))
+		unix.Close(fd)
+		if err != nil {
+			return &UsageError{Msg: fmt.Sprintf("--src-addrs %s is not an address of this host (bind: %v): add it to an interface or list local addresses", a, err)}
+		}
+	}
+	return nil
 }
 
 // startDiag opens the sock_diag socket that counts TIME_WAIT, if it can.
@@ -341,6 +363,7 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 		total.dropped += rec.dropped
 		total.handshakes += rec.handshakes
 		total.resumed += rec.resumed
+		total.unsolicited += rec.unsolicited
 		// The measured window of this loop: warmup end to stop.
 		end := l.stopAt
 		if l.stopWall > 0 && l.stopWall < end {
@@ -365,6 +388,7 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 	g.LateSends = total.lateSends
 	g.Dropped = total.dropped
 	g.Unfinished = r.unfinished.Load()
+	g.Unsolicited = total.unsolicited
 	g.TimeWaitPeak = agg.twPeak
 	g.verdict(cfg.openLoop())
 	if r.tls != nil {

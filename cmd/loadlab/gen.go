@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime/pprof"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/loadlab/loadlab/gen"
@@ -170,7 +171,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		pprof.StartCPUProfile(fh)
 		defer func() { pprof.StopCPUProfile(); fh.Close() }()
 	}
-	ctx, sig := signalContext(context.Background())
+	ctx, sig, stopSignals := signalContext(context.Background())
+	defer stopSignals()
 	res, err := gen.Run(ctx, c)
 	if c.Progress != nil {
 		fmt.Fprint(os.Stderr, "\r\033[K")
@@ -230,17 +232,24 @@ func (c caughtSignal) exitCode() int {
 	return 130
 }
 
-// signalContext returns a context cancelled by the first SIGINT or SIGTERM.
-func signalContext(parent context.Context) (context.Context, caughtSignal) {
+// signalContext returns a context cancelled by the first SIGINT or SIGTERM,
+// and a stop function that ends the signal handling (call it when the run is
+// over; a second signal then gets the default action).
+func signalContext(parent context.Context) (context.Context, caughtSignal, func()) {
 	ctx, cancel := context.WithCancel(parent)
 	ch := make(chan os.Signal, 1)
+	done := make(chan struct{})
 	got := caughtSignal{sig: make(chan os.Signal, 1)}
 	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
 	go func() {
-		s := <-ch
-		got.sig <- s
-		cancel()
-		signal.Stop(ch)
+		defer signal.Stop(ch)
+		select {
+		case s := <-ch:
+			got.sig <- s
+			cancel()
+		case <-done:
+		}
 	}()
-	return ctx, got
+	var once sync.Once
+	return ctx, got, func() { once.Do(func() { close(done); cancel() }) }
 }

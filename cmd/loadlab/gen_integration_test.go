@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"net"
+	"net/netip"
 	"os"
 	"path/filepath"
 	"testing"
@@ -219,5 +220,19 @@ func TestGenCLIJSON(t *testing.T) {
 	}
 	if intervals < 2 || count < 500 {
 		t.Fatalf("hdr log: %d intervals, %d values", intervals, count)
+	}
+}
+
+func TestGenSrcAddrsMustBeLocal(t *testing.T) {
+	srv := startBackend(t)
+	_, err := gen.Run(context.Background(), gen.Config{URL: "http://" + srv.Addr() + "/1k", Duration: time.Second,
+		SrcAddrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}})
+	if !gen.IsUsage(err) {
+		t.Fatalf("a --src-addrs address this host lacks: err %v, want a usage error before the run", err)
+	}
+	res := runGenCfg(t, gen.Config{URL: "http://" + srv.Addr() + "/1k", Duration: time.Second, NewConn: true, Connections: 4,
+		SrcAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}})
+	if res.OK == 0 || res.ErrorCount() != 0 {
+		t.Fatalf("loopback source addresses: ok %d errors %v", res.OK, res.Errors)
 	}
 }
