@@ -69,7 +69,11 @@ func FindBinary(name string) (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("%w: %s is not in $%s, the project's .cache/bin, PATH or /usr/sbin: run scripts/install-proxies.sh", ErrNotFound, name, BinEnv)
+	hint := "scripts/install-proxies.sh"
+	if name == "traefik" {
+		hint += " --with-traefik"
+	}
+	return "", fmt.Errorf("%w: %s is not in $%s, the project's .cache/bin, PATH or /usr/sbin: run %s", ErrNotFound, name, BinEnv, hint)
 }
 
 // projectRoot walks up from dir to the first directory whose go.mod declares
