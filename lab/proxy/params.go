@@ -27,7 +27,11 @@ type Params struct {
 	ServerName string // Host and SNI the site answers
 	Workers    int    // CPUs the proxy has: HAProxy nbthread, h2o num-threads; 0 = the proxy's default. nginx keeps worker_processes auto, which on 1.22 counts the machine's online CPUs, not its cpuset (checked with taskset)
 	MaxConn    int    // connection cap (nginx worker_connections, HAProxy maxconn); 0 = DefaultMaxConn; must fit the open-file limit
-	User       string // unprivileged user to run as; "" = the current user (see Profile docs for who switches)
+	// User is the user the proxy serves as; "" = the current user. nginx,
+	// HAProxy and h2o started as root switch to it through their config (the
+	// caller must then make Dir reachable for it); Caddy and Traefik cannot
+	// switch, so their Render rejects any user but the current one.
+	User string
 }
 
 // DefaultMaxConn is the connection cap used when Params.MaxConn is 0.
