@@ -187,7 +187,7 @@ EOF
 		cd "$build"
 		"$GOCMD" mod tidy
 		"$GOCMD" build -trimpath -o "$bindir/traefik" \
-			-ldflags "-X $mod/pkg/version.Version=$TRAEFIK_VERSION" "$mod/cmd/traefik"
+			-ldflags "-s -w -X $mod/pkg/version.Version=$TRAEFIK_VERSION" "$mod/cmd/traefik"
 	)
 }
 
