@@ -1,0 +1,88 @@
+package proxy
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func TestAllProfilesComplete(t *testing.T) {
+	want := []string{"caddy-pool128", "caddy-stock", "h2o", "haproxy", "nginx-keepalive", "nginx-keepalive128",
+		"nginx-npm", "nginx-stock", "nginx-stock-1.22", "traefik"}
+	if got := strings.Join(Names(), " "); got != strings.Join(want, " ") {
+		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, " "))
+	}
+	seen := map[string]bool{}
+	for _, p := range All() {
+		if seen[p.Name] {
+			t.Errorf("duplicate profile %s", p.Name)
+		}
+		seen[p.Name] = true
+		if p.Proxy == "" || p.Description == "" || strings.Contains(p.Description, "\n") {
+			t.Errorf("%s: Proxy %q, Description %q: want both, description on one line", p.Name, p.Proxy, p.Description)
+		}
+		if p.Find == nil || p.Version == nil || p.Render == nil || p.Command == nil || p.Ready == nil {
+			t.Errorf("%s: a required func is nil", p.Name)
+		}
+		if p.Check == nil && p.Proxy != "traefik" {
+			t.Errorf("%s: Check is nil but %s has a config-check mode", p.Name, p.Proxy)
+		}
+		if p.StopSignal == 0 || p.StopSignal == syscall.SIGKILL {
+			t.Errorf("%s: StopSignal %v must let the proxy exit cleanly", p.Name, p.StopSignal)
+		}
+		if !p.Features.TLS || !p.Features.H2 {
+			t.Errorf("%s: every profile serves TLS and h2, got %v", p.Name, p.Features)
+		}
+		if p.Features.H3 != (p.Proxy == "caddy" || p.Proxy == "traefik") {
+			t.Errorf("%s: H3 = %v; only Caddy and Traefik have QUIC here", p.Name, p.Features.H3)
+		}
+	}
+}
+
+func TestGet(t *testing.T) {
+	p, err := Get("nginx-keepalive")
+	if err != nil || p.Name != "nginx-keepalive" || p.Proxy != "nginx" {
+		t.Fatalf("Get(nginx-keepalive) = %s/%s, %v", p.Name, p.Proxy, err)
+	}
+	_, err = Get("nginx-fast")
+	if err == nil {
+		t.Fatal("Get(nginx-fast) succeeded")
+	}
+	for _, n := range Names() {
+		if !strings.Contains(err.Error(), n) {
+			t.Errorf("error %q does not list %s", err, n)
+		}
+	}
+}
+
+func TestCommandsUseDir(t *testing.T) {
+	p := sampleParams()
+	for _, prof := range All() {
+		args := prof.Command("/bin/"+prof.Proxy, p)
+		if len(args) < 2 || args[0] != "/bin/"+prof.Proxy || !strings.Contains(strings.Join(args, " "), p.Dir) {
+			t.Errorf("%s: Command = %q, want the binary first and a config in %s", prof.Name, args, p.Dir)
+		}
+		files, err := prof.Render(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The command's config file is one Render writes.
+		found := false
+		for name := range files {
+			if strings.Contains(strings.Join(args, " "), p.Dir+"/"+name) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: Command %q names none of the rendered files", prof.Name, args)
+		}
+	}
+}
+
+func TestFeaturesString(t *testing.T) {
+	for f, want := range map[Features]string{{}: "-", {TLS: true, H2: true}: "tls,h2", {TLS: true, H2: true, H3: true}: "tls,h2,h3"} {
+		if got := f.String(); got != want {
+			t.Errorf("%+v.String() = %q, want %q", f, got, want)
+		}
+	}
+}
