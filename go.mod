@@ -16,6 +16,7 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/moby/sys/userns v0.1.0 // indirect
 	github.com/molecule-man/go-brrr v1.3.1 // indirect
+	github.com/quic-go/qpack v0.6.0 // indirect
 	github.com/quic-go/quic-go v0.65.0 // indirect
 	github.com/refraction-networking/utls v1.8.1 // indirect
 	github.com/spf13/cobra v1.10.2 // indirect

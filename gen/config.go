@@ -174,5 +174,8 @@ func (c *Config) Validate() error {
 			return usage("network namespace %s: %v", c.NetNS, err)
 		}
 	}
+	if err := c.validateH3(); err != nil {
+		return err
+	}
 	return c.validateTLS()
 }

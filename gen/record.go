@@ -38,6 +38,7 @@ type counters struct {
 	dropped    uint64
 	handshakes uint64 // completed TCP+TLS handshakes, measured window
 	resumed    uint64
+	zeroRTT    uint64 // HTTP/3: requests sent as 0-RTT early data the server accepted
 }
 
 // recorder holds one loop's histograms and counters. No locks: the loop

@@ -68,6 +68,7 @@ type TLSInfo struct {
 	Curve     string `json:"curve"`
 	ServerKey string `json:"server_key"`
 	Resumed   uint64 `json:"resumed"`
+	ZeroRTT   uint64 `json:"zero_rtt,omitempty"` // HTTP/3: requests sent as 0-RTT early data and accepted
 	ALPN      string `json:"alpn,omitempty"`
 }
 

@@ -1,0 +1,231 @@
+package gen
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// h3Config is a short HTTP/3 run against s.
+func h3Config(s *h3TestServer) Config {
+	return Config{
+		URL:         s.url,
+		HTTP3:       true,
+		Connections: 4,
+		Duration:    1500 * time.Millisecond,
+		Timeout:     2 * time.Second,
+		TLS:         TLSOptions{CAFile: s.caFile},
+	}
+}
+
+func runH3Test(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	start := time.Now()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if el := time.Since(start); el > cfg.Duration+cfg.Timeout+5*time.Second {
+		t.Errorf("run took %v for a %v run", el, cfg.Duration)
+	}
+	if t.Failed() || testing.Verbose() {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		t.Logf("%s", b)
+	}
+	return res
+}
+
+func errorTotal(r *Result) uint64 { return r.ErrorCount() }
+
+func TestH3ClosedLoop(t *testing.T) {
+	s := startH3Server(t, fixedBody(1000))
+	res := runH3Test(t, h3Config(s))
+	if res.Protocol != "h3" || res.QUICVersion != "v1" || res.Mode != "closed" {
+		t.Errorf("protocol %q quic_version %q mode %q", res.Protocol, res.QUICVersion, res.Mode)
+	}
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Requests != res.OK || res.Status["200"] != res.OK {
+		t.Errorf("requests %d ok %d status %v", res.Requests, res.OK, res.Status)
+	}
+	if res.BytesRead != res.OK*1000 {
+		t.Errorf("bytes_read %d, want %d (1000 per response)", res.BytesRead, res.OK*1000)
+	}
+	if res.Handshakes != 4 {
+		t.Errorf("handshakes %d, want 4 (one per keep-alive connection)", res.Handshakes)
+	}
+	if tl := res.TLS; tl == nil || tl.Version != "TLS 1.3" || tl.ALPN != "h3" || tl.Curve != "x25519" || tl.ServerKey != "ecdsa-p256" {
+		t.Errorf("tls %+v", res.TLS)
+	}
+	if len(res.PerSecond) < 1 || res.Latency.P50 <= 0 || res.Latency.P50 > res.Latency.Max {
+		t.Errorf("per_second %d, latency %+v", len(res.PerSecond), res.Latency)
+	}
+	if g := res.Generator; len(g.Busy) != len(g.CPUs) || len(g.CPUs) == 0 || g.Busy[0] <= 0 {
+		t.Errorf("generator cpus %v busy %v", g.CPUs, g.Busy)
+	}
+}
+
+// TestH3OpenLoopCorrection: one connection at 200 requests/s against a
+// server that stalls 200 ms on every 50th request. The requests due during
+// a stall wait for the connection; their latency counts from when they were
+// due, so the corrected distribution is far above the uncorrected one.
+func TestH3OpenLoopCorrection(t *testing.T) {
+	var n atomic.Int64
+	body := fixedBody(100)
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%50 == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		body.ServeHTTP(w, r)
+	}))
+	cfg := h3Config(s)
+	cfg.Connections = 1
+	cfg.Rate = 200
+	cfg.Duration = 3 * time.Second
+	cfg.Warmup = 500 * time.Millisecond
+	res := runH3Test(t, cfg)
+	if res.Mode != "open" || errorTotal(res) != 0 {
+		t.Fatalf("mode %s errors %v %v", res.Mode, res.Errors, res.ErrorSamples)
+	}
+	if res.AchievedRate < 180 || res.AchievedRate > 220 {
+		t.Errorf("achieved %.1f/s, requested 200/s", res.AchievedRate)
+	}
+	if res.Latency.P99 < 190_000 {
+		t.Errorf("corrected p99 %d µs, want >= ~200 ms", res.Latency.P99)
+	}
+	if res.Latency.P50 < 10*res.LatencyUncorrected.P50 {
+		t.Errorf("corrected p50 %d µs is not far above uncorrected p50 %d µs: queued requests are not counted from their intended time", res.Latency.P50, res.LatencyUncorrected.P50)
+	}
+	if res.Generator.LateSends == 0 || res.Generator.Dropped != 0 {
+		t.Errorf("late_sends %d dropped %d", res.Generator.LateSends, res.Generator.Dropped)
+	}
+}
+
+func TestH3OpenLoopRate(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Rate = 1000
+	cfg.Duration = 2 * time.Second
+	cfg.Warmup = 500 * time.Millisecond
+	res := runH3Test(t, cfg)
+	if errorTotal(res) != 0 || res.AchievedRate < 900 || res.AchievedRate > 1100 {
+		t.Errorf("achieved %.1f/s of 1000, errors %v", res.AchievedRate, res.Errors)
+	}
+	if got := res.Requests; got < 1400 || got > 1600 {
+		t.Errorf("requests %d, want ~1500 (1.5 s at 1000/s)", got)
+	}
+	if res.Generator.LagMaxus == 0 {
+		t.Errorf("no send lag recorded")
+	}
+}
+
+func TestH3NewConn(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Handshakes != res.Requests {
+		t.Errorf("handshakes %d != requests %d with --new-conn", res.Handshakes, res.Requests)
+	}
+	if res.TLS == nil || res.TLS.Resumed != 0 || res.HandshakeUs == nil || res.HandshakeUs.P50 <= 0 {
+		t.Errorf("tls %+v handshake_us %+v: want full handshakes only", res.TLS, res.HandshakeUs)
+	}
+}
+
+func TestH3Resume(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	cfg.TLS.Resume = true
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.TLS == nil || res.TLS.Resumed == 0 || res.TLS.Resumed > res.Handshakes {
+		t.Errorf("resumed %+v of %d handshakes", res.TLS, res.Handshakes)
+	}
+	if res.TLS != nil && res.TLS.ZeroRTT != 0 {
+		t.Errorf("zero_rtt %d without --0rtt", res.TLS.ZeroRTT)
+	}
+}
+
+func TestH3ZeroRTT(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	cfg.TLS.Resume = true
+	cfg.TLS.ZeroRTT = true
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.TLS == nil || res.TLS.ZeroRTT == 0 || res.TLS.Resumed == 0 {
+		t.Errorf("tls %+v: want resumed handshakes with accepted 0-RTT requests", res.TLS)
+	}
+}
+
+func TestH3WrongCA(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.TLS.CAFile = testCA(t).CA // another CA
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK != 0 || res.Errors["tls"] == 0 {
+		t.Fatalf("ok %d errors %v: want TLS errors only", res.OK, res.Errors)
+	}
+	if msg := res.ErrorSamples["tls"]; !strings.Contains(msg, "certificate") {
+		t.Errorf("tls sample %q does not mention the certificate", msg)
+	}
+}
+
+func TestH3NothingListening(t *testing.T) {
+	port := freeUDPPort(t)
+	cfg := Config{URL: "https://127.0.0.1:" + port + "/", HTTP3: true, Duration: time.Second, Timeout: time.Second, Connections: 2, TLS: TLSOptions{Insecure: true}}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg)
+	if err == nil || IsUsage(err) || !strings.Contains(err.Error(), "no QUIC answer") {
+		t.Fatalf("err %v, result %+v: want a clear run error", err, res)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %v to give up", el)
+	}
+}
+
+func TestH3Validate(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"http url", func(c *Config) { c.URL = "http://127.0.0.1:1/" }, "https://"},
+		{"0rtt without resume", func(c *Config) { c.TLS.ZeroRTT = true }, "--resume"},
+		{"0rtt without http3", func(c *Config) { c.HTTP3 = false; c.TLS.ZeroRTT = true; c.TLS.Resume = true }, "--http3"},
+		{"tls 1.2", func(c *Config) { c.TLS.Version = "1.2" }, "TLS 1.3"},
+		{"utls", func(c *Config) { c.TLS.ClientHello = "chrome" }, "--client-hello"},
+		{"close rst", func(c *Config) { c.Close = CloseRST }, "--close"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{URL: "https://127.0.0.1:1/", HTTP3: true, TLS: TLSOptions{Insecure: true}}
+			tc.edit(&cfg)
+			_, err := Run(context.Background(), cfg)
+			if !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v: want a usage error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
