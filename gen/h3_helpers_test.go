@@ -17,6 +17,7 @@ type h3TestServer struct {
 	url    string // https://127.0.0.1:PORT/
 	caFile string // PEM of the CA that signed the server's certificate
 	port   int
+	close  func() // stops the server now (also done when the test ends)
 }
 
 // testCA creates a CA and a P-256 leaf for localhost/127.0.0.1 in a
@@ -47,20 +48,27 @@ func startH3Server(t testing.TB, h http.Handler) *h3TestServer {
 		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
 	}
 	go srv.Serve(udp)
-	t.Cleanup(func() {
+	stop := func() {
 		srv.Close()
 		udp.Close()
-	})
+	}
+	t.Cleanup(stop)
 	port := udp.LocalAddr().(*net.UDPAddr).Port
-	return &h3TestServer{url: fmt.Sprintf("https://127.0.0.1:%d/", port), caFile: p.CA, port: port}
+	return &h3TestServer{url: fmt.Sprintf("https://127.0.0.1:%d/", port), caFile: p.CA, port: port, close: stop}
 }
 
-// fixedBody answers every request with n bytes.
-func fixedBody(n int) http.Handler {
+// fixedBodyBytes is the body fixedBody(n) sends.
+func fixedBodyBytes(n int) []byte {
 	body := make([]byte, n)
 	for i := range body {
 		body[i] = byte('a' + i%26)
 	}
+	return body
+}
+
+// fixedBody answers every request with n bytes.
+func fixedBody(n int) http.Handler {
+	body := fixedBodyBytes(n)
 	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Length", fmt.Sprint(n))
 		w.Write(body)

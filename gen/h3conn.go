@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"crypto/tls"
 	"errors"
 	"hash"
 	"io"
@@ -52,6 +53,7 @@ type h3Conn struct {
 
 	udp *net.UDPConn
 	tr  *quic.Transport
+	tls *tls.Config // the run's, or with TLS.Resume a copy with this slot's own session cache
 	qc  *quic.Conn // set and cleared by the worker under l.mu; finish reads it under l.mu
 	cc  *http3.ClientConn
 
@@ -62,7 +64,15 @@ type h3Conn struct {
 }
 
 func newH3Conn(l *h3Loop, idx int, req *http.Request, verify bool) *h3Conn {
-	c := &h3Conn{l: l, e: l.e, idx: idx, work: make(chan h3Job, 1), req: req, buf: make([]byte, h3BufSize)}
+	c := &h3Conn{l: l, e: l.e, idx: idx, work: make(chan h3Job, 1), req: req, buf: make([]byte, h3BufSize), tls: l.e.tlsConf}
+	if l.r.cfg.TLS.Resume {
+		// Each slot resumes from its own previous connection's ticket:
+		// tickets shared by concurrent handshakes are reused tickets (RFC
+		// 8446 C.4 advises against it), and quic-go then writes to the
+		// session state two handshakes share (a data race).
+		c.tls = l.e.tlsConf.Clone()
+		c.tls.ClientSessionCache = tls.NewLRUClientSessionCache(4)
+	}
 	if verify {
 		c.sum = sha256.New()
 	}
@@ -144,9 +154,9 @@ func (c *h3Conn) dial(o *h3Out) bool {
 	var qc *quic.Conn
 	var err error
 	if l.r.cfg.TLS.ZeroRTT {
-		qc, err = c.tr.DialEarly(ctx, e.dst, e.tlsConf, e.quicConf)
+		qc, err = c.tr.DialEarly(ctx, e.dst, c.tls, e.quicConf)
 	} else {
-		qc, err = c.tr.Dial(ctx, e.dst, e.tlsConf, e.quicConf)
+		qc, err = c.tr.Dial(ctx, e.dst, c.tls, e.quicConf)
 	}
 	cancel()
 	if err != nil {

@@ -151,7 +151,7 @@ func (e *h3Engine) probe() error {
 		tr := &quic.Transport{Conn: udp}
 		defer tr.Close()
 		conf := e.tlsConf.Clone()
-		conf.ClientSessionCache = nil // the probe must not hand the run a session to resume
+		conf.ClientSessionCache = nil // no session to resume from, none to leave behind
 		qconf := e.quicConf.Clone()
 		qconf.HandshakeIdleTimeout = wait
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
