@@ -54,7 +54,7 @@ type h3Conn struct {
 	udp *net.UDPConn
 	tr  *quic.Transport
 	tls *tls.Config // the run's, or with TLS.Resume a copy with this slot's own session cache
-	qc  *quic.Conn // set and cleared by the worker under l.mu; finish reads it under l.mu
+	qc  *quic.Conn  // set and cleared by the worker under l.mu; finish reads it under l.mu
 	cc  *http3.ClientConn
 
 	req *http.Request // shared by the run's workers, read only
