@@ -34,6 +34,12 @@ func testCA(t testing.TB) certs.Paths {
 // startH3Server serves h over HTTP/3 until the test ends.
 func startH3Server(t testing.TB, h http.Handler) *h3TestServer {
 	t.Helper()
+	return startH3ServerWith(t, h, nil)
+}
+
+// startH3ServerWith is startH3Server with a hook to adjust the server.
+func startH3ServerWith(t testing.TB, h http.Handler, adjust func(*http3.Server)) *h3TestServer {
+	t.Helper()
 	p := testCA(t)
 	cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
 	if err != nil {
@@ -46,6 +52,9 @@ func startH3Server(t testing.TB, h http.Handler) *h3TestServer {
 	srv := &http3.Server{
 		Handler:   h,
 		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
+	}
+	if adjust != nil {
+		adjust(srv)
 	}
 	go srv.Serve(udp)
 	stop := func() {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/pin"
+	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/sys/unix"
 )
 
@@ -390,5 +391,25 @@ func TestH3ServerGone(t *testing.T) {
 	res := runH3Test(t, cfg)
 	if res.OK == 0 || errorTotal(res) == 0 {
 		t.Errorf("ok %d errors %v: want successes, then failures", res.OK, res.Errors)
+	}
+}
+
+// TestH3ServerClosesIdle: the server closes connections idle for 300 ms;
+// at 2 requests/s on one connection each request finds its connection
+// closed and reconnects, which is not an error. (The server's idle timer
+// also runs during the handshake, so a much shorter one can close a
+// connection before its first request on a busy machine.)
+func TestH3ServerClosesIdle(t *testing.T) {
+	s := startH3ServerWith(t, fixedBody(100), func(srv *http3.Server) { srv.IdleTimeout = 300 * time.Millisecond })
+	cfg := h3Config(s)
+	cfg.Connections = 1
+	cfg.Rate = 2
+	cfg.Duration = 3 * time.Second
+	res := runH3Test(t, cfg)
+	if res.OK < 5 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Handshakes < 4 {
+		t.Errorf("handshakes %d for %d requests: the idle connections were not replaced", res.Handshakes, res.OK)
 	}
 }

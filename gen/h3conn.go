@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/quic-go/quic-go"
@@ -125,6 +126,17 @@ func (c *h3Conn) do(job h3Job) {
 		return
 	}
 	err := c.exchange(o)
+	var noStream *streamOpenError
+	if errors.As(err, &noStream) && !o.handshake {
+		// A kept-alive connection took no new request (the server is
+		// shutting it down: GOAWAY). Nothing was sent: reconnect and send
+		// it, like the HTTP/1.1 engine after a keep-alive close.
+		c.drop()
+		if !c.dial(o) {
+			return
+		}
+		err = c.exchange(o)
+	}
 	if err != nil && errors.Is(err, quic.Err0RTTRejected) {
 		// The server refused the early data: finish the handshake and send
 		// the request again at 1-RTT (it still counts from its intended time).
@@ -201,7 +213,7 @@ func (c *h3Conn) exchange(o *h3Out) error {
 	}
 	str, err := c.cc.OpenRequestStream(c.l.ctx)
 	if err != nil {
-		return err
+		return &streamOpenError{err}
 	}
 	str.SetDeadline(deadline)
 	if err := str.SendRequestHeader(c.req); err != nil {
@@ -233,6 +245,9 @@ func (c *h3Conn) exchangeBody(o *h3Out, deadline time.Time) error {
 	req.ContentLength = int64(len(c.e.body))
 	rsp, err := c.cc.RoundTrip(req)
 	if err != nil {
+		if strings.HasPrefix(err.Error(), "http3: conn unusable") { // http3's errConnUnusable: no stream opened
+			return &streamOpenError{err}
+		}
 		return err
 	}
 	o.status = rsp.StatusCode
@@ -240,6 +255,13 @@ func (c *h3Conn) exchangeBody(o *h3Out, deadline time.Time) error {
 	rsp.Body.Close()
 	return err
 }
+
+// streamOpenError: the connection opened no stream for the request, so
+// nothing was sent.
+type streamOpenError struct{ err error }
+
+func (e *streamOpenError) Error() string { return e.err.Error() }
+func (e *streamOpenError) Unwrap() error { return e.err }
 
 func abortStream(str *http3.RequestStream) {
 	str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
