@@ -53,7 +53,7 @@ type Config struct {
 	MaxPending   int           // open loop: due but unsent requests kept (default rate x timeout, min 1000)
 	NewConn      bool          // a new connection (and TLS handshake) per request
 	Close        CloseMode     // how the generator closes connections
-	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin
+	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
 	TLS          TLSOptions    // for https:// targets
 	HTTP3        bool          // HTTP/3 over QUIC (https:// only)
 	VerifySHA256 []byte        // 32 bytes: every body must hash to this

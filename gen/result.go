@@ -88,7 +88,7 @@ type Result struct {
 	Status         map[string]uint64 `json:"status"`
 	Errors         map[string]uint64 `json:"errors"`
 	ErrorSamples   map[string]string `json:"error_samples,omitempty"` // first message per error class
-	BytesRead      uint64            `json:"bytes_read"`
+	BytesRead      uint64            `json:"bytes_read"`              // HTTP/1.1: headers + bodies; h3: bodies (headers are QPACK-compressed)
 	ThroughputGbps float64           `json:"throughput_gbps"`
 
 	Latency            Latency `json:"latency_us"`
