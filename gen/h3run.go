@@ -370,10 +370,10 @@ func (e *h3Engine) outcome(maxPending int) outcome {
 	r := e.r
 	o := outcome{protocol: "h3", quicVersion: e.version,
 		g: Generator{CPUs: e.cpus, Loops: len(e.loops), MaxPending: maxPending}}
-	interrupted := r.stopped.Load()
 	for _, l := range e.loops {
+		// The measured window ends at the stop, or earlier when interrupted.
 		end := l.stopAt
-		if interrupted && l.stopWall > 0 {
+		if l.stopWall > 0 && l.stopWall < end {
 			end = l.stopWall
 		}
 		o.recs = append(o.recs, l.rec)

@@ -6,14 +6,17 @@
 #   - keep-alive: requests/s and generator CPU µs per request, 10 connections
 #   - --new-conn: handshakes/s and generator CPU µs per handshake
 # Server pinned to CPU 0, generator to CPU 1 (taskset); ROUNDS rounds, medians.
-# CPU is user+sys from /usr/bin/time over the generator's whole process.
+# CPU is user+sys from /usr/bin/time over the generator's whole process
+# (startup, warmup and probe included), divided by every request it made.
 # Loopback only; every run is bounded; only the PIDs started here are killed.
 #
-# Server: Caddy (CADDY, default /root/proxybin/caddy or /work/main/.cache/bin/caddy)
-# serving a 1 KiB file, or any HTTP/3 server given as H3_SERVER_CMD, a shell
-# command with {port} {cert} {key} {dir} placeholders (e.g. once it exists:
-# H3_SERVER_CMD='loadlab serve --h3 --listen 127.0.0.1:{port} --cert {cert} --key {key}';
-# it must serve GET /1k with a 1024-byte body).
+# Server (SERVER=auto|loadlab|caddy, default auto = the first available):
+#   loadlab  `loadlab serve --h3` (SERVE_LOADLAB, default the loadlab below),
+#            when that binary has the serve command; GET /1k = 1024 bytes
+#   caddy    Caddy (CADDY, default /root/proxybin/caddy or
+#            /work/main/.cache/bin/caddy) serving a 1 KiB file
+#   or any HTTP/3 server as H3_SERVER_CMD, a shell command with {port}
+#   {cert} {key} {dir} placeholders that serves GET /1k (1024 bytes).
 #
 # Usage: scripts/bench-h3.sh [-d SECONDS] [-r ROUNDS] [-f SERVER_CPU] [-g GEN_CPU]
 set -euo pipefail
@@ -25,7 +28,7 @@ while getopts "d:r:f:g:h" o; do
 	r) ROUNDS=$OPTARG ;;
 	f) SCPU=$OPTARG ;;
 	g) GCPU=$OPTARG ;;
-	*) sed -n '2,20p' "$0"; exit 2 ;;
+	*) sed -n '2,22p' "$0"; exit 2 ;;
 	esac
 done
 case "$DUR$ROUNDS" in *[!0-9]*) echo "bench-h3: -d and -r take whole numbers" >&2; exit 2 ;; esac
@@ -68,12 +71,22 @@ mkdir -p "$TMP/www"
 head -c 1024 /dev/urandom >"$TMP/www/1k"
 
 # Start the server on CPU 0.
+SERVE_LOADLAB=${SERVE_LOADLAB:-$LOADLAB}
+SERVER=${SERVER:-auto}
+if [ -z "${H3_SERVER_CMD:-}" ] && [ "$SERVER" != caddy ]; then
+	if "$SERVE_LOADLAB" serve --help 2>/dev/null | grep -q -- "--h3"; then
+		H3_SERVER_CMD="$SERVE_LOADLAB serve --h3 --listen 127.0.0.1:{port} --tls-cert {cert} --tls-key {key}"
+	elif [ "$SERVER" = loadlab ]; then
+		echo "bench-h3: $SERVE_LOADLAB has no 'serve --h3'; set SERVE_LOADLAB to a build that has" >&2
+		exit 1
+	fi
+fi
 if [ -n "${H3_SERVER_CMD:-}" ]; then
 	cmd=${H3_SERVER_CMD//\{port\}/$PORT}
 	cmd=${cmd//\{cert\}/$CERT}
 	cmd=${cmd//\{key\}/$KEY}
 	cmd=${cmd//\{dir\}/$TMP/www}
-	SERVER_NAME="H3_SERVER_CMD ($cmd)"
+	SERVER_NAME="$cmd"
 	taskset -c "$SCPU" bash -c "exec $cmd" >"$TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 else
@@ -82,7 +95,7 @@ else
 		[ -z "$CADDY" ] && [ -x "$c" ] && CADDY=$c
 	done
 	if [ -z "$CADDY" ]; then
-		echo "bench-h3: no HTTP/3 server: install Caddy (CADDY=path) or set H3_SERVER_CMD" >&2
+		echo "bench-h3: no HTTP/3 server: build loadlab with 'serve --h3', install Caddy (CADDY=path) or set H3_SERVER_CMD" >&2
 		exit 1
 	fi
 	cat >"$TMP/Caddyfile" <<EOF
