@@ -78,12 +78,6 @@ func (e *Env) open(ctx context.Context) error {
 	if e.user, err = resolveProxyUser(o.ProxyUser, o.Log); err != nil {
 		return err
 	}
-	if err := makeRunDir(o.Dir, e.user); err != nil {
-		return err
-	}
-	if err := e.ensureCerts(); err != nil {
-		return err
-	}
 	// Namespaces before cgroups: the janitor runs last-added first, so it
 	// removes the cgroups (killing whatever is left in them) before it
 	// unpins the namespaces those processes sat in.
@@ -103,6 +97,13 @@ func (e *Env) open(ctx context.Context) error {
 		e.cg = m
 		e.j.Add("remove cgroups", m.Cleanup)
 	}
+	e.logPlan()
+	if err := makeRunDir(o.Dir, e.user); err != nil {
+		return err
+	}
+	if err := e.ensureCerts(); err != nil {
+		return err
+	}
 	return e.startBackend(ctx)
 }
 
@@ -121,11 +122,16 @@ func (e *Env) makePlan() error {
 		return err
 	}
 	e.plan = p
+	return nil
+}
+
+// logPlan prints the CPU plan and its notes.
+func (e *Env) logPlan() {
+	p := e.plan
 	fmt.Fprintf(e.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Loadgen)
 	for _, n := range p.Notes {
 		fmt.Fprintf(e.o.Log, "  %s\n", n)
 	}
-	return nil
 }
 
 // ensureCerts creates or reuses a certificate per key type with the lab's
