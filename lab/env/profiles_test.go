@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,6 +66,7 @@ func checkOneProxy(t *testing.T, e *Env, prof proxy.Profile, key certs.KeyType, 
 		}
 	}
 	assertRunsAsProxyUser(t, e, p)
+	assertMemoryLimit(t, p, e.o.MemoryLimit)
 	if full {
 		median, all, err := p.IdleMemory(ctx, time.Second, 3, 200*time.Millisecond)
 		if err != nil {
@@ -109,4 +113,24 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// assertMemoryLimit checks the memory limit of the proxy's cgroup (v1
+// memory.limit_in_bytes, v2 memory.max).
+func assertMemoryLimit(t *testing.T, p *Proxy, want int64) {
+	t.Helper()
+	for _, f := range p.Group().ProcsFiles() {
+		dir := filepath.Dir(f)
+		for _, name := range []string{"memory.limit_in_bytes", "memory.max"} {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				continue
+			}
+			if got := strings.TrimSpace(string(b)); got != strconv.FormatInt(want, 10) {
+				t.Errorf("%s/%s = %s, want %d", dir, name, got, want)
+			}
+			return
+		}
+	}
+	t.Errorf("no memory limit file in the groups of %v", p.Group().ProcsFiles())
 }

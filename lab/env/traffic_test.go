@@ -13,6 +13,7 @@ import (
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/watch"
 )
 
 // installedProfile skips the test when the profile's binary is missing.
@@ -131,7 +132,9 @@ func TestKeepaliveBackendConnections(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		w := p.Watch(200 * time.Millisecond)
 		res := runGen(t, e, p, gen.Config{URL: "/1k", Connections: 4, Duration: 20 * time.Second, Requests: requests})
+		samples := w.Stop()
 		after, err := e.BackendStats()
 		if err != nil {
 			t.Fatal(err)
@@ -145,8 +148,77 @@ func TestKeepaliveBackendConnections(t *testing.T) {
 		if accepted < c.min || accepted > c.max {
 			t.Errorf("%s: %d new backend connections for %d keep-alive requests, want %d..%d", c.profile, accepted, requests, c.min, c.max)
 		}
+		checkSamples(t, c.profile, samples, w.Err())
+		if c.profile == "nginx-stock" {
+			// On loopback TIME_WAIT is counted on the backend's port: nginx
+			// closes each backend connection first.
+			if tw := samples[len(samples)-1].TimeWait; tw < requests*9/10 {
+				t.Errorf("nginx-stock: TIME_WAIT on the backend port %d after %d requests, want about one per request", tw, requests)
+			}
+		}
 		if err := p.Stop(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// checkSamples checks that the watcher saw the proxy's group: memory,
+// processes, threads, CPU use, and a TIME_WAIT count.
+func checkSamples(t *testing.T, name string, samples []watch.Sample, err error) {
+	t.Helper()
+	if err != nil {
+		t.Errorf("%s: watch: %v", name, err)
+	}
+	if len(samples) == 0 {
+		t.Fatalf("%s: no watch samples", name)
+	}
+	busy := 0.0
+	for _, s := range samples {
+		if s.MemCurrent == 0 || s.MemPeak < s.MemCurrent || s.Procs < 1 || s.Threads < s.Procs || s.TimeWait < 0 {
+			t.Errorf("%s: sample %+v: want memory, peak >= current, processes, threads and a TIME_WAIT count", name, s)
+		}
+		busy = max(busy, s.CPUCores)
+	}
+	if busy <= 0 {
+		t.Errorf("%s: no CPU use seen in %d samples while serving", name, len(samples))
+	}
+}
+
+// Seed 003's cliff in miniature: across veth TIME_WAIT ports are not
+// reused, so nginx-stock (a new backend connection per request, closed by
+// nginx) runs out of local ports and answers 502, and its error log says
+// why. The proxy namespace gets 500 local ports instead of 28,232, so the
+// cliff comes after about 500 requests instead of 28,231.
+func TestNetnsPortExhaustionCliff(t *testing.T) {
+	realLab(t)
+	installedProfile(t, "nginx-stock")
+	e := openEnv(t, Options{Net: NetNS})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := e.StartProxy(ctx, "nginx-stock", certs.P256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ports = 500
+	err = e.lab.Do(RoleProxy, func() error {
+		return os.WriteFile("/proc/sys/net/ipv4/ip_local_port_range", []byte("40000 40499"), 0o644)
+	})
+	if err != nil {
+		t.Fatalf("narrowing the proxy namespace's port range: %v", err)
+	}
+	res := runGen(t, e, p, gen.Config{URL: "/1k", Connections: 4, Duration: 20 * time.Second, Requests: 3 * ports})
+	lines, causes, err := p.ErrorLog()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("%d ok, status %v; error log: %d lines, causes %v", res.OK, res.Status, lines, causes)
+	if res.OK < ports*8/10 || res.OK > ports+10 {
+		t.Errorf("%d ok before the cliff, want about %d (the port range)", res.OK, ports)
+	}
+	if res.Status["502"] < ports {
+		t.Errorf("%d responses with 502 after the ports ran out, want most of the rest", res.Status["502"])
+	}
+	if causes["addr_not_avail"] == 0 || lines < causes["addr_not_avail"] {
+		t.Errorf("error log causes %v (%d lines), want Cannot assign requested address", causes, lines)
 	}
 }
