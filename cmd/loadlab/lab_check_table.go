@@ -24,7 +24,7 @@ func writeLabCheckTable(w io.Writer, r labCheckReport) {
 	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tH2\tH3\tIDLE MEM\tRESTART\tCERT\tBODIES")
 	for _, row := range r.Rows {
 		if !row.Found {
-			fmt.Fprintf(tw, "%s\tnot installed: %s\t\t\t\t\t\t\t\n", row.Profile, row.Install)
+			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
 			continue
 		}
 		mem, restart, cert := "-", "-", "-"
@@ -42,6 +42,9 @@ func writeLabCheckTable(w io.Writer, r labCheckReport) {
 	}
 	tw.Flush()
 	for _, row := range r.Rows {
+		if !row.Found {
+			fmt.Fprintf(w, "%s: not installed: install it with %s\n", row.Profile, row.Install)
+		}
 		if row.Error != "" {
 			fmt.Fprintf(w, "%s: %s\n", row.Profile, row.Error)
 		}

@@ -91,7 +91,7 @@ func TestLabCheckNotInstalledRow(t *testing.T) {
 	writeLabCheckTable(&b, rep)
 	out := b.String()
 	for _, want := range []string{
-		"traefik  ", "not installed: scripts/install-proxies.sh --with-traefik",
+		"traefik  ", "not installed", "traefik: not installed: install it with scripts/install-proxies.sh --with-traefik",
 		"nginx-stock", "6.0 MiB", "0.10s", "unchanged", "identical",
 		"caddy-stock", "FAIL", "DIFFER", "caddy-stock: h3 /1m through caddy-stock: status 502",
 	} {
