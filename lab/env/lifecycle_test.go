@@ -2,6 +2,8 @@ package env
 
 import (
 	"context"
+	"net"
+	"net/netip"
 	"os"
 	"strconv"
 	"strings"
@@ -123,5 +125,41 @@ func TestStartProxyErrors(t *testing.T) {
 	}
 	if _, err := e.StartProxy(ctx, "nginx-stock", certs.RSA4096); err == nil || !strings.Contains(err.Error(), "Options.Keys") {
 		t.Errorf("unprepared key: %v", err)
+	}
+}
+
+// A port taken between picking and the proxy's bind makes the proxy exit
+// at start; StartProxy tries again with other ports.
+func TestStartProxyRetriesTakenPort(t *testing.T) {
+	realLab(t)
+	installedProfile(t, "h2o")
+	e := openEnv(t, Options{})
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	busy := held.Addr().(*net.TCPAddr).Port
+	calls := 0
+	pickPorts = func(listen func(string, string) (net.Listener, error), listenPacket func(string, string) (net.PacketConn, error), host netip.Addr, n int, udp bool) ([]int, error) {
+		calls++
+		ports, err := freePorts(listen, listenPacket, host, n, udp)
+		if calls == 1 && err == nil {
+			ports[len(ports)-1] = busy // the HTTPS port, taken
+		}
+		return ports, err
+	}
+	defer func() { pickPorts = freePorts }()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := e.StartProxy(ctx, "h2o", certs.P256)
+	if err != nil {
+		t.Fatalf("StartProxy with the first HTTPS port taken: %v", err)
+	}
+	if calls != 2 || p.Params().HTTPSPort == busy {
+		t.Errorf("%d port picks, HTTPS port %d (busy %d); want a second pick and another port", calls, p.Params().HTTPSPort, busy)
+	}
+	if _, err := p.CheckBodies(ctx); err != nil {
+		t.Error(err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -15,6 +16,16 @@ import (
 	"github.com/loadlab/loadlab/lab/proc"
 	"github.com/loadlab/loadlab/lab/proxy"
 )
+
+// errPortInUse marks a start that failed because a port was taken.
+var errPortInUse = errors.New("a listening port is already in use")
+
+// pickPorts chooses the proxy's ports (a variable for the retry test).
+var pickPorts = freePorts
+
+// startAttempts bounds StartProxy's tries when a picked port was taken
+// before the proxy could bind it.
+const startAttempts = 3
 
 // stopGrace is how long a proxy may take to exit after its stop signal
 // before the rest of its group is killed.
@@ -71,23 +82,32 @@ func (e *Env) StartProxy(ctx context.Context, profile string, key certs.KeyType)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", profile, err)
 	}
-	e.mu.Lock()
-	e.seq++
-	n := e.seq
-	e.mu.Unlock()
-	p := &Proxy{e: e, prof: prof, key: key, path: path, version: version, name: fmt.Sprintf("%s-%s-%d", profile, key, n)}
-	if err := p.prepare(paths); err != nil {
-		return nil, err
-	}
-	e.j.Add("stop "+p.name, p.Stop)
-	if err := p.launch(ctx); err != nil {
+	for attempt := 1; ; attempt++ {
+		e.mu.Lock()
+		e.seq++
+		n := e.seq
+		e.mu.Unlock()
+		p := &Proxy{e: e, prof: prof, key: key, path: path, version: version, name: fmt.Sprintf("%s-%s-%d", profile, key, n)}
+		if err := p.prepare(paths); err != nil {
+			return nil, err
+		}
+		e.j.Add("stop "+p.name, p.Stop)
+		err := p.launch(ctx)
+		if err == nil {
+			e.mu.Lock()
+			e.running[p] = true
+			e.mu.Unlock()
+			return p, nil
+		}
 		_ = p.Stop()
+		// The ports were free when picked; another program may have
+		// taken one before the proxy bound it.
+		if attempt < startAttempts && errors.Is(err, errPortInUse) {
+			fmt.Fprintf(e.o.Log, "%s: a port was taken meanwhile; trying other ports\n", profile)
+			continue
+		}
 		return nil, err
 	}
-	e.mu.Lock()
-	e.running[p] = true
-	e.mu.Unlock()
-	return p, nil
 }
 
 // prepare makes the proxy's directory with its own copies of the
@@ -119,7 +139,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		return err
 	}
 	listen, listenPacket := e.listenIn(RoleProxy)
-	ports, err := freePorts(listen, listenPacket, host, 2, true)
+	ports, err := pickPorts(listen, listenPacket, host, 2, true)
 	if err != nil {
 		return err
 	}
@@ -212,6 +232,9 @@ func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process) error {
 	var last error
 	for {
 		if pr.Exited() {
+			if p.logContains("address already in use") {
+				return fmt.Errorf("%s exited at start: %w (%s)", p.prof.Name, errPortInUse, p.logTail())
+			}
 			return fmt.Errorf("%s exited at start: %s", p.prof.Name, p.logTail())
 		}
 		if last = p.probe(ctx); last == nil {
@@ -252,6 +275,16 @@ func (p *Proxy) logTail() string {
 		}
 	}
 	return "nothing logged in " + p.params.Dir
+}
+
+// logContains reports whether the proxy's logs contain s (any case).
+func (p *Proxy) logContains(s string) bool {
+	for _, f := range p.logFiles() {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(strings.ToLower(string(b)), strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
 }
 
 // urlFor is the URL the checks request: the server name (Host, SNI) and

@@ -54,11 +54,13 @@ func resolveProxyUser(want string, log io.Writer) (runAs, error) {
 		return runAs{}, nil
 	}
 	if want == DefaultProxyUser {
+		// An error with the user present after all: another loadlab
+		// created it at the same moment.
 		created, err := proc.EnsureUser(want)
-		if err != nil {
+		if _, lerr := user.Lookup(want); err != nil && lerr != nil {
 			return runAs{}, err
 		}
-		if created {
+		if created && err == nil {
 			fmt.Fprintf(log, "created system user %s for the proxies\n", want)
 		}
 	}
