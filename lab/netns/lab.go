@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 
 	"github.com/vishvananda/netlink"
-	"github.com/vishvananda/netlink/nl"
 	"github.com/vishvananda/netns"
 )
 
@@ -55,8 +54,8 @@ type space struct {
 	addrs  []netip.Addr
 	handle netns.NsHandle
 
-	diagMu sync.Mutex
-	diag   *nl.NetlinkSocket // sock_diag socket opened inside the namespace
+	diagMu   sync.Mutex
+	sockstat *os.File // /proc/net/sockstat opened inside the namespace
 }
 
 // NewLab creates the bridge and one namespace per role, each with loopback
@@ -231,9 +230,9 @@ func (l *Lab) Close() error {
 	for i := len(l.spaces) - 1; i >= 0; i-- {
 		s := l.spaces[i]
 		s.diagMu.Lock()
-		if s.diag != nil {
-			s.diag.Close()
-			s.diag = nil
+		if s.sockstat != nil {
+			s.sockstat.Close()
+			s.sockstat = nil
 		}
 		s.diagMu.Unlock()
 		if err := delLink(s.veth); err != nil {
