@@ -24,23 +24,25 @@
 # Tool logs of the last run are kept in results/bench-gen.logs/.
 set -euo pipefail
 
-# shellcheck source=lib/bench-common.sh
+# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bench-common.sh"
 
 RATE=${RATE:-20000}
 CONNS_1M=${CONNS_1M:-10}
 WARMUP=${WARMUP:-2}
 SCENARIOS=${SCENARIOS:-closed-1k rate-1k closed-1m}
-[[ $RATE =~ ^[0-9]+$ ]] && ((RATE > 0)) || die "RATE must be a positive integer (got '$RATE')"
-[[ $CONNS_1M =~ ^[0-9]+$ ]] && ((CONNS_1M > 0)) || die "CONNS_1M must be a positive integer (got '$CONNS_1M')"
+if ! [[ $RATE =~ ^[0-9]+$ ]] || ((RATE == 0)); then die "RATE must be a positive integer (got '$RATE')"; fi
+if ! [[ $CONNS_1M =~ ^[0-9]+$ ]] || ((CONNS_1M == 0)); then die "CONNS_1M must be a positive integer (got '$CONNS_1M')"; fi
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "WARMUP must be a non-negative integer (got '$WARMUP')"
 for s in $SCENARIOS; do
 	case $s in closed-1k | rate-1k | closed-1m) ;; *) die "unknown scenario '$s': use closed-1k, rate-1k, closed-1m" ;; esac
 done
 
-RAW=$RESULTS/bench-gen.tsv
-SUMMARY=$RESULTS/bench-gen-summary.tsv
-LOGS=$RESULTS/bench-gen.logs
+TAG=${TAG:-}
+[[ $TAG =~ ^[A-Za-z0-9._-]*$ ]] || die "TAG may hold only letters, digits, . _ - (got '$TAG')"
+RAW=$RESULTS/bench-gen${TAG:+-$TAG}.tsv
+SUMMARY=$RESULTS/bench-gen${TAG:+-$TAG}-summary.tsv
+LOGS=$RESULTS/bench-gen${TAG:+-$TAG}.logs
 
 bench_init
 need_apt nginx:nginx wrk:wrk h2load:nghttp2-client jq:jq curl:curl
@@ -118,7 +120,7 @@ run_one() {
 	l1=$(load1)
 	case $tool in
 	loadlab)
-		timed "$limit" "$name" "$LOADLAB" gen -c "$conns" -d "${DURATION}s" ${rate:+-r "$rate"} \
+		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen -c "$conns" -d "${DURATION}s" ${rate:+-r "$rate"} \
 			--cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
 		;;
 	wrk)

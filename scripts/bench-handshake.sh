@@ -27,7 +27,7 @@
 # Tool logs of the last run are kept in results/bench-handshake.logs/.
 set -euo pipefail
 
-# shellcheck source=lib/bench-common.sh
+# shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib/bench-common.sh"
 
 KEYS=${KEYS:-p256 rsa2048 rsa4096}
@@ -38,9 +38,11 @@ done
 case $LOADLAB_CLOSE in fin | rst) ;; *) die "LOADLAB_CLOSE must be fin or rst (got '$LOADLAB_CLOSE')" ;; esac
 TOOLS=(loadlab h2load bombardier)
 
-RAW=$RESULTS/bench-handshake.tsv
-SUMMARY=$RESULTS/bench-handshake-summary.tsv
-LOGS=$RESULTS/bench-handshake.logs
+TAG=${TAG:-}
+[[ $TAG =~ ^[A-Za-z0-9._-]*$ ]] || die "TAG may hold only letters, digits, . _ - (got '$TAG')"
+RAW=$RESULTS/bench-handshake${TAG:+-$TAG}.tsv
+SUMMARY=$RESULTS/bench-handshake${TAG:+-$TAG}-summary.tsv
+LOGS=$RESULTS/bench-handshake${TAG:+-$TAG}.logs
 CERTS=$ROOT/.cache/certs
 
 bench_init
@@ -114,7 +116,7 @@ run_one() {
 	l1=$(load1)
 	case $tool in
 	loadlab)
-		timed "$limit" "$name" "$LOADLAB" gen --new-conn --insecure --close "$LOADLAB_CLOSE" -c "$CONNS" \
+		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --new-conn --insecure --close "$LOADLAB_CLOSE" -c "$CONNS" \
 			-d "${DURATION}s" --cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
 		;;
 	h2load)
@@ -232,7 +234,7 @@ if [[ " $KEYS " == *" p256 "* && " $KEYS " == *" rsa4096 "* ]]; then
 	echo "P-256 / RSA 4096 handshake-rate factor (median rates; nginx's one core is the limit unless the generator's is):"
 	for t in "${TOOLS[@]}"; do
 		f=$(ratio "${MRATE[p256/$t]}" "${MRATE[rsa4096/$t]}")
-		printf '  %-10s %8s / %-8s = %sx\n' "$t" "${MRATE[p256/$t]}" "${MRATE[rsa4096/$t]}" "$f"
+		printf '  %-10s %8.0f / %-6.0f = %sx\n' "$t" "${MRATE[p256/$t]/-/0}" "${MRATE[rsa4096/$t]/-/0}" "$f"
 		printf 'p256/rsa4096\t%s\t-\t%s\t-\t-\t-\t-\t-\n' "$t" "$f" >>"$SUMMARY"
 	done
 fi

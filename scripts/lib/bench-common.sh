@@ -9,6 +9,9 @@
 #   DURATION=10    seconds per generator run
 #   ROUNDS=3       rounds; the tool order rotates every round
 #   CONNS=50       connections per generator
+#   LOADLAB_ENV=   extra environment for loadlab only, NAME=VALUE words
+#                  (for experiments, e.g. LOADLAB_ENV=GOMAXPROCS=2)
+#   TAG=           suffix for the result files (results/bench-NAME-TAG.tsv ...)
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 SERVER_CPU=${SERVER_CPU:-0}
@@ -17,6 +20,7 @@ DURATION=${DURATION:-10}
 ROUNDS=${ROUNDS:-3}
 CONNS=${CONNS:-50}
 LOADLAB=$ROOT/bin/loadlab
+LOADLAB_ENV=${LOADLAB_ENV:-}
 GOTOOLS=$ROOT/.cache/bin
 RESULTS=$ROOT/results
 
@@ -49,6 +53,16 @@ bench_init() {
 	((DURATION >= 1)) || die "DURATION must be at least 1 (seconds)"
 	((ROUNDS >= 1)) || die "ROUNDS must be at least 1"
 	((CONNS >= 1)) || die "CONNS must be at least 1"
+	local w
+	LOADLAB_RUN=("$LOADLAB") # the words that start loadlab
+	if [[ -n $LOADLAB_ENV ]]; then
+		LOADLAB_RUN=(env)
+		for w in $LOADLAB_ENV; do
+			[[ $w =~ ^[A-Za-z_][A-Za-z0-9_]*=[^[:space:]]*$ ]] || die "LOADLAB_ENV must be NAME=VALUE words (got '$w')"
+			LOADLAB_RUN+=("$w")
+		done
+		LOADLAB_RUN+=("$LOADLAB")
+	fi
 	[[ $SERVER_CPU != "$GEN_CPU" ]] || die "SERVER_CPU and GEN_CPU must differ (both $GEN_CPU)"
 	local allowed
 	allowed=$(taskset -pc $$ | sed 's/.*: //')
@@ -225,5 +239,5 @@ verdict() {
 machine_header() {
 	echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# nginx on CPU $SERVER_CPU, generators on CPU $GEN_CPU, ${DURATION}s x $ROUNDS rounds, $CONNS connections"
-	echo "# loadlab $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
+	echo "# loadlab $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')${LOADLAB_ENV:+ with $LOADLAB_ENV}"
 }
