@@ -1,0 +1,268 @@
+#!/usr/bin/env bash
+# bench-gen.sh: generator CPU cost per request, loadlab against its peers.
+#
+# nginx (one worker, access_log off, 127.0.0.1 only) is pinned to SERVER_CPU;
+# each generator in turn is pinned to GEN_CPU and timed with /usr/bin/time.
+# Generator CPU per request = (user + sys seconds) / 2xx responses.
+#
+# Scenarios (SCENARIOS, default all three):
+#   closed-1k  closed loop, CONNS connections, 1 KB file: loadlab vs wrk
+#              (target loadlab/wrk <= 1.0, moonshot 0.8)
+#   rate-1k    open loop at RATE req/s, CONNS connections, 1 KB file: loadlab
+#              vs h2load --h1 --rps RATE/CONNS vs vegeta
+#              (targets loadlab/h2load <= 0.8, loadlab/vegeta <= 0.2)
+#   closed-1m  closed loop, CONNS_1M connections, 1 MiB file: loadlab vs wrk,
+#              generator CPU per GB read (target loadlab/wrk <= 1.0)
+#
+# Environment: SERVER_CPU=0 GEN_CPU=1 DURATION=10 ROUNDS=3 CONNS=50
+#   RATE=20000 CONNS_1M=10 WARMUP=2 (seconds of unmeasured wrk before each
+#   scenario; 0 = none) SCENARIOS="closed-1k rate-1k closed-1m"
+#
+# Output: one line per tool per round, a per-round ratio line, a summary of
+# medians and ratios; results/bench-gen.tsv (every run) and
+# results/bench-gen-summary.tsv (medians, ratios, targets, verdicts).
+# Tool logs of the last run are kept in results/bench-gen.logs/.
+set -euo pipefail
+
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "${BASH_SOURCE[0]}")/lib/bench-common.sh"
+
+RATE=${RATE:-20000}
+CONNS_1M=${CONNS_1M:-10}
+WARMUP=${WARMUP:-2}
+SCENARIOS=${SCENARIOS:-closed-1k rate-1k closed-1m}
+if ! [[ $RATE =~ ^[0-9]+$ ]] || ((RATE == 0)); then die "RATE must be a positive integer (got '$RATE')"; fi
+if ! [[ $CONNS_1M =~ ^[0-9]+$ ]] || ((CONNS_1M == 0)); then die "CONNS_1M must be a positive integer (got '$CONNS_1M')"; fi
+[[ $WARMUP =~ ^[0-9]+$ ]] || die "WARMUP must be a non-negative integer (got '$WARMUP')"
+for s in $SCENARIOS; do
+	case $s in closed-1k | rate-1k | closed-1m) ;; *) die "unknown scenario '$s': use closed-1k, rate-1k, closed-1m" ;; esac
+done
+
+TAG=${TAG:-}
+[[ $TAG =~ ^[A-Za-z0-9._-]*$ ]] || die "TAG may hold only letters, digits, . _ - (got '$TAG')"
+RAW=$RESULTS/bench-gen${TAG:+-$TAG}.tsv
+SUMMARY=$RESULTS/bench-gen${TAG:+-$TAG}-summary.tsv
+LOGS=$RESULTS/bench-gen${TAG:+-$TAG}.logs
+
+bench_init
+need_apt nginx:nginx wrk:wrk h2load:nghttp2-client jq:jq curl:curl
+need_go vegeta github.com/tsenart/vegeta/v12@v12.13.0
+build_loadlab
+
+# --- server -------------------------------------------------------------
+PORT=$(free_port)
+head -c 1024 /dev/urandom >"$TMP/1k"
+head -c 1048576 /dev/urandom >"$TMP/1m"
+chmod 644 "$TMP/1k" "$TMP/1m"
+{
+	nginx_conf_head
+	cat <<EOF
+  server {
+    listen 127.0.0.1:$PORT;
+    root $TMP;
+    location / { }
+  }
+}
+EOF
+} >"$TMP/nginx.conf"
+start_nginx "$TMP/nginx.conf" "$PORT"
+BASE=http://127.0.0.1:$PORT
+check_url "$BASE/1k" 1024
+check_url "$BASE/1m" 1048576
+echo "GET $BASE/1k" >"$TMP/targets.txt"
+
+# --- parsers: each prints "ok errors rate bytes" ----------------------------
+
+# parse_wrk FILE: "N requests in 10.00s, 1.39GB read", Non-2xx, socket errors.
+parse_wrk() {
+	awk '
+	function dur(s) { if (s ~ /ms$/) return s / 1000; if (s ~ /us$/) return s / 1e6; if (s ~ /m$/) return s * 60; return s + 0 }
+	function bytes(s,  u, v) { u = s; gsub(/[0-9.]/, "", u); v = s + 0
+		if (u == "KB") v *= 1024; else if (u == "MB") v *= 1048576; else if (u == "GB") v *= 1073741824; else if (u == "TB") v *= 1099511627776
+		return v }
+	/ requests in / { n = $1; d = $4; sub(/,$/, "", d); secs = dur(d); b = bytes($5) }
+	/Non-2xx or 3xx responses:/ { bad = $NF }
+	/Socket errors:/ { for (i = 3; i <= NF; i += 2) { x = $(i + 1); sub(/,/, "", x); se += x } }
+	END { if (n == "") exit 1; ok = n - bad; printf "%d %d %.1f %.0f\n", ok, bad + se, (secs > 0 ? ok / secs : 0), b }' "$1"
+}
+
+# parse_loadlab FILE: the --json result.
+parse_loadlab() {
+	jq -r '"\(.ok) \(.requests - .ok) \(.achieved_rate) \(.bytes_read)"' "$1"
+}
+
+# parse_h2load FILE: "finished in 10.00s, ..." and "requests: N total, N started, N done, N succeeded, N failed, ...".
+parse_h2load() {
+	awk '
+	function dur(s) { if (s ~ /ms$/) return s / 1000; if (s ~ /us$/) return s / 1e6; if (s ~ /m$/ && s !~ /s$/) return s * 60; return s + 0 }
+	/^finished in / { d = $3; sub(/,$/, "", d); secs = dur(d) }
+	/^requests: / { ok = $8; failed = $10 }
+	/^traffic: / { b = $3; gsub(/[()]/, "", b) }
+	END { if (ok == "") exit 1; printf "%d %d %.1f %.0f\n", ok, failed, (secs > 0 ? ok / secs : 0), b }' "$1"
+}
+
+# parse_vegeta FILE: `vegeta report -type=json`.
+parse_vegeta() {
+	jq -r '((.requests * .success) + 0.5 | floor) as $ok | "\($ok) \(.requests - $ok) \(.throughput) \(.bytes_in.total)"' "$1"
+}
+
+# --- one run -----------------------------------------------------------------
+
+# run_one SCENARIO ROUND TOOL: runs, prints one line, appends a row to $RAW
+# and sets LAST_COST (µs per request, or ms per GB for closed-1m; "-" on failure).
+run_one() {
+	local sc=$1 round=$2 tool=$3 name="$1-r$2-$3" url conns rate="" limit=$((DURATION + 30))
+	local rc=0 parsed wall user sys cpu ok errs rps bytes cost unit note=""
+	url=$BASE/1k conns=$CONNS
+	[[ $sc == closed-1m ]] && url=$BASE/1m conns=$CONNS_1M
+	[[ $sc == rate-1k ]] && rate=$RATE
+	local l1
+	l1=$(load1)
+	case $tool in
+	loadlab)
+		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen -c "$conns" -d "${DURATION}s" ${rate:+-r "$rate"} \
+			--cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
+		;;
+	wrk)
+		timed "$limit" "$name" wrk -t1 -c "$conns" -d "${DURATION}s" "$url" || rc=$?
+		;;
+	h2load)
+		timed "$limit" "$name" h2load --h1 -t 1 -c "$conns" \
+			--rps "$(awk -v r="$rate" -v c="$conns" 'BEGIN { printf "%g", r / c }')" -D "$DURATION" "$url" || rc=$?
+		;;
+	vegeta)
+		timed "$limit" "$name" "$GOTOOLS/vegeta" attack -rate="$rate" -duration="${DURATION}s" \
+			-workers="$conns" -max-workers="$conns" -targets="$TMP/targets.txt" -output="$TMP/$name.bin" || rc=$?
+		((rc == 0)) && "$GOTOOLS/vegeta" report -type=json "$TMP/$name.bin" >"$TMP/$name.json"
+		rm -f "$TMP/$name.bin"
+		;;
+	esac
+	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
+	if ((rc != 0)); then
+		printf '%-9s r%-2s %-8s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$l1" >>"$RAW"
+		LAST_COST=-
+		return 0
+	fi
+	case $tool in
+	loadlab | vegeta) parsed=$(parse_"$tool" "$TMP/$name.json") ;;
+	*) parsed=$(parse_"$tool" "$TMP/$name.out") ;;
+	esac
+	read -r wall user sys < <(time_fields "$name")
+	read -r ok errs rps bytes <<<"$parsed"
+	# loadlab's achieved_rate divides every 2xx, including those of the drain
+	# after -d (an open loop that fell behind keeps sending what was due), by
+	# -d alone; responses per wall-clock second are comparable with the peers.
+	[[ $tool == loadlab ]] && rps=$(awk -v n="$ok" -v w="$wall" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }')
+	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
+	if [[ $sc == closed-1m ]]; then
+		unit=ms/GB
+		cost=$(awk -v c="$cpu" -v b="$bytes" 'BEGIN { if (b > 0) printf "%.1f", c * 1000 / (b / 1e9); else print "-" }')
+	else
+		unit=us/req
+		cost=$(awk -v c="$cpu" -v n="$ok" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "-" }')
+	fi
+	[[ -n $rate ]] && awk -v r="$rps" -v t="$rate" 'BEGIN { exit !(r < 0.95 * t) }' && note="  (below the $rate/s asked)"
+	((errs > 0)) && note+="  ($errs errors)"
+	printf '%-9s r%-2s %-8s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
+		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$unit" \
+		"$([[ $sc == closed-1m ]] && awk -v b="$bytes" 'BEGIN { printf "  %.2f GB", b / 1e9 }')" "$note"
+	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
+		"$sc" "$round" "$tool" "$wall" "$user" "$sys" "$cpu" "$ok" "$errs" "$rps" "$bytes" "$cost" "$unit" "$l1" >>"$RAW"
+	LAST_COST=$cost
+}
+
+# tools_of SCENARIO prints the generators compared in it, loadlab first.
+tools_of() {
+	case $1 in
+	closed-1k | closed-1m) echo "loadlab wrk" ;;
+	rate-1k) echo "loadlab h2load vegeta" ;;
+	esac
+}
+
+# target_of SCENARIO PEER prints the loadlab/PEER target ratio.
+target_of() {
+	case $1/$2 in
+	closed-1k/wrk | closed-1m/wrk) echo 1.0 ;;
+	rate-1k/h2load) echo 0.8 ;;
+	rate-1k/vegeta) echo 0.2 ;;
+	esac
+}
+
+# --- main --------------------------------------------------------------------
+rm -rf "$LOGS"
+mkdir -p "$LOGS"
+printf 'scenario\tround\ttool\twall_s\tuser_s\tsys_s\tcpu_s\tok\terrors\trate\tbytes\tcost\tunit\tload1\n' >"$RAW"
+machine_header
+echo "# nginx $(nginx -v 2>&1 | sed 's/.*\///'), wrk $(wrk -v 2>&1 | head -1 | awk '{print $2}'), $(h2load --version | head -1), vegeta v12.13.0"
+declare -A ROUND_RATIOS=()
+for sc in $SCENARIOS; do
+	read -r -a tools <<<"$(tools_of "$sc")"
+	echo
+	case $sc in
+	closed-1k) echo "== closed-1k: closed loop, $CONNS connections, 1 KB, generator CPU µs per 2xx response" ;;
+	rate-1k) echo "== rate-1k: open loop at $RATE req/s, $CONNS connections, 1 KB, generator CPU µs per 2xx response" ;;
+	closed-1m) echo "== closed-1m: closed loop, $CONNS_1M connections, 1 MiB, generator CPU ms per GB read" ;;
+	esac
+	if ((WARMUP > 0)); then
+		u=$BASE/1k c=$CONNS
+		[[ $sc == closed-1m ]] && u=$BASE/1m c=$CONNS_1M
+		timed $((WARMUP + 30)) "warmup-$sc" wrk -t1 -c "$c" -d "${WARMUP}s" "$u" >/dev/null || true
+	fi
+	for ((r = 1; r <= ROUNDS; r++)); do
+		declare -A cost=()
+		while read -r t; do
+			run_one "$sc" "$r" "$t"
+			cost[$t]=$LAST_COST
+		done < <(rotate "$r" "${tools[@]}")
+		line=""
+		for peer in "${tools[@]:1}"; do
+			rr=$(ratio "${cost[loadlab]}" "${cost[$peer]}")
+			ROUND_RATIOS[$sc/$peer]+="$rr "
+			line+="  loadlab/$peer $rr"
+		done
+		printf '%-9s r%-2s ratio  %s\n' "$sc" "$r" "$line"
+		unset cost
+	done
+done
+
+# --- summary -------------------------------------------------------------------
+# col SCENARIO TOOL COLUMN prints that column of every run of TOOL in SCENARIO.
+col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t { print $c }' "$RAW"; }
+
+echo
+echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
+printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost\tunit\tratio_loadlab_over_tool\tmedian_round_ratio\ttarget\tverdict\n' >"$SUMMARY"
+printf '%-9s %-8s %5s %11s %12s  %-7s %10s %12s %7s  %s\n' scenario tool runs "req/s" cost unit "ll/tool" "round-ratio" target verdict
+for sc in $SCENARIOS; do
+	read -r -a tools <<<"$(tools_of "$sc")"
+	ll_cost=$(col "$sc" loadlab 12 | median)
+	for t in "${tools[@]}"; do
+		runs=$(col "$sc" "$t" 12 | grep -cv '^-$' || true)
+		mrate=$(col "$sc" "$t" 10 | median)
+		mcost=$(col "$sc" "$t" 12 | median)
+		unit=us/req
+		[[ $sc == closed-1m ]] && unit=ms/GB
+		rat=- rr=- tgt=- v=-
+		if [[ $t != loadlab ]]; then
+			rat=$(ratio "$ll_cost" "$mcost")
+			rr=$(tr ' ' '\n' <<<"${ROUND_RATIOS[$sc/$t]}" | median)
+			tgt=$(target_of "$sc" "$t")
+			v=$(verdict "$rat" "$tgt")
+		fi
+		printf '%-9s %-8s %5s %11.0f %12s  %-7s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$unit" "$rat" "$rr" "$tgt" "$v"
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$unit" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
+	done
+done
+if [[ " $SCENARIOS " == *" rate-1k "* ]]; then
+	short=$(awk -F'\t' -v r="$RATE" 'NR > 1 && $1 == "rate-1k" && $10 != "-" && $10 < 0.95 * r { n++ } END { print n + 0 }' "$RAW")
+	if ((short > 0)); then
+		echo
+		echo "note: $short rate-1k runs fell short of $RATE req/s, so those tools were compared at different loads;"
+		echo "      rerun with a RATE every tool reaches (e.g. RATE=2000) for an equal-load comparison"
+	fi
+fi
+echo
+echo "ratio = median loadlab cost / median tool cost (lower is better for loadlab); round-ratio = median of the per-round ratios"
+echo "moonshot for closed-1k: loadlab/wrk <= 0.8"
+echo "wrote $RAW and $SUMMARY; tool logs in $LOGS"
