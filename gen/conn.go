@@ -152,7 +152,7 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	if c.sec != nil {
 		n, err = c.sec.write(req[c.wrOff:])
 	} else {
-		n, err = unix.Write(c.fd, req[c.wrOff:])
+		n, err = rawWrite(c.fd, req[c.wrOff:])
 	}
 	if err == unix.EAGAIN {
 		c.writing = true
@@ -180,7 +180,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 		if c.sec != nil {
 			n, err = c.sec.read(l.buf)
 		} else {
-			n, err = unix.Read(c.fd, l.buf)
+			n, err = rawRead(c.fd, l.buf)
 		}
 		if err != nil {
 			switch err {
@@ -291,7 +291,7 @@ func (l *loop) idleEvent(c *conn, now int64) {
 			n, err = 0, nil
 		}
 	} else {
-		n, err = unix.Read(c.fd, l.buf)
+		n, err = rawRead(c.fd, l.buf)
 	}
 	switch {
 	case err == unix.EAGAIN || err == errWouldBlock:
@@ -311,6 +311,7 @@ func (l *loop) idleEvent(c *conn, now int64) {
 // closeConn closes c's socket. With --close rst the kernel resets the
 // connection and keeps no TIME_WAIT on this side.
 func (l *loop) closeConn(c *conn) {
+	l.closes.Add(1)
 	if c.sec != nil {
 		c.sec.release()
 		c.sec = nil

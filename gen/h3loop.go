@@ -223,6 +223,7 @@ func (l *h3Loop) beginStop(now int64) {
 	}
 	l.mu.Lock()
 	l.stopping = true
+	l.rec.windowEnd = now
 	l.mu.Unlock()
 	l.stopBegun = true
 	l.stopWall = now

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -35,6 +36,7 @@ type loop struct {
 	src    []unix.Sockaddr // --src-addrs, this loop's own copies
 	linger unix.Linger     // SO_LINGER 0 for --close rst
 
+	closes   atomic.Int64 // sockets this loop closed (read by the TIME_WAIT sampler)
 	conns    []conn
 	idle     []int32
 	inflight int
@@ -204,24 +206,22 @@ func (l *loop) wakeIn(now int64) int64 {
 }
 
 // wait blocks in epoll_pwait2, whose timeout has nanosecond resolution
-// (epoll_wait's millisecond timeout would quantize the pacing).
+// (epoll_wait's millisecond timeout would quantize the pacing). It is a raw
+// system call: the loop keeps its P while it sleeps (see rawio.go). A
+// signal (e.g. the runtime's preemption request) ends the wait early with
+// no events; the caller's next function call then lets the runtime in.
 func (l *loop) wait(ns int64) int {
 	if ns < 0 {
 		ns = 0
 	}
 	l.ts = unix.NsecToTimespec(ns)
-	for {
-		n, _, e := unix.Syscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
-			uintptr(unsafe.Pointer(&l.events[0])), maxEvents,
-			uintptr(unsafe.Pointer(&l.ts)), 0, 0)
-		if e == unix.EINTR {
-			continue
-		}
-		if e != 0 {
-			return 0
-		}
-		return int(n)
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
+		uintptr(unsafe.Pointer(&l.events[0])), maxEvents,
+		uintptr(unsafe.Pointer(&l.ts)), 0, 0)
+	if e != 0 {
+		return 0
 	}
+	return int(n)
 }
 
 // intendedAt returns the intended time of this loop's k-th request. Loop i
@@ -331,6 +331,7 @@ func (l *loop) beginStop(now int64) {
 	}
 	l.stopping = true
 	l.stopWall = now
+	l.rec.windowEnd = now
 	l.stopCPU, _ = pin.ThreadCPUTime()
 	drain := int64(l.r.cfg.Timeout)
 	if l.r.stopped.Load() && drain > int64(time.Second) {

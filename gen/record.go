@@ -2,6 +2,7 @@ package gen
 
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"math"
 )
 
 // Histogram range: 1 µs to 60 s at 3 significant figures, in microseconds.
@@ -53,6 +54,13 @@ type recorder struct {
 	interval    *hdr.Histogram // corrected, this second, warmup included
 
 	sec secondCounts
+
+	// windowEnd is when the measured window ended (set when the loop
+	// stops; MaxInt64 until then); okInWindow and bytesInWindow count
+	// measured responses completed by then, for the rates.
+	windowEnd     int64
+	okInWindow    uint64
+	bytesInWindow uint64
 }
 
 // secondCounts are the tallies of the current second.
@@ -68,6 +76,7 @@ func newRecorder() *recorder {
 		lag:         newHist(),
 		handshake:   newHist(),
 		interval:    newHist(),
+		windowEnd:   math.MaxInt64,
 	}
 }
 
@@ -98,6 +107,14 @@ func (r *recorder) response(status int, intended, written, done int64, nbytes in
 		r.non2xx++
 	}
 	r.bytes += uint64(nbytes)
+	if done <= r.windowEnd {
+		// Rates count what completed inside the window: responses that
+		// straggle in while the run drains do not inflate them.
+		if ok {
+			r.okInWindow++
+		}
+		r.bytesInWindow += uint64(nbytes)
+	}
 }
 
 // failure records a failed request of class c.

@@ -83,7 +83,7 @@ type Result struct {
 	DurationS      float64           `json:"duration_s"` // measured window (warmup excluded)
 	WarmupS        float64           `json:"warmup_s"`
 	RequestedRate  float64           `json:"requested_rate"`
-	AchievedRate   float64           `json:"achieved_rate"` // 2xx per second over the measured window
+	AchievedRate   float64           `json:"achieved_rate"` // 2xx completed inside the measured window, per second
 	Requests       uint64            `json:"requests"`      // completed + failed, measured window
 	OK             uint64            `json:"ok"`
 	Status         map[string]uint64 `json:"status"`

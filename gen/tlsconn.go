@@ -224,7 +224,7 @@ func (s *secureConn) pendingOut() bool { return len(s.out) > 0 }
 // flush writes queued bytes; a short write leaves the rest queued.
 func (s *secureConn) flush() error {
 	for len(s.out) > 0 {
-		n, err := unix.Write(s.fd, s.out)
+		n, err := rawWrite(s.fd, s.out)
 		if err == unix.EAGAIN {
 			return nil
 		}
@@ -243,7 +243,7 @@ func (s *secureConn) send(b []byte) error {
 		s.out = append(s.out, b...)
 		return nil
 	}
-	n, err := unix.Write(s.fd, b)
+	n, err := rawWrite(s.fd, b)
 	if err == unix.EAGAIN {
 		n, err = 0, nil
 	}
@@ -298,7 +298,7 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 			return 0, s.err
 		}
 		k := copy(in, s.carry)
-		n, err := unix.Read(s.fd, in[k:])
+		n, err := rawRead(s.fd, in[k:])
 		switch {
 		case err == unix.EINTR:
 			continue

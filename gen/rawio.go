@@ -1,0 +1,40 @@
+package gen
+
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// The loops make their socket calls with RawSyscall: reads and writes on
+// non-blocking sockets return at once, and the loop's epoll wait keeps its
+// Go processor (P) while it sleeps. The usual Syscall path hands the P to
+// another thread whenever a call lasts longer than a scheduler tick and
+// takes it back afterwards: on a 1-CPU run that is several futex calls and
+// context switches per request, more than the request itself costs. The run
+// raises GOMAXPROCS to loops+1 so the run's other goroutines (aggregator,
+// signal handling) keep a P of their own.
+
+// rawRead reads from a non-blocking fd. Errors are unix.Errno values.
+func rawRead(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
+
+// rawWrite writes to a non-blocking fd. Errors are unix.Errno values.
+func rawWrite(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	n, _, e := unix.RawSyscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), nil
+}
