@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/lab/proxy"
-	"github.com/spf13/pflag"
 )
 
 // runLabProxies runs the CLI with args and returns its exit status and
@@ -20,10 +19,7 @@ func runLabProxies(t *testing.T, args ...string) (int, string) {
 	defer rootCmd.SetOut(nil)
 	code := run(args)
 	if cmd, _, err := rootCmd.Find([]string{"lab", "proxies"}); err == nil {
-		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			f.Value.Set(f.DefValue)
-			f.Changed = false
-		})
+		resetFlags(cmd)
 	}
 	return code, out.String()
 }

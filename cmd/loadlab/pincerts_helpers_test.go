@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"testing"
-
-	"github.com/spf13/pflag"
 )
 
 // pincertsRun runs the CLI with args after resetting every flag of the
@@ -16,14 +14,7 @@ func pincertsRun(t *testing.T, sub string, args ...string) (int, string) {
 	if err != nil || cmd == rootCmd {
 		t.Fatalf("no %q subcommand: %v", sub, err)
 	}
-	cmd.Flags().VisitAll(func(f *pflag.Flag) {
-		if sv, ok := f.Value.(pflag.SliceValue); ok {
-			sv.Replace(nil)
-		} else {
-			f.Value.Set(f.DefValue)
-		}
-		f.Changed = false
-	})
+	resetFlags(cmd)
 	var out bytes.Buffer
 	rootCmd.SetOut(&out)
 	defer rootCmd.SetOut(nil)

@@ -12,9 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
-
 	"github.com/loadlab/loadlab/lab/backend"
 )
 
@@ -105,17 +102,6 @@ func runQuiet(t *testing.T, args []string) int {
 	defer rootCmd.SetErr(nil)
 	resetFlags(rootCmd) // flag values persist across runs in one process
 	return run(args)
-}
-
-// resetFlags sets every flag of c and its subcommands back to its default.
-func resetFlags(c *cobra.Command) {
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		_ = f.Value.Set(f.DefValue)
-		f.Changed = false
-	})
-	for _, sub := range c.Commands() {
-		resetFlags(sub)
-	}
 }
 
 // lineWriter hands the first complete line written to it to line.
