@@ -2,6 +2,7 @@ package gen
 
 import (
 	"encoding/binary"
+	"fmt"
 	"net/netip"
 	"sync"
 
@@ -9,8 +10,9 @@ import (
 )
 
 // TIME_WAIT accounting through NETLINK_SOCK_DIAG: the kernel dumps only
-// sockets in TIME_WAIT (state filter), and we count those whose remote end
-// is the target, i.e. the generator's own closed connections.
+// sockets in TIME_WAIT (state filter) and the caller's filter picks the
+// ones it counts. A dump walks the kernel's whole connection table, so it
+// costs milliseconds: callers sample it at most once a second.
 
 const (
 	tcpTimeWait       = 6
@@ -30,18 +32,63 @@ var (
 	diagBuf = make([]byte, 64<<10)
 )
 
+// twSocket is what a filter sees of one TIME_WAIT socket.
+type twSocket struct {
+	sport, dport uint16
+	dst          []byte // remote address, 4 or 16 bytes
+}
+
 // countTimeWait returns how many TCP sockets to dst are in TIME_WAIT, or -1
 // if it cannot tell.
 func countTimeWait(fd int, dst netip.AddrPort) int {
-	if fd < 0 {
+	want := dst.Addr().AsSlice()
+	port := dst.Port()
+	n, err := dumpTimeWait(fd, familyOf(dst.Addr()), func(s twSocket) bool {
+		return s.dport == port && string(s.dst[:len(want)]) == string(want)
+	})
+	if err != nil {
 		return -1
+	}
+	return n
+}
+
+// CountTimeWait counts the TCP sockets in TIME_WAIT in the calling thread's
+// network namespace whose local or remote port is port (0: all), IPv4 and
+// IPv6.
+func CountTimeWait(port uint16) (int, error) {
+	fd, err := openDiag()
+	if err != nil {
+		return 0, fmt.Errorf("cannot list TCP sockets (sock_diag): %v", err)
+	}
+	defer unix.Close(fd)
+	total := 0
+	for _, fam := range []uint8{unix.AF_INET, unix.AF_INET6} {
+		n, err := dumpTimeWait(fd, fam, func(s twSocket) bool {
+			return port == 0 || s.sport == port || s.dport == port
+		})
+		if err != nil {
+			return 0, fmt.Errorf("cannot list TCP sockets (sock_diag): %v", err)
+		}
+		total += n
+	}
+	return total, nil
+}
+
+func familyOf(a netip.Addr) uint8 {
+	if a.Is4() {
+		return unix.AF_INET
+	}
+	return unix.AF_INET6
+}
+
+// dumpTimeWait asks sock_diag on fd for one family's TIME_WAIT sockets and
+// counts those keep accepts.
+func dumpTimeWait(fd int, family uint8, keep func(twSocket) bool) (int, error) {
+	if fd < 0 {
+		return 0, fmt.Errorf("no sock_diag socket")
 	}
 	diagMu.Lock()
 	defer diagMu.Unlock()
-	family := uint8(unix.AF_INET)
-	if dst.Addr().Is6() {
-		family = unix.AF_INET6
-	}
 	var req [sizeofNlMsghdr + sizeofInetDiagReq]byte
 	ne := binary.NativeEndian
 	ne.PutUint32(req[0:], uint32(len(req)))
@@ -52,33 +99,37 @@ func countTimeWait(fd int, dst netip.AddrPort) int {
 	req[17] = unix.IPPROTO_TCP
 	ne.PutUint32(req[20:], 1<<tcpTimeWait)
 	if err := unix.Sendto(fd, req[:], 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return -1
+		return 0, err
 	}
-	want := dst.Addr().AsSlice()
-	port := dst.Port()
 	count := 0
 	for {
 		n, _, err := unix.Recvfrom(fd, diagBuf, 0)
 		if err != nil {
-			return -1
+			return 0, err
 		}
 		b := diagBuf[:n]
 		for len(b) >= sizeofNlMsghdr {
 			l := int(ne.Uint32(b[0:]))
 			typ := ne.Uint16(b[4:])
 			if l < sizeofNlMsghdr || l > len(b) {
-				return -1
+				return 0, fmt.Errorf("malformed netlink message")
 			}
 			switch typ {
 			case unix.NLMSG_DONE:
-				return count
+				return count, nil
 			case unix.NLMSG_ERROR:
-				return -1
+				return 0, fmt.Errorf("sock_diag answered with an error")
 			}
+			// struct inet_diag_msg: family, state, timer, retrans, then
+			// sport, dport (network order), src[16], dst[16], ...
 			m := b[sizeofNlMsghdr:l]
 			if len(m) >= sizeofInetDiagMsg && m[1] == tcpTimeWait {
-				dport := binary.BigEndian.Uint16(m[6:])
-				if dport == port && string(m[24:24+len(want)]) == string(want) {
+				s := twSocket{
+					sport: binary.BigEndian.Uint16(m[4:]),
+					dport: binary.BigEndian.Uint16(m[6:]),
+					dst:   m[24:40],
+				}
+				if keep(s) {
 					count++
 				}
 			}
