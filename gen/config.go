@@ -60,6 +60,7 @@ type Config struct {
 	HTTP3        bool          // HTTP/3 over QUIC (https:// only)
 	VerifySHA256 []byte        // 32 bytes: every body must hash to this
 	NetNS        string        // network namespace path to run the loops in ("" = current)
+	AllowRemote  bool          // allow targets reached through a gateway (default: loopback and directly attached networks only)
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)

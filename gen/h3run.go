@@ -140,6 +140,9 @@ func (e *h3Engine) probe() error {
 	r := e.r
 	wait := min(r.cfg.Timeout, 3*time.Second)
 	return r.inNetns(func() error {
+		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
+			return err
+		}
 		if e.bufNote == "" {
 			e.bufNote = udpBufferNote()
 		}

@@ -163,6 +163,9 @@ func (r *run) inNetns(fn func() error) error {
 // connect errors.
 func (r *run) probe() error {
 	return r.inNetns(func() error {
+		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
+			return err
+		}
 		d := net.Dialer{Timeout: min(r.cfg.Timeout, 3*time.Second)}
 		c, err := d.Dial("tcp", r.dst.String())
 		if err != nil {

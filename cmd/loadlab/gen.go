@@ -90,6 +90,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.StringVar(&c.TLS.ClientHello, "client-hello", "go", "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
+	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")

@@ -237,3 +237,19 @@ func TestGenSrcAddrsMustBeLocal(t *testing.T) {
 		t.Fatalf("loopback source addresses: ok %d errors %v", res.OK, res.Errors)
 	}
 }
+
+// TestGenRefusesRemoteTargets: an address that is not on this machine is
+// refused before any packet is sent.
+func TestGenRefusesRemoteTargets(t *testing.T) {
+	// 198.51.100.0/24 (TEST-NET-2) is never an address of this host: the
+	// check refuses it before anything is sent.
+	_, err := gen.Run(context.Background(), gen.Config{URL: "http://198.51.100.10:8080/", Duration: time.Second})
+	if !gen.IsUsage(err) {
+		t.Fatalf("remote target: err %v, want a usage error", err)
+	}
+	t.Log(err)
+	srv := startBackend(t)
+	if _, err := gen.Run(context.Background(), gen.Config{URL: "http://" + srv.Addr() + "/1k", Duration: 200 * time.Millisecond}); err != nil {
+		t.Fatalf("loopback target refused: %v", err)
+	}
+}
