@@ -97,6 +97,7 @@ const (
 type Unit struct {
 	ID       string         `json:"id"`
 	Scenario string         `json:"scenario"`
+	Family   string         `json:"family"` // scenarios that differ only in server CPUs share a family (the first one's name)
 	Kind     string         `json:"kind"`
 	Method   string         `json:"method"`
 	Profile  string         `json:"profile"`
