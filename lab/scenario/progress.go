@@ -94,7 +94,7 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 		detail = ", " + detail
 	}
 	n := max(p.budget.Steps, p.step)
-	 line := fmt.Sprintf("[%d/~%d] %s %s %s: %s: %s%s | %d pass, %d fail, %d gen-limited | ETA %s",
+	line := fmt.Sprintf("[%d/~%d] %s %s %s: %s: %s%s | %d pass, %d fail, %d gen-limited | ETA %s",
 		p.step, n, u.Scenario.Name, u.Profile.Name, u.Key, what, verdict, detail, p.pass, p.fail, p.genLim, FormatDuration(p.eta()))
 	p.mu.Unlock()
 	p.printf("%s", line)
