@@ -61,7 +61,7 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 				return nil, fmt.Errorf("scenario %s: server CPUs %s leave none for the generator and backend (usable: %s)", s.Name, list, usable)
 			}
 		case count > maxServer:
-			note = fmt.Sprintf("scenario %s asks for %d server CPUs; this machine has %d usable (%s), so it ran with %d", s.Name, count, len(usable), usable, maxServer)
+			note = fmt.Sprintf("scenario %s asks for %d server CPUs; this machine has %d usable (%s), so it runs with %d", s.Name, count, len(usable), usable, maxServer)
 			count = maxServer
 		}
 		pp, err := pin.MakePlan(topo, allowed, pin.PlanRequest{Server: count, ServerCPUs: list, Backend: bCount, BackendCPUs: bList, Loadgen: lCount, LoadgenCPUs: lList})
