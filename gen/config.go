@@ -55,7 +55,7 @@ type Config struct {
 	MaxPending   int           // open loop: due but unsent requests kept (default rate x timeout, min 1000)
 	NewConn      bool          // a new connection (and TLS handshake) per request
 	Close        CloseMode     // how the generator closes connections
-	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin
+	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
 	TLS          TLSOptions    // for https:// targets
 	HTTP3        bool          // HTTP/3 over QUIC (https:// only)
 	VerifySHA256 []byte        // 32 bytes: every body must hash to this
@@ -187,6 +187,9 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.NetNS); err != nil {
 			return usage("network namespace %s: %v", c.NetNS, err)
 		}
+	}
+	if err := c.validateH3(); err != nil {
+		return err
 	}
 	return c.validateTLS()
 }

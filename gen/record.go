@@ -38,6 +38,7 @@ type counters struct {
 	dropped     uint64
 	handshakes  uint64 // completed TCP+TLS handshakes, measured window
 	resumed     uint64
+	zeroRTT     uint64 // HTTP/3: requests sent as 0-RTT early data the server accepted
 	unsolicited uint64 // idle connections closed because the server sent bytes with no request in flight
 }
 

@@ -69,6 +69,7 @@ type TLSInfo struct {
 	Curve     string `json:"curve"`
 	ServerKey string `json:"server_key"`
 	Resumed   uint64 `json:"resumed"`
+	ZeroRTT   uint64 `json:"zero_rtt,omitempty"` // HTTP/3: requests sent as 0-RTT early data and accepted
 	ALPN      string `json:"alpn,omitempty"`
 }
 
@@ -88,7 +89,7 @@ type Result struct {
 	Status         map[string]uint64 `json:"status"`
 	Errors         map[string]uint64 `json:"errors"`
 	ErrorSamples   map[string]string `json:"error_samples,omitempty"` // first message per error class
-	BytesRead      uint64            `json:"bytes_read"`
+	BytesRead      uint64            `json:"bytes_read"`              // HTTP/1.1: headers + bodies; h3: bodies (headers are QPACK-compressed)
 	ThroughputGbps float64           `json:"throughput_gbps"`
 
 	Latency            Latency `json:"latency_us"`

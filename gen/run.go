@@ -78,6 +78,9 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if cfg.HTTP3 {
+		return runH3(ctx, &cfg)
+	}
 	r, err := prepare(ctx, &cfg)
 	if err != nil {
 		return nil, err
@@ -288,8 +291,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	close(stopWatch)
 	close(r.reports)
 	<-aggDone
-	res := r.result(agg, cpus[:nloops], maxPending)
-	return res, nil
+	return r.result(agg, r.h1Outcome(cpus[:nloops], maxPending)), nil
 }
 
 func (c *Config) openLoop() bool { return c.Rate > 0 }
@@ -333,16 +335,50 @@ func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 	return l
 }
 
+// outcome is what either engine hands result: each loop's recorder and
+// the end of its measured window, and the generator's own account of its
+// CPUs (busy fractions, CPU seconds), which the engines measure differently.
+type outcome struct {
+	recs        []*recorder
+	ends        []int64 // per loop: end of the measured window, ns since start
+	g           Generator
+	protocol    string // "http/1.1" or "h3"
+	quicVersion string
+}
+
+// h1Outcome collects the epoll loops' recorders, windows and per-thread CPU
+// time: each loop's busy fraction is its own thread's CPU time over its
+// measured window.
+func (r *run) h1Outcome(cpus pin.CPUSet, maxPending int) outcome {
+	o := outcome{protocol: "http/1.1", g: Generator{CPUs: cpus, Loops: len(r.loops), MaxPending: maxPending}}
+	for _, l := range r.loops {
+		// The measured window of this loop: warmup end to stop.
+		end := l.stopAt
+		if l.stopWall > 0 && l.stopWall < end {
+			end = l.stopWall // interrupted, or --requests reached
+		}
+		o.recs = append(o.recs, l.rec)
+		o.ends = append(o.ends, end)
+		w := float64(end-r.warmup) / 1e9
+		busy, cpuS := 0.0, (l.stopCPU - l.warmupCPU).Seconds()
+		if w > 0 {
+			busy = cpuS / w
+		}
+		o.g.Busy = append(o.g.Busy, round3(busy))
+		o.g.CPUSeconds = append(o.g.CPUSeconds, round3(cpuS))
+	}
+	return o
+}
+
 // result merges the loops' recorders into the Result.
-func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
+func (r *run) result(agg *aggregator, o outcome) *Result {
 	cfg := r.cfg
 	total := newRecorder()
 	var lagMerged = newHist()
-	g := Generator{CPUs: cpus, Loops: len(r.loops), MaxPending: maxPending}
+	g := o.g
 	interrupted := r.stopped.Load()
 	var window float64
-	for _, l := range r.loops {
-		rec := l.rec
+	for i, rec := range o.recs {
 		total.corrected.Merge(rec.corrected)
 		total.uncorrected.Merge(rec.uncorrected)
 		total.handshake.Merge(rec.handshake)
@@ -364,21 +400,10 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 		total.handshakes += rec.handshakes
 		total.resumed += rec.resumed
 		total.unsolicited += rec.unsolicited
-		// The measured window of this loop: warmup end to stop.
-		end := l.stopAt
-		if l.stopWall > 0 && l.stopWall < end {
-			end = l.stopWall
-		}
-		w := float64(end-r.warmup) / 1e9
-		if w > window {
+		total.zeroRTT += rec.zeroRTT
+		if w := float64(o.ends[i]-r.warmup) / 1e9; w > window {
 			window = w
 		}
-		busy, cpuS := 0.0, (l.stopCPU - l.warmupCPU).Seconds()
-		if w > 0 {
-			busy = cpuS / w
-		}
-		g.Busy = append(g.Busy, round3(busy))
-		g.CPUSeconds = append(g.CPUSeconds, round3(cpuS))
 	}
 	if window <= 0 {
 		window = math.SmallestNonzeroFloat64
@@ -397,7 +422,8 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 
 	res := &Result{
 		Target:             cfg.URL,
-		Protocol:           "http/1.1",
+		Protocol:           o.protocol,
+		QUICVersion:        o.quicVersion,
 		Mode:               "closed",
 		Connections:        cfg.Connections,
 		DurationS:          round3(window),
@@ -445,7 +471,7 @@ func (r *run) result(agg *aggregator, cpus pin.CPUSet, maxPending int) *Result {
 		res.HandshakeUs = &hs
 	}
 	if r.tls != nil {
-		res.TLS = r.tls.info(total.resumed)
+		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
 	}
 	return res
 }

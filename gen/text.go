@@ -61,7 +61,11 @@ func (r *Result) WriteText(w io.Writer) {
 		p("  handshakes %d (%s/s), p50 %s p90 %s p99 %s max %s\n", r.Handshakes, fmtFloat(r.HandshakeRate), fmtUs(h.P50), fmtUs(h.P90), fmtUs(h.P99), fmtUs(h.Max))
 	}
 	if t := r.TLS; t != nil {
-		p("  tls       %s %s, group %s, server key %s, resumed %d\n", t.Version, t.Cipher, orDash(t.Curve), orDash(t.ServerKey), t.Resumed)
+		p("  tls       %s %s, group %s, server key %s, resumed %d", t.Version, t.Cipher, orDash(t.Curve), orDash(t.ServerKey), t.Resumed)
+		if t.ZeroRTT > 0 {
+			p(", 0-RTT %d", t.ZeroRTT)
+		}
+		p("\n")
 	}
 	if r.QUICVersion != "" {
 		p("  quic      %s\n", r.QUICVersion)

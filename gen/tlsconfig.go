@@ -187,9 +187,10 @@ func (c *tlsClient) capture(version, cipher uint16, curve tls.CurveID, alpn stri
 	})
 }
 
-func (c *tlsClient) info(resumed uint64) *TLSInfo {
+func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
 	inf := c.inf
 	inf.Resumed = resumed
+	inf.ZeroRTT = zeroRTT
 	return &inf
 }
 

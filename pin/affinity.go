@@ -142,6 +142,23 @@ func RestrictProcess(s CPUSet) error {
 	if err := CheckAllowed(s); err != nil {
 		return err
 	}
+	return setProcess(s)
+}
+
+// RestoreProcess sets every thread of this process to s, typically the set
+// Allowed returned before a RestrictProcess. Unlike RestrictProcess it
+// does not check s against the current (restricted) affinity, which would
+// refuse to widen it; the kernel still refuses CPUs outside the cpuset.
+func RestoreProcess(s CPUSet) error {
+	s = NewCPUSet(s...)
+	if len(s) == 0 {
+		return errors.New("empty CPU set: give at least one CPU id")
+	}
+	return setProcess(s)
+}
+
+// setProcess sets the affinity of every thread of this process to s.
+func setProcess(s CPUSet) error {
 	done := map[int]bool{}
 	// A thread may start while we walk the list: walk until a pass finds no
 	// new thread (bounded, as the runtime does not spawn threads forever).

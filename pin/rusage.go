@@ -22,3 +22,14 @@ func ThreadCPUTime() (time.Duration, error) {
 func tvDuration(tv unix.Timeval) time.Duration {
 	return time.Duration(tv.Sec)*time.Second + time.Duration(tv.Usec)*time.Microsecond
 }
+
+// ProcessCPUTime returns the user plus system CPU time of the whole process,
+// every thread included (getrusage RUSAGE_SELF). It does not allocate on
+// success.
+func ProcessCPUTime() (time.Duration, error) {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0, fmt.Errorf("getrusage(RUSAGE_SELF): %w", err)
+	}
+	return tvDuration(ru.Utime) + tvDuration(ru.Stime), nil
+}

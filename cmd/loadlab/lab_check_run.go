@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/env"
+	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// labCheckReport is the outcome of `loadlab lab check` (its --json).
+type labCheckReport struct {
+	Dir         string          `json:"dir"`
+	Net         string          `json:"net"`
+	Cgroups     bool            `json:"cgroups"`
+	CgroupDirs  []string        `json:"cgroup_dirs,omitempty"`
+	ProxyUser   string          `json:"proxy_user"`
+	Plan        pin.Plan        `json:"plan"`
+	Keys        []certs.KeyType `json:"keys"`
+	Rows        []labCheckRow   `json:"profiles"`
+	Interrupted bool            `json:"interrupted"`
+}
+
+// labCheckRow is one profile.
+type labCheckRow struct {
+	Profile  string         `json:"profile"`
+	Proxy    string         `json:"proxy"`
+	Found    bool           `json:"found"`
+	Path     string         `json:"path,omitempty"`
+	Version  string         `json:"version,omitempty"`
+	Install  string         `json:"install,omitempty"` // how to install it, when not found
+	Features proxy.Features `json:"features"`
+
+	TLS           bool `json:"tls_verified"` // HTTPS/1.1 bodies identical with every key type
+	H2            bool `json:"h2_verified"`
+	H3            bool `json:"h3_verified"`
+	ByteIdentical bool `json:"byte_identical"` // every check of every key type
+
+	IdleMemory     uint64   `json:"idle_memory_bytes"`
+	IdleSamples    []uint64 `json:"idle_memory_samples,omitempty"`
+	RestartSeconds float64  `json:"restart_s"`
+	CertUnchanged  bool     `json:"cert_unchanged"`
+
+	PerKey []labCheckKey `json:"per_key"`
+	Error  string        `json:"error,omitempty"` // the first failure
+}
+
+// labCheckKey is one key type's run of a profile.
+type labCheckKey struct {
+	Key           certs.KeyType   `json:"key"`
+	Checks        []env.BodyCheck `json:"checks"`
+	ErrorLogLines int             `json:"error_log_lines"`
+	Causes        []env.Cause     `json:"causes,omitempty"`
+	Error         string          `json:"error,omitempty"`
+}
+
+// failed lists the installed profiles that failed a check.
+func (r labCheckReport) failed() []string {
+	var out []string
+	for _, row := range r.Rows {
+		if row.Found && row.Error != "" {
+			out = append(out, row.Profile)
+		}
+	}
+	return out
+}
+
+// labCheckRun opens the lab and checks the profiles one after another; it
+// stops early, with the rows so far, when ctx ends.
+func labCheckRun(ctx context.Context, c labCheckConfig, log io.Writer) (labCheckReport, error) {
+	rep := labCheckReport{Net: c.opts.Net, Keys: c.opts.Keys}
+	e, err := env.Open(ctx, c.opts)
+	if err != nil {
+		return rep, err
+	}
+	defer e.Close()
+	rep.Dir, rep.Plan, rep.ProxyUser = e.Dir(), e.Plan(), e.ProxyUser()
+	rep.Cgroups, rep.CgroupDirs = e.Cgroups()
+	for _, prof := range c.profiles {
+		if ctx.Err() != nil {
+			break
+		}
+		row := labCheckProfile(ctx, e, c, prof, log)
+		if ctx.Err() != nil && row.Found && row.Error != "" {
+			break // cut short by the interrupt: not a result
+		}
+		rep.Rows = append(rep.Rows, row)
+	}
+	return rep, e.Close()
+}
+
+// labCheckProfile checks one profile with every key type; idle memory and
+// the restart are measured with the first.
+func labCheckProfile(ctx context.Context, e *env.Env, c labCheckConfig, prof proxy.Profile, log io.Writer) labCheckRow {
+	row := labCheckRow{Profile: prof.Name, Proxy: prof.Proxy, Features: prof.Features}
+	found, path, version, err := proxy.Status(prof)
+	row.Found, row.Path, row.Version = found, path, version
+	if !found {
+		row.Install = labCheckInstallHint(prof)
+		if err != nil && !errors.Is(err, proxy.ErrNotFound) {
+			row.Error = err.Error()
+		}
+		return row
+	}
+	if err != nil {
+		row.Error = err.Error()
+		return row
+	}
+	row.TLS, row.H2, row.H3, row.ByteIdentical = true, prof.Features.H2, prof.Features.H3, true
+	fail := func(err error) {
+		if row.Error == "" {
+			row.Error = oneLineErr(err)
+		}
+	}
+	for i, key := range c.opts.Keys {
+		kr := labCheckKey{Key: key}
+		err := labCheckKeyRun(ctx, e, c, prof, key, i == 0, &row, &kr)
+		if err != nil {
+			kr.Error = oneLineErr(err)
+			fail(err)
+		}
+		for _, ch := range kr.Checks {
+			if ch.OK {
+				continue
+			}
+			row.ByteIdentical = false
+			switch ch.Proto {
+			case "h2":
+				row.H2 = false
+			case "h3":
+				row.H3 = false
+			default:
+				row.TLS = false
+			}
+		}
+		if len(kr.Checks) == 0 {
+			row.TLS, row.H2, row.H3, row.ByteIdentical = false, false, false, false
+		}
+		row.PerKey = append(row.PerKey, kr)
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(log, "%s: interrupted\n", prof.Name)
+	case row.Error == "":
+		fmt.Fprintf(log, "%s: ok\n", prof.Name)
+	default:
+		fmt.Fprintf(log, "%s: FAILED: %s\n", prof.Name, row.Error)
+	}
+	return row
+}
+
+// labCheckKeyRun starts the profile with one key type; with full it
+// measures idle memory first; it checks the bodies, with full restarts it,
+// reads the error log and stops it.
+func labCheckKeyRun(ctx context.Context, e *env.Env, c labCheckConfig, prof proxy.Profile, key certs.KeyType, full bool, row *labCheckRow, kr *labCheckKey) (err error) {
+	p, err := e.StartProxy(ctx, prof.Name, key)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if serr := p.Stop(); serr != nil && err == nil {
+			err = serr
+		}
+	}()
+	if full {
+		// Idle memory first, as seed 001 measured it: a fresh proxy, one
+		// request, then quiet (the 1 MiB bodies of the checks would
+		// inflate a garbage-collected heap for minutes).
+		median, all, ierr := p.IdleMemory(ctx, c.idle.quiet, c.idle.samples, c.idle.every)
+		if ierr != nil {
+			return ierr
+		}
+		row.IdleMemory, row.IdleSamples = median, all
+	}
+	kr.Checks, err = p.CheckBodiesDetail(ctx)
+	if full && err == nil {
+		secs, same, rerr := p.Restart(ctx)
+		if rerr != nil {
+			return rerr
+		}
+		row.RestartSeconds, row.CertUnchanged = secs, same
+		if !same {
+			err = fmt.Errorf("%s served a different certificate after the restart", prof.Name)
+		}
+	}
+	lines, causes, lerr := p.ErrorCauses()
+	kr.ErrorLogLines, kr.Causes = lines, causes
+	if err == nil {
+		err = lerr
+	}
+	return err
+}
+
+// labCheckInstallHint says how to install a profile's proxy.
+func labCheckInstallHint(prof proxy.Profile) string {
+	switch prof.Proxy {
+	case "traefik":
+		return "scripts/install-proxies.sh --with-traefik"
+	case "caddy":
+		return "scripts/install-proxies.sh (go install, ~2.5 min)"
+	}
+	return "scripts/install-proxies.sh (apt-get install " + prof.Proxy + ")"
+}

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// writeLabCheckTable prints one row per profile: found and version, TLS,
+// h2 and h3 verified, idle memory, restart seconds, certificate unchanged
+// and byte-identical bodies; then the first failure of each failed row.
+func writeLabCheckTable(w io.Writer, r labCheckReport) {
+	cg := "cgroups"
+	if !r.Cgroups {
+		cg = "no cgroups (affinity only)"
+	}
+	keys := make([]string, len(r.Keys))
+	for i, k := range r.Keys {
+		keys[i] = string(k)
+	}
+	fmt.Fprintf(w, "lab check: net %s, %s, proxy cpus %s, proxies run as %s, keys %s\n", r.Net, cg, r.Plan.Server, r.ProxyUser, strings.Join(keys, ","))
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tH2\tH3\tIDLE MEM\tRESTART\tCERT\tBODIES")
+	for _, row := range r.Rows {
+		if !row.Found {
+			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
+			continue
+		}
+		mem, restart, cert := "-", "-", "-"
+		if row.IdleMemory > 0 {
+			mem = fmt.Sprintf("%.1f MiB", float64(row.IdleMemory)/(1<<20))
+		}
+		if row.RestartSeconds > 0 {
+			restart = fmt.Sprintf("%.2fs", row.RestartSeconds)
+			cert = map[bool]string{true: "unchanged", false: "CHANGED"}[row.CertUnchanged]
+		}
+		bodies := map[bool]string{true: "identical", false: "DIFFER"}[row.ByteIdentical]
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
+			labCheckMark(true, row.TLS), labCheckMark(row.Features.H2, row.H2), labCheckMark(row.Features.H3, row.H3),
+			mem, restart, cert, bodies)
+	}
+	tw.Flush()
+	for _, row := range r.Rows {
+		if !row.Found {
+			fmt.Fprintf(w, "%s: not installed: install it with %s\n", row.Profile, row.Install)
+		}
+		if row.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", row.Profile, row.Error)
+		}
+	}
+	if r.Interrupted {
+		fmt.Fprintln(w, "interrupted: profiles not listed were not checked")
+	}
+}
+
+// labCheckMark is "ok", "FAIL", or "-" for a protocol the profile does not
+// serve.
+func labCheckMark(served, ok bool) string {
+	switch {
+	case !served:
+		return "-"
+	case ok:
+		return "ok"
+	}
+	return "FAIL"
+}

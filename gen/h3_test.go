@@ -1,0 +1,435 @@
+package gen
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+	"github.com/quic-go/quic-go/http3"
+	"golang.org/x/sys/unix"
+)
+
+// h3Config is a short HTTP/3 run against s.
+func h3Config(s *h3TestServer) Config {
+	return Config{
+		URL:         s.url,
+		HTTP3:       true,
+		Connections: 4,
+		Duration:    1500 * time.Millisecond,
+		Timeout:     5 * time.Second, // generous: this machine is shared, and -race is slow
+		TLS:         TLSOptions{CAFile: s.caFile},
+	}
+}
+
+func runH3Test(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	start := time.Now()
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	if el := time.Since(start); el > cfg.Duration+cfg.Timeout+5*time.Second {
+		t.Errorf("run took %v for a %v run", el, cfg.Duration)
+	}
+	if t.Failed() || testing.Verbose() {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		t.Logf("%s", b)
+	}
+	return res
+}
+
+func errorTotal(r *Result) uint64 { return r.ErrorCount() }
+
+func TestH3ClosedLoop(t *testing.T) {
+	s := startH3Server(t, fixedBody(1000))
+	res := runH3Test(t, h3Config(s))
+	if res.Protocol != "h3" || res.QUICVersion != "v1" || res.Mode != "closed" {
+		t.Errorf("protocol %q quic_version %q mode %q", res.Protocol, res.QUICVersion, res.Mode)
+	}
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Requests != res.OK || res.Status["200"] != res.OK {
+		t.Errorf("requests %d ok %d status %v", res.Requests, res.OK, res.Status)
+	}
+	if res.BytesRead != res.OK*1000 {
+		t.Errorf("bytes_read %d, want %d (1000 per response)", res.BytesRead, res.OK*1000)
+	}
+	if res.Handshakes != 4 {
+		t.Errorf("handshakes %d, want 4 (one per keep-alive connection)", res.Handshakes)
+	}
+	if tl := res.TLS; tl == nil || tl.Version != "TLS 1.3" || tl.ALPN != "h3" || tl.Curve != "x25519" || tl.ServerKey != "ecdsa-p256" {
+		t.Errorf("tls %+v", res.TLS)
+	}
+	if len(res.PerSecond) < 1 || res.Latency.P50 <= 0 || res.Latency.P50 > res.Latency.Max {
+		t.Errorf("per_second %d, latency %+v", len(res.PerSecond), res.Latency)
+	}
+	if g := res.Generator; len(g.Busy) != len(g.CPUs) || len(g.CPUs) == 0 || g.Busy[0] <= 0 {
+		t.Errorf("generator cpus %v busy %v", g.CPUs, g.Busy)
+	}
+}
+
+// TestH3OpenLoopCorrection: one connection at 200 requests/s against a
+// server that stalls 200 ms on every 50th request. The requests due during
+// a stall wait for the connection; their latency counts from when they were
+// due, so the corrected distribution is far above the uncorrected one.
+func TestH3OpenLoopCorrection(t *testing.T) {
+	var n atomic.Int64
+	body := fixedBody(100)
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n.Add(1)%50 == 0 {
+			time.Sleep(200 * time.Millisecond)
+		}
+		body.ServeHTTP(w, r)
+	}))
+	cfg := h3Config(s)
+	cfg.Connections = 1
+	cfg.Rate = 200
+	cfg.Duration = 3 * time.Second
+	cfg.Warmup = 500 * time.Millisecond
+	res := runH3Test(t, cfg)
+	if res.Mode != "open" || errorTotal(res) != 0 {
+		t.Fatalf("mode %s errors %v %v", res.Mode, res.Errors, res.ErrorSamples)
+	}
+	if raceEnabled {
+		t.Skip("the race detector makes 200 requests/s on one connection more than this machine does")
+	}
+	if res.AchievedRate < 180 || res.AchievedRate > 220 {
+		t.Errorf("achieved %.1f/s, requested 200/s", res.AchievedRate)
+	}
+	if res.Latency.P99 < 190_000 {
+		t.Errorf("corrected p99 %d µs, want >= ~200 ms", res.Latency.P99)
+	}
+	if res.Latency.P50 < 10*res.LatencyUncorrected.P50 {
+		t.Errorf("corrected p50 %d µs is not far above uncorrected p50 %d µs: queued requests are not counted from their intended time", res.Latency.P50, res.LatencyUncorrected.P50)
+	}
+	if res.Generator.LateSends == 0 || res.Generator.Dropped != 0 {
+		t.Errorf("late_sends %d dropped %d", res.Generator.LateSends, res.Generator.Dropped)
+	}
+}
+
+func TestH3OpenLoopRate(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Rate = 500
+	cfg.Duration = 2 * time.Second
+	cfg.Warmup = 500 * time.Millisecond
+	res := runH3Test(t, cfg)
+	if errorTotal(res) != 0 {
+		t.Errorf("errors %v %v", res.Errors, res.ErrorSamples)
+	}
+	if raceEnabled {
+		t.Skip("the race detector makes 500 requests/s more than this machine does")
+	}
+	if res.AchievedRate < 450 || res.AchievedRate > 550 {
+		t.Errorf("achieved %.1f/s of 500", res.AchievedRate)
+	}
+	if got := res.Requests; got < 700 || got > 800 {
+		t.Errorf("requests %d, want ~750 (1.5 s at 500/s)", got)
+	}
+	if res.Generator.LagMaxus == 0 {
+		t.Errorf("no send lag recorded")
+	}
+}
+
+func TestH3NewConn(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Handshakes != res.Requests {
+		t.Errorf("handshakes %d != requests %d with --new-conn", res.Handshakes, res.Requests)
+	}
+	if res.TLS == nil || res.TLS.Resumed != 0 || res.HandshakeUs == nil || res.HandshakeUs.P50 <= 0 {
+		t.Errorf("tls %+v handshake_us %+v: want full handshakes only", res.TLS, res.HandshakeUs)
+	}
+}
+
+func TestH3Resume(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	cfg.TLS.Resume = true
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.TLS == nil || res.TLS.Resumed == 0 || res.TLS.Resumed > res.Handshakes {
+		t.Errorf("resumed %+v of %d handshakes", res.TLS, res.Handshakes)
+	}
+	if res.TLS != nil && res.TLS.ZeroRTT != 0 {
+		t.Errorf("zero_rtt %d without --0rtt", res.TLS.ZeroRTT)
+	}
+}
+
+func TestH3ZeroRTT(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	cfg.TLS.Resume = true
+	cfg.TLS.ZeroRTT = true
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.TLS == nil || res.TLS.ZeroRTT == 0 || res.TLS.Resumed == 0 {
+		t.Errorf("tls %+v: want resumed handshakes with accepted 0-RTT requests", res.TLS)
+	}
+}
+
+func TestH3WrongCA(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.TLS.CAFile = testCA(t).CA // another CA
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK != 0 || res.Errors["tls"] == 0 {
+		t.Fatalf("ok %d errors %v: want TLS errors only", res.OK, res.Errors)
+	}
+	if msg := res.ErrorSamples["tls"]; !strings.Contains(msg, "certificate") {
+		t.Errorf("tls sample %q does not mention the certificate", msg)
+	}
+}
+
+func TestH3NothingListening(t *testing.T) {
+	port := freeUDPPort(t)
+	cfg := Config{URL: "https://127.0.0.1:" + port + "/", HTTP3: true, Duration: time.Second, Timeout: time.Second, Connections: 2, TLS: TLSOptions{Insecure: true}}
+	start := time.Now()
+	res, err := Run(context.Background(), cfg)
+	if err == nil || IsUsage(err) || !strings.Contains(err.Error(), "no QUIC answer") {
+		t.Fatalf("err %v, result %+v: want a clear run error", err, res)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("took %v to give up", el)
+	}
+}
+
+func TestH3Validate(t *testing.T) {
+	cases := []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"http url", func(c *Config) { c.URL = "http://127.0.0.1:1/" }, "https://"},
+		{"0rtt without resume", func(c *Config) { c.TLS.ZeroRTT = true }, "--resume"},
+		{"0rtt without http3", func(c *Config) { c.HTTP3 = false; c.TLS.ZeroRTT = true; c.TLS.Resume = true }, "--http3"},
+		{"tls 1.2", func(c *Config) { c.TLS.Version = "1.2" }, "TLS 1.3"},
+		{"utls", func(c *Config) { c.TLS.ClientHello = "chrome" }, "--client-hello"},
+		{"close rst", func(c *Config) { c.Close = CloseRST }, "--close"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := Config{URL: "https://127.0.0.1:1/", HTTP3: true, TLS: TLSOptions{Insecure: true}}
+			tc.edit(&cfg)
+			_, err := Run(context.Background(), cfg)
+			if !IsUsage(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v: want a usage error mentioning %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestH3Pinning runs on one CPU: while the run lasts every thread of the
+// process (the in-process server's too) may only use that CPU; afterwards
+// the affinity and GOMAXPROCS are back.
+func TestH3Pinning(t *testing.T) {
+	allowed, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allowed) < 2 {
+		t.Skip("needs two allowed CPUs to tell a restriction from none")
+	}
+	cpu := allowed[len(allowed)-1]
+	var seen, bad atomic.Int64
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		var set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &set); err != nil || set.Count() != 1 || !set.IsSet(cpu) {
+			bad.Add(1)
+		}
+		seen.Add(1)
+		w.Write([]byte("ok"))
+	}))
+	procs := runtime.GOMAXPROCS(0)
+	cfg := h3Config(s)
+	cfg.CPUs = pin.CPUSet{cpu}
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || seen.Load() == 0 {
+		t.Fatalf("ok %d, handler saw %d", res.OK, seen.Load())
+	}
+	if bad.Load() != 0 {
+		t.Errorf("%d of %d requests were served on a thread allowed outside CPU %d", bad.Load(), seen.Load(), cpu)
+	}
+	if g := res.Generator; len(g.CPUs) != 1 || g.CPUs[0] != cpu || g.Loops != 1 || len(g.Busy) != 1 {
+		t.Errorf("generator %+v", g)
+	}
+	if now, _ := pin.Allowed(); !now.Equal(allowed) {
+		t.Errorf("affinity after the run %s, want %s", now, allowed)
+	}
+	if p := runtime.GOMAXPROCS(0); p != procs {
+		t.Errorf("GOMAXPROCS after the run %d, want %d", p, procs)
+	}
+}
+
+func TestH3PostBody(t *testing.T) {
+	want := strings.Repeat("b", 3000)
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got, err := io.ReadAll(r.Body)
+		if err != nil || string(got) != want || r.Method != "POST" || r.ContentLength != int64(len(want)) {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		w.Write([]byte("ok"))
+	}))
+	cfg := h3Config(s)
+	cfg.Method = "POST"
+	cfg.Body = []byte(want)
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || res.OK != res.Requests || res.BytesRead != 2*res.OK {
+		t.Errorf("ok %d requests %d bytes %d status %v errors %v", res.OK, res.Requests, res.BytesRead, res.Status, res.ErrorSamples)
+	}
+}
+
+func TestH3HeadersAndSrcAddrs(t *testing.T) {
+	var mu sync.Mutex
+	srcs := map[string]bool{}
+	var badHdr atomic.Int64
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host, _, _ := net.SplitHostPort(r.RemoteAddr)
+		mu.Lock()
+		srcs[host] = true
+		mu.Unlock()
+		if r.Host != "example.test" || r.Header.Get("X-Test") != "1" || r.UserAgent() != "loadlab" || r.Header.Get("Accept-Encoding") != "" {
+			badHdr.Add(1)
+		}
+		w.Write([]byte("ok"))
+	}))
+	cfg := h3Config(s)
+	cfg.Headers = []string{"Host: example.test", "X-Test: 1"}
+	cfg.TLS.SNI = "localhost"
+	cfg.SrcAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || badHdr.Load() != 0 {
+		t.Errorf("ok %d, %d requests with wrong headers", res.OK, badHdr.Load())
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !srcs["127.0.0.2"] || !srcs["127.0.0.3"] || len(srcs) != 2 {
+		t.Errorf("source addresses seen %v, want 127.0.0.2 and 127.0.0.3", srcs)
+	}
+}
+
+func TestH3VerifyMismatch(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Duration = time.Second
+	sum := sha256.Sum256([]byte("something else"))
+	cfg.VerifySHA256 = sum[:]
+	res := runH3Test(t, cfg)
+	if res.OK != 0 || res.Errors["body_mismatch"] == 0 {
+		t.Errorf("ok %d errors %v", res.OK, res.Errors)
+	}
+	good := sha256.Sum256(fixedBodyBytes(100))
+	cfg.VerifySHA256 = good[:]
+	res = runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Errorf("right digest: ok %d errors %v", res.OK, res.Errors)
+	}
+}
+
+func TestH3Interrupt(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Duration = 30 * time.Second
+	cfg.Rate = 100
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(700*time.Millisecond, cancel)
+	start := time.Now()
+	res, err := Run(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if el := time.Since(start); el > 3*time.Second {
+		t.Errorf("interrupted run took %v", el)
+	}
+	if !res.Interrupted || res.OK == 0 || res.DurationS > 1.5 {
+		t.Errorf("interrupted %v ok %d duration %.3f", res.Interrupted, res.OK, res.DurationS)
+	}
+}
+
+// TestH3ServerGone: the server stops mid-run. Requests then fail (no
+// answer: timeouts) and the run still ends on time.
+func TestH3ServerGone(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Duration = 2 * time.Second
+	cfg.Timeout = 300 * time.Millisecond
+	time.AfterFunc(700*time.Millisecond, s.close)
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) == 0 {
+		t.Errorf("ok %d errors %v: want successes, then failures", res.OK, res.Errors)
+	}
+}
+
+// TestH3ServerClosesIdle: the server closes connections idle for 300 ms;
+// at 2 requests/s on one connection each request finds its connection
+// closed and reconnects, which is not an error. (The server's idle timer
+// also runs during the handshake, so a much shorter one can close a
+// connection before its first request on a busy machine.)
+func TestH3ServerClosesIdle(t *testing.T) {
+	s := startH3ServerWith(t, fixedBody(100), func(srv *http3.Server) { srv.IdleTimeout = 300 * time.Millisecond })
+	cfg := h3Config(s)
+	cfg.Connections = 1
+	cfg.Rate = 2
+	cfg.Duration = 3 * time.Second
+	res := runH3Test(t, cfg)
+	if res.OK < 5 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Handshakes < 4 {
+		t.Errorf("handshakes %d for %d requests: the idle connections were not replaced", res.Handshakes, res.OK)
+	}
+}
+
+// TestH3RequestsLimit: --requests stops the run after exactly N requests,
+// in closed and open loop.
+func TestH3RequestsLimit(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	for _, rate := range []float64{0, 400} {
+		cfg := h3Config(s)
+		cfg.Requests = 137
+		cfg.Rate = rate
+		cfg.Duration = 20 * time.Second
+		start := time.Now()
+		res := runH3Test(t, cfg)
+		if res.Requests != 137 || res.OK != 137 {
+			t.Errorf("rate %v: requests %d ok %d, want 137", rate, res.Requests, res.OK)
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Errorf("rate %v: the run did not stop after its 137 requests", rate)
+		}
+	}
+}

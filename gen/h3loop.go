@@ -1,0 +1,368 @@
+package gen
+
+import (
+	"context"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+	"github.com/quic-go/quic-go"
+	"golang.org/x/sys/unix"
+)
+
+// h3Loop is one HTTP/3 loop: a goroutine locked to a thread pinned to one
+// CPU that keeps the open-loop schedule, the pending queue and the
+// per-second reports of its connections. The connections' workers record
+// into its recorder under mu.
+type h3Loop struct {
+	id  int
+	cpu int
+	e   *h3Engine
+	r   *run
+
+	timer   *os.File        // timerfd, read through the netpoller
+	timerfd int             // its descriptor, for timerfd_settime
+	woken   atomic.Bool     // wake was called since the loop last looked
+	ctx     context.Context // cancelled when the loop ends: aborts dials and idle workers
+	cancel  context.CancelFunc
+	backoff time.Duration // closed loop: pause after a failed request
+	workers sync.WaitGroup
+
+	mu       sync.Mutex // guards rec and the fields up to ended
+	rec      *recorder
+	conns    []*h3Conn
+	idle     []*h3Conn // open loop: workers waiting for a request
+	inflight int
+	pending  pendingRing
+	stopping bool // no new requests (pending ones still go out)
+	ended    bool // drain over: results still arriving are not counted
+
+	// Loop goroutine only.
+	open       bool
+	period     float64 // ns between this loop's intended sends
+	phase      int64
+	seq        int64
+	nextDue    int64
+	stopAt     int64
+	quota      int64 // requests this loop may start (0 = no limit, see Config.Requests); guarded by mu
+	started    int64 // requests started so far; guarded by mu
+	stopBegun  bool
+	stopWall   int64
+	drainEnd   int64
+	nextSecond int64
+	secIdx     int
+	warmupSeen bool
+	its        unix.ItimerSpec
+	tbuf       [8]byte
+}
+
+// now returns nanoseconds since the run start (monotonic clock).
+func (l *h3Loop) now() int64 { return int64(time.Since(l.r.start)) }
+
+// main runs the loop on the calling goroutine, locked to a thread pinned
+// to l.cpu. It returns when the run has ended and every worker has left.
+func (l *h3Loop) main() {
+	defer l.r.loopsDone.Done()
+	if err := l.setup(); err != nil {
+		l.r.fail(err)
+		for _, c := range l.conns {
+			c.closeAll()
+		}
+		return
+	}
+	defer l.timer.Close()
+	for _, c := range l.conns {
+		l.workers.Add(1)
+		go c.run()
+	}
+	l.r.ready.Done()
+	<-l.r.go_
+	if l.e.abort.Load() {
+		l.mu.Lock()
+		l.stopping, l.ended = true, true
+		l.mu.Unlock()
+		l.cancel()
+		l.workers.Wait()
+		return
+	}
+	for {
+		now := l.now()
+		l.mu.Lock()
+		spent := l.quotaSpent()
+		l.mu.Unlock()
+		if !l.stopBegun && (now >= l.stopAt || l.r.stopped.Load() || spent) {
+			l.beginStop(now)
+		}
+		if l.stopBegun {
+			l.mu.Lock()
+			done := l.inflight == 0 && l.pending.len() == 0
+			l.mu.Unlock()
+			if done || now >= l.drainEnd {
+				break
+			}
+		}
+		if !l.warmupSeen && now >= l.r.warmup {
+			l.warmupSeen = true
+			if l.id == 0 {
+				l.e.warmCPU, _ = pin.ProcessCPUTime()
+			}
+		}
+		if l.open && !l.stopBegun {
+			l.admit(now)
+		}
+		if now >= l.nextSecond {
+			l.flushSecond()
+		}
+		l.sleep(l.wakeIn(now))
+	}
+	l.finish()
+}
+
+// setup pins the loop's thread and creates its timerfd.
+func (l *h3Loop) setup() error {
+	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
+	if err := pin.PinThread(l.cpu); err != nil {
+		return err
+	}
+	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+	if err != nil {
+		return errorf("timerfd_create: %v", err)
+	}
+	l.timerfd = fd
+	l.timer = os.NewFile(uintptr(fd), "timerfd") // non-blocking: Go's netpoller waits on it
+	return nil
+}
+
+// arm sets the timerfd to fire in ns nanoseconds (at least 1: zero would
+// disarm it).
+func (l *h3Loop) arm(ns int64) {
+	l.its.Value = unix.NsecToTimespec(max(ns, 1))
+	unix.TimerfdSettime(l.timerfd, 0, &l.its, nil)
+}
+
+// wake interrupts the loop's sleep (safe from any goroutine).
+func (l *h3Loop) wake() {
+	l.woken.Store(true)
+	var its unix.ItimerSpec
+	its.Value.Nsec = 1
+	unix.TimerfdSettime(l.timerfd, 0, &its, nil)
+}
+
+// sleep parks the loop goroutine for at most ns nanoseconds, or until wake.
+// The timerfd read parks through the netpoller, which frees this thread's
+// P for the workers meanwhile.
+func (l *h3Loop) sleep(ns int64) {
+	if ns <= 0 {
+		return
+	}
+	l.arm(ns)
+	if l.woken.Swap(false) {
+		return // a wake may have been overwritten by arm
+	}
+	l.timer.Read(l.tbuf[:])
+}
+
+// wakeIn returns how long the loop may sleep: until the next intended send,
+// second boundary, warmup end, stop or drain end, whichever is first.
+func (l *h3Loop) wakeIn(now int64) int64 {
+	next := l.nextSecond
+	if l.stopBegun {
+		next = min(next, l.drainEnd)
+	} else {
+		next = min(next, l.stopAt)
+		if l.open {
+			next = min(next, l.nextDue)
+		}
+	}
+	if !l.warmupSeen {
+		next = min(next, l.r.warmup)
+	}
+	return next - now
+}
+
+func (l *h3Loop) intendedAt(k int64) int64 {
+	return l.phase + int64(float64(k)*l.period)
+}
+
+// admit hands every request whose intended time has come to an idle
+// connection, or queues it when all are busy (dropping it when the queue
+// is full).
+func (l *h3Loop) admit(now int64) {
+	l.mu.Lock()
+	for l.nextDue <= now && l.nextDue < l.stopAt && !l.quotaSpent() {
+		due := l.nextDue
+		l.seq++
+		l.nextDue = l.intendedAt(l.seq)
+		if l.pending.len() == 0 && len(l.idle) > 0 {
+			c := l.idle[len(l.idle)-1]
+			l.idle = l.idle[:len(l.idle)-1]
+			l.inflight++
+			l.started++
+			c.work <- h3Job{intended: due, fromIdle: true} // c was idle: its channel is empty
+			continue
+		}
+		if l.pending.full() {
+			if due >= l.r.warmup {
+				l.rec.dropped++
+			}
+			continue
+		}
+		l.pending.push(due)
+	}
+	l.mu.Unlock()
+}
+
+// beginStop stops admitting requests; the ones in flight or queued get
+// until the drain end (the timeout, or 1 s when interrupted).
+func (l *h3Loop) beginStop(now int64) {
+	if l.open {
+		l.admit(now) // requests due before the stop are still sent
+	}
+	l.mu.Lock()
+	l.stopping = true
+	l.mu.Unlock()
+	l.stopBegun = true
+	l.stopWall = now
+	if l.id == 0 {
+		l.e.stopCPU, _ = pin.ProcessCPUTime()
+		if !l.warmupSeen {
+			l.e.warmCPU = l.e.stopCPU
+		}
+	}
+	drain := int64(l.r.cfg.Timeout)
+	if l.r.stopped.Load() && drain > int64(time.Second) {
+		drain = int64(time.Second)
+	}
+	l.drainEnd = now + drain
+}
+
+// flushSecond hands this second's tallies and interval histogram to the
+// aggregator.
+func (l *h3Loop) flushSecond() {
+	l.mu.Lock()
+	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval}
+	select {
+	case h := <-l.r.histPool:
+		l.rec.interval = h
+	default:
+		l.rec.interval = newHist()
+	}
+	l.rec.sec = secondCounts{}
+	l.mu.Unlock()
+	l.r.reports <- rep
+	l.secIdx++
+	l.nextSecond += int64(time.Second)
+}
+
+// finish ends the loop: what is still in flight or queued is unfinished,
+// the connections are closed (which ends their requests at once), the
+// workers leave and the last partial second is reported.
+func (l *h3Loop) finish() {
+	l.mu.Lock()
+	l.ended = true
+	l.r.unfinished.Add(int64(l.inflight + l.pending.len()))
+	open := make([]*quic.Conn, 0, len(l.conns))
+	for _, c := range l.conns {
+		if c.qc != nil {
+			open = append(open, c.qc)
+		}
+	}
+	l.mu.Unlock()
+	l.cancel()
+	for _, qc := range open {
+		qc.CloseWithError(0, "")
+	}
+	l.workers.Wait()
+	l.flushSecond()
+}
+
+// settle records the outcome of c's request (unless the loop has ended)
+// and says what c does next: in open loop it takes the oldest pending
+// request, if any. Called by c's worker.
+func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
+	o := &c.out
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return h3Job{}, false
+	}
+	l.inflight--
+	measured := o.intended >= l.r.warmup
+	rec := l.rec
+	if measured && o.started-o.intended > lateThreshold {
+		rec.lateSends++
+	}
+	if o.fromIdle {
+		// The connection was free: any delay is the generator's own.
+		record(rec.lag, (o.started-o.intended)/1000)
+	}
+	if o.handshake && measured {
+		rec.handshakes++
+		record(rec.handshake, o.handshakeNs/1000)
+		if o.resumed {
+			rec.resumed++
+		}
+	}
+	if o.zeroRTT && measured {
+		rec.zeroRTT++
+	}
+	if o.err != nil {
+		rec.failure(o.class, o.err, measured)
+	} else {
+		rec.response(o.status, o.intended, o.written, o.done, o.bytes, measured)
+	}
+	if l.open && l.pending.len() > 0 {
+		l.inflight++
+		l.started++
+		return h3Job{intended: l.pending.pop()}, true
+	}
+	if l.open {
+		l.idle = append(l.idle, c)
+	}
+	if l.stopping && l.inflight == 0 && l.pending.len() == 0 {
+		l.wake()
+	}
+	return h3Job{}, false
+}
+
+// startClosed reserves the next closed-loop request for a worker, or
+// reports that the loop is stopping.
+func (l *h3Loop) startClosed() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.stopping || l.quotaSpent() {
+		return false
+	}
+	l.inflight++
+	l.started++
+	return true
+}
+
+// quotaSpent reports whether the loop has started (or queued) every request
+// Config.Requests allows it. The caller holds mu.
+func (l *h3Loop) quotaSpent() bool {
+	return l.quota > 0 && l.started+int64(l.pending.len()) >= l.quota
+}
+
+// setConn publishes c's new QUIC connection so that finish can close it;
+// it reports false (and c must close the connection) when the loop has
+// already ended.
+func (l *h3Loop) setConn(c *h3Conn, qc *quic.Conn) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended {
+		return false
+	}
+	c.qc = qc
+	return true
+}
+
+// clearConn forgets c's QUIC connection.
+func (l *h3Loop) clearConn(c *h3Conn) {
+	l.mu.Lock()
+	c.qc = nil
+	l.mu.Unlock()
+}

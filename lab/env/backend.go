@@ -1,0 +1,182 @@
+package env
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/lab/proc"
+)
+
+// netnsBackendPort is the backend's port inside its namespace.
+const netnsBackendPort = 8080
+
+// checkPaths are the bodies the byte-identical check compares.
+var checkPaths = []string{"/1k", "/1m"}
+
+// backendChild is the running `loadlab serve`.
+type backendChild struct {
+	proc  *proc.Process
+	group cgroup.Group // nil with NoCgroups
+	addr  netip.AddrPort
+	log   string
+	sums  map[string][32]byte // sha256 of the bodies it serves, fetched once
+}
+
+// startBackend runs `loadlab serve` through the wrapper in its own cgroup
+// on the backend CPUs (in the backend namespace in netns mode) and waits
+// until it answers /_stats, then records the sha256 of /1k and /1m as it
+// serves them.
+func (e *Env) startBackend(ctx context.Context) error {
+	host, err := e.hostFor(RoleBackend)
+	if err != nil {
+		return err
+	}
+	port := netnsBackendPort
+	if e.lab == nil {
+		listen, listenPacket := e.listenIn(RoleBackend)
+		ports, err := freePorts(listen, listenPacket, host, 1, false)
+		if err != nil {
+			return err
+		}
+		port = ports[0]
+	}
+	b := &backendChild{addr: netip.AddrPortFrom(host, uint16(port)), log: filepath.Join(e.o.Dir, "backend.log")}
+	cpus := e.plan.Backend.String()
+	if e.cg != nil {
+		if b.group, err = e.cg.Create("backend", cgroup.Limits{CPUs: cpus}); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(e.o.Log, "starting backend on %s, cpus %s\n", b.addr, cpus)
+	p, err := proc.Start(proc.Spec{
+		Name:    "backend",
+		Path:    e.o.Self,
+		Args:    []string{"serve", "--listen", b.addr.String(), "--cpus", cpus},
+		Group:   b.group,
+		CPUs:    cpus,
+		NetNS:   e.NSPath(RoleBackend),
+		Stdout:  b.log,
+		Stderr:  b.log,
+		Wrapper: e.o.Self,
+	})
+	if err != nil {
+		return err
+	}
+	b.proc = p
+	e.backend = b
+	e.j.Add("stop the backend", func() error { return p.Stop(5 * time.Second) })
+	if err := e.waitBackend(ctx); err != nil {
+		return err
+	}
+	return e.hashBackendBodies(ctx)
+}
+
+// waitBackend polls /_stats until the backend answers.
+func (e *Env) waitBackend(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
+	defer cancel()
+	var last error
+	for {
+		if e.backend.proc.Exited() {
+			return fmt.Errorf("backend exited at start: %s", logTail(e.backend.log))
+		}
+		if _, last = e.BackendStats(); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if ctx.Err() == context.DeadlineExceeded {
+				return fmt.Errorf("backend on %s did not answer within %s (%v): see %s", e.backend.addr, e.o.ReadyTimeout, last, e.backend.log)
+			}
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// hashBackendBodies fetches /1k and /1m from the backend and checks them
+// against backend.Body, so a proxy's bodies are compared with what the
+// backend really sent.
+func (e *Env) hashBackendBodies(ctx context.Context) error {
+	c := e.plainClient(e.backend.addr.String())
+	e.backend.sums = map[string][32]byte{}
+	for _, path := range checkPaths {
+		status, _, body, err := fetch(ctx, c, "http://"+e.backend.addr.String()+path)
+		if err != nil {
+			return fmt.Errorf("backend %s: %v", path, err)
+		}
+		sum := sha256.Sum256(body)
+		if status != 200 || sum != sha256.Sum256(backend.Body(path)) {
+			return fmt.Errorf("backend %s answered %d with %d bytes that differ from backend.Body: the loadlab binary %s is not this version", path, status, len(body), e.o.Self)
+		}
+		e.backend.sums[path] = sum
+	}
+	return nil
+}
+
+// BackendStats asks the backend for its counters (GET /_stats): TCP
+// connections accepted and open, requests served.
+func (e *Env) BackendStats() (backend.Stats, error) {
+	var st backend.Stats
+	if e.backend == nil {
+		return st, fmt.Errorf("backend not started")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	status, _, body, err := fetch(ctx, e.plainClient(e.backend.addr.String()), "http://"+e.backend.addr.String()+"/_stats")
+	if err != nil {
+		return st, fmt.Errorf("backend stats: %v", err)
+	}
+	if status != 200 {
+		return st, fmt.Errorf("backend stats: status %d", status)
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return st, fmt.Errorf("backend stats: %v", err)
+	}
+	return st, nil
+}
+
+// BackendAddr returns the backend's address (host:port) as proxies reach it.
+func (e *Env) BackendAddr() string {
+	if e.backend == nil {
+		return ""
+	}
+	return e.backend.addr.String()
+}
+
+// BackendPID returns the backend's process id.
+func (e *Env) BackendPID() int {
+	if e.backend == nil || e.backend.proc == nil {
+		return 0
+	}
+	return e.backend.proc.PID()
+}
+
+// logTail returns the last non-empty line of a log file (for errors), or a
+// note that the log is empty.
+func logTail(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "no log (" + bare(err).Error() + ")"
+	}
+	lines := splitLines(b)
+	if len(lines) == 0 {
+		return "nothing in " + path
+	}
+	return strconv.Quote(truncate(string(lines[len(lines)-1]), 300)) + " (" + path + ")"
+}
+
+// hostPort joins an address and a port.
+func hostPort(a netip.Addr, port int) string {
+	return net.JoinHostPort(a.String(), strconv.Itoa(port))
+}
