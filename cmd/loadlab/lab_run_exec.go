@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -73,7 +72,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 	defer stop()
 	r := &scenario.Runner{
 		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
-		Open: janitorOpener(&janitor, labOpener), Log: stderr, NoCgroups: f.noCgroups,
+		Open: scenario.EnvOpener(&janitor), Log: stderr, NoCgroups: f.noCgroups,
 		Machine: scenario.ReadMachine(p.Net),
 	}
 	runErr := r.Run(ctx)
@@ -118,20 +117,4 @@ func checkInstalled(f *labRunFlags, b scenario.Budget) error {
 		return errors.New("nothing to run: every unit of the plan is skipped")
 	}
 	return nil
-}
-
-// janitorOpener registers every session it opens with the janitor, so a
-// second Ctrl-C (which exits at once) still removes namespaces and groups.
-func janitorOpener(j *cleanup.Janitor, open scenario.Opener) scenario.Opener {
-	if open == nil {
-		return nil
-	}
-	return func(ctx context.Context, o scenario.EnvOptions) (scenario.Env, error) {
-		e, err := open(ctx, o)
-		if err != nil {
-			return nil, err
-		}
-		j.Add("close the lab session", e.Close)
-		return e, nil
-	}
 }

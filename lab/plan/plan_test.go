@@ -87,7 +87,7 @@ func TestOverridesArePartial(t *testing.T) {
 		}
 	}
 	e := hs.Eff.Search
-	if e.Start != 500 || e.Max != 16000 {
+	if e.Start != 500 || e.Max != 8000 {
 		t.Fatalf("override not applied: %+v", e)
 	}
 	if e.Step != p.Search.Step || e.Precision != p.Search.Precision || e.ConfirmRuns != p.Search.ConfirmRuns {

@@ -43,9 +43,10 @@ var knownFix = map[string]string{
 // findings derives statements from the data, most important first.
 func findings(f *results.File) []string {
 	var out []string
-	out = append(out, portExhaustion(f)...)
+	explained := map[*results.Step]bool{}
+	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
-	out = append(out, poolLeaks(f)...)
+	out = append(out, connChurn(f, explained)...)
 	out = append(out, keyCosts(f)...)
 	out = append(out, searchShapes(f)...)
 	out = append(out, scaling(f)...)
@@ -84,7 +85,7 @@ func stepName(u *results.Unit, st *results.Step) string {
 // portExhaustion: failures began while the proxy's TIME_WAIT filled the
 // port range (or its error log says "Cannot assign requested address"),
 // and the backend saw a new connection per request.
-func portExhaustion(f *results.File) []string {
+func portExhaustion(f *results.File, explained map[*results.Step]bool) []string {
 	ports := f.Machine.Ports()
 	done := map[string]bool{}
 	var out []string
@@ -110,6 +111,7 @@ func portExhaustion(f *results.File) []string {
 			return
 		}
 		done[u.Profile] = true
+		explained[st] = true
 		kind := "failed or non-2xx responses"
 		if c := st.Result.Status["502"]; c > 0 && c*2 >= seriesFailures(st.Result.PerSecond) {
 			kind = "502s"
@@ -129,13 +131,36 @@ func portExhaustion(f *results.File) []string {
 
 // fixFor points at the fix: a profile of the same proxy that ran the same
 // scenario in this run without failures and with reused connections, or
-// the known fix profile.
+// else the known fix profile (followed further when this run measured it
+// and it did not hold up).
 func fixFor(f *results.File, bad *results.Unit) string {
 	for _, u := range f.Units {
-		if !reportable(u) || u.Proxy != bad.Proxy || u.Profile == bad.Profile || u.Scenario != bad.Scenario {
+		if u.Proxy != bad.Proxy || u.Profile == bad.Profile || u.Scenario != bad.Scenario {
 			continue
 		}
-		var reqs, conns, fails uint64
+		if ok, cpr := heldUp(f, u.Profile, u.Scenario); ok {
+			return fmt.Sprintf("Use %s: in this run it had no failures in %s and %.2f new backend connections per request.", u.Profile, u.Scenario, cpr)
+		}
+	}
+	fix := knownFix[bad.Profile]
+	for seen := map[string]bool{}; fix != "" && !seen[fix]; fix = knownFix[fix] {
+		seen[fix] = true
+		if ran(f, fix, bad.Scenario) {
+			continue // measured here and not good enough: look further
+		}
+		return fmt.Sprintf("Use %s (idle backend connections kept in a pool at least as large as the concurrency).", fix)
+	}
+	return "Keep backend connections alive in a pool at least as large as the concurrency."
+}
+
+// heldUp reports whether profile ran scenario without failures and with
+// reused backend connections, and its connections per request.
+func heldUp(f *results.File, profile, scenario string) (bool, float64) {
+	var reqs, conns, fails uint64
+	for _, u := range f.Units {
+		if !reportable(u) || u.Profile != profile || u.Scenario != scenario {
+			continue
+		}
 		for _, st := range u.Steps {
 			if st.Result == nil || !st.Backend.Valid {
 				continue
@@ -144,14 +169,22 @@ func fixFor(f *results.File, bad *results.Unit) string {
 			conns += st.Backend.Accepted
 			fails += seriesFailures(st.Result.PerSecond)
 		}
-		if reqs > 0 && fails == 0 && float64(conns)/float64(reqs) <= reusedPerReq {
-			return fmt.Sprintf("Use %s: in this run it had no failures in %s and %.2f new backend connections per request.", u.Profile, u.Scenario, float64(conns)/float64(reqs))
+	}
+	if reqs == 0 {
+		return false, -1
+	}
+	cpr := float64(conns) / float64(reqs)
+	return fails == 0 && cpr <= reusedPerReq, cpr
+}
+
+// ran reports whether profile has results for scenario.
+func ran(f *results.File, profile, scenario string) bool {
+	for _, u := range f.Units {
+		if reportable(u) && u.Profile == profile && u.Scenario == scenario {
+			return true
 		}
 	}
-	if fix := knownFix[bad.Profile]; fix != "" {
-		return fmt.Sprintf("Use %s (backend connections kept alive in a pool).", fix)
-	}
-	return "Keep backend connections alive (an upstream pool)."
+	return false
 }
 
 // workFailCycles: a run that alternates between working and failing
@@ -178,14 +211,15 @@ func workFailCycles(f *results.File) []string {
 	return out
 }
 
-// poolLeaks: a closed-loop run that slowed down while TIME_WAIT grew, with
-// some (not all) backend connections new: an idle pool smaller than the
-// concurrency.
-func poolLeaks(f *results.File) []string {
+// connChurn: a closed-loop run that slowed down while TIME_WAIT in the
+// proxy's namespace grew, with new backend connections for all requests
+// (no pool) or some of them (an idle pool smaller than the concurrency).
+// Runs the port-exhaustion finding already explains are left out.
+func connChurn(f *results.File, explained map[*results.Step]bool) []string {
 	ports := f.Machine.Ports()
 	var out []string
 	eachStep(f, func(u *results.Unit, st *results.Step) {
-		if st.Rate != 0 {
+		if st.Rate != 0 || explained[st] {
 			return
 		}
 		ps := st.Result.PerSecond
@@ -196,18 +230,27 @@ func poolLeaks(f *results.File) []string {
 		first, last := okRate(ps, ps[0].T, ps[n/3].T), okRate(ps, ps[n-n/3].T, ps[n-1].T+1)
 		tw := maxTimeWait(st.Proxy)
 		cpr := st.Backend.ConnsPerRequest()
-		if first == 0 || last >= slowdownRatio*first || tw <= 0 || cpr <= 0.02 || cpr >= newConnPerReq {
+		if first == 0 || last >= slowdownRatio*first || tw <= 0 || cpr <= 0.02 {
 			return
 		}
 		if ports > 0 && float64(tw) < leakShare*float64(ports) {
 			return
 		}
-		s := fmt.Sprintf("%s (%s): throughput fell from %s/s in the first third to %s/s in the last third while TIME_WAIT in its namespace rose to %s; the backend accepted %.2f new connections per request at %d connections: the proxy keeps fewer idle backend connections than the concurrency and closes the rest after each request.",
-			u.Profile, stepName(u, st), fmtRate(first), fmtRate(last), fmtInt(int64(tw)), cpr, st.Connections)
-		if fix := knownFix[u.Profile]; fix != "" {
-			s += " Raise the idle pool (" + fix + ")."
+		s := fmt.Sprintf("%s (%s): throughput fell from %s/s in the first third to %s/s in the last third while TIME_WAIT in its namespace rose to %s",
+			u.Profile, stepName(u, st), fmtRate(first), fmtRate(last), fmtInt(int64(tw)))
+		if ports > 0 {
+			s += fmt.Sprintf(" (%.0f%% of the %s-port range)", 100*float64(tw)/float64(ports), fmtInt(int64(ports)))
 		}
-		out = append(out, s)
+		if cpr >= newConnPerReq {
+			s += fmt.Sprintf("; the backend accepted %.2f new connections per request: the proxy opens a new backend connection per request, its local ports pile up in TIME_WAIT for 60 s and new connections get slower, then fail", cpr)
+			if ports > 0 {
+				s += fmt.Sprintf(" (%s ports / 60 s: at most about %s new connections per second can last)", fmtInt(int64(ports)), fmtInt(int64(ports/60)))
+			}
+			out = append(out, s+". "+fixFor(f, u))
+			return
+		}
+		s += fmt.Sprintf("; the backend accepted %.2f new connections per request at %d connections: the proxy keeps fewer idle backend connections than the concurrency and closes the rest after each request.", cpr, st.Connections)
+		out = append(out, s+" "+fixFor(f, u))
 	})
 	return out
 }

@@ -115,8 +115,9 @@ type Unit struct {
 
 // ErrorLog counts known causes in the proxy's error log after the unit.
 type ErrorLog struct {
-	Lines  int            `json:"lines"`
-	Causes map[string]int `json:"causes"`
+	Lines   int               `json:"lines"`
+	Causes  map[string]int    `json:"causes"`
+	Samples map[string]string `json:"samples,omitempty"` // first line of each cause
 }
 
 // Step phases besides the search's.

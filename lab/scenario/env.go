@@ -45,7 +45,14 @@ type EnvOptions struct {
 	LoadgenCPUs pin.CPUSet
 	MemoryLimit int64
 	Keys        []certs.KeyType
+	CertDir     string // certificates shared by the sessions of one run ("" = Dir/certs)
 	Log         io.Writer
+}
+
+// ErrorSampler is optionally implemented by a Proxy: the first log line
+// of each known error cause.
+type ErrorSampler interface {
+	ErrorSamples() map[string]string
 }
 
 // Opener opens an Env.

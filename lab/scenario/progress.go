@@ -42,7 +42,7 @@ func (p *progress) printf(format string, args ...any) {
 // unitStart marks the start of a unit that will run.
 func (p *progress) unitStart(u UnitSpec) {
 	p.mu.Lock()
-	p.unitT0, p.unitEst = p.now(), u.Estimate.Time+proxyStartCost
+	p.unitT0, p.unitEst = p.now(), unitCost(u)
 	p.mu.Unlock()
 	p.printf("== %s on %s (%s, %s): %s", u.Scenario.Name, u.Profile.Name, u.Key, u.Layout, describe(u))
 }
@@ -50,7 +50,7 @@ func (p *progress) unitStart(u UnitSpec) {
 // unitDone counts a unit's estimate as spent.
 func (p *progress) unitDone(u UnitSpec) {
 	p.mu.Lock()
-	p.doneEst += u.Estimate.Time + proxyStartCost
+	p.doneEst += unitCost(u)
 	p.unitEst = 0
 	p.mu.Unlock()
 }
@@ -124,3 +124,6 @@ func fmtRate(f float64) string {
 	}
 	return s
 }
+
+// unitCost is a unit's share of the budget (idle memory aside).
+func unitCost(u UnitSpec) time.Duration { return u.Estimate.Time + proxyStartCost + envOpenCost }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
@@ -107,25 +106,41 @@ func (r *Runner) prepare(f *results.File) {
 	}
 }
 
-// runLayout opens one lab session and runs the layout's units in it.
-func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) (err error) {
+// runLayout runs a layout's units, each in a fresh lab session: like the
+// seeds' fresh containers, new namespaces and a new backend per unit mean
+// sockets left in TIME_WAIT by one proxy or scenario cannot slow down the
+// next (TIME_WAIT lasts 60 s, longer than most cool-downs).
+func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) error {
 	if r.Open == nil {
 		return ErrNoLab
 	}
 	lay := r.Store.F.Layout(id)
-	var keys []certs.KeyType
+	r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", id, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
 	for _, u := range units {
-		if !slices.Contains(keys, u.Key) {
-			keys = append(keys, u.Key)
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.runInSession(ctx, id, u); err != nil {
+			return err
 		}
 	}
-	r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", id, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
+	return nil
+}
+
+// runInSession opens a lab session on layout id, runs one unit in it and
+// closes it.
+func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err error) {
+	lay := r.Store.F.Layout(id)
+	t0 := r.Now()
 	env, err := r.Open(ctx, EnvOptions{
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
-		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: keys, Log: r.Log,
+		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
 	})
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("open the lab for layout %s: %v", id, err)
 	}
 	defer func() {
@@ -144,16 +159,9 @@ func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) (er
 		return err
 	}
 	baseline := timeWait(env)
-	for _, u := range units {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		ur := &unitRun{r: r, env: env, spec: u, baseline: baseline}
-		if err := ur.run(ctx); err != nil {
-			return err
-		}
-	}
-	return nil
+	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
+	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline}
+	return ur.run(ctx)
 }
 
 // timeWait counts TIME_WAIT sockets of the proxy's and the generator's

@@ -165,8 +165,8 @@ func TestRunWholePlan(t *testing.T) {
 	if c := fixed.Steps[0].Backend.ConnsPerRequest(); c != 1 {
 		t.Fatalf("backend connections per request %v", c)
 	}
-	// one session for the one layout, one proxy start per unit, all stopped
-	if len(h.lab.opens) != 1 || h.lab.closed != 1 || len(h.lab.started) != 6 || h.lab.stopped != 6 {
+	// a fresh session and a proxy start per unit, all closed and stopped
+	if len(h.lab.opens) != 6 || h.lab.closed != 6 || len(h.lab.started) != 6 || h.lab.stopped != 6 {
 		t.Fatalf("opens %d closed %d started %d stopped %d", len(h.lab.opens), h.lab.closed, len(h.lab.started), h.lab.stopped)
 	}
 	if o := h.lab.opens[0]; !o.ServerCPUs.Equal(pin.NewCPUSet(0)) || len(o.Keys) != 1 {
@@ -208,7 +208,7 @@ func TestInterruptAndResume(t *testing.T) {
 	if u.Status != results.StatusInterrupted || len(u.Steps) != 7 || !u.Steps[6].Interrupted {
 		t.Fatalf("after Ctrl-C: status %s, %d steps, last %+v", u.Status, len(u.Steps), u.Steps[len(u.Steps)-1])
 	}
-	if h.lab.closed != 1 || h.lab.stopped != len(h.lab.started) {
+	if h.lab.closed != len(h.lab.opens) || h.lab.stopped != len(h.lab.started) {
 		t.Fatalf("lab not cleaned up: closed %d, stopped %d of %d", h.lab.closed, h.lab.stopped, len(h.lab.started))
 	}
 

@@ -170,6 +170,9 @@ func (u *unitRun) stopProxy() {
 	}
 	if lines, causes, err := u.px.ErrorLog(); err == nil {
 		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
+		if es, ok := u.px.(ErrorSampler); ok {
+			u.rec.ErrorLog.Samples = es.ErrorSamples()
+		}
 	}
 	if err := u.px.Stop(); err != nil {
 		u.r.prog.printf("    stop %s: %v", u.spec.Profile.Name, err)

@@ -96,7 +96,7 @@ func UnitID(scenario, profile, key, layout string) string {
 // nginx starts in well under a second, Caddy and Traefik in one to two).
 const (
 	proxyStartCost = 2 * time.Second // start, wait for ready, stop
-	envOpenCost    = 5 * time.Second // namespaces, certificates, backend
+	envOpenCost    = 1 * time.Second // a fresh session per unit: namespaces, cgroups, backend
 )
 
 // Budget is what a plan will cost on this machine.
@@ -109,12 +109,11 @@ type Budget struct {
 	Time     time.Duration // estimate
 }
 
-// MakeBudget adds up the units' estimates, a proxy start per unit, the
-// idle-memory measurement per proxy and key on each layout, and opening
-// each layout's session.
+// MakeBudget adds up the units' estimates, a lab session and a proxy start
+// per unit, the idle-memory measurement per proxy and key on each layout,
+// and the certificates once.
 func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 	var b Budget
-	layouts := map[string]bool{}
 	idle := map[string]bool{}
 	for _, u := range units {
 		if u.Skip != "" {
@@ -129,11 +128,7 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 		b.Units++
 		b.Steps += u.Estimate.Steps
-		b.Time += u.Estimate.Time + proxyStartCost
-		if !layouts[u.Layout] {
-			layouts[u.Layout] = true
-			b.Time += envOpenCost
-		}
+		b.Time += u.Estimate.Time + proxyStartCost + envOpenCost
 		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
 			idle[k] = true
 			b.Time += IdleCost(p.IdleMemory)
