@@ -87,7 +87,11 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	if serr := u.record(st); serr != nil {
 		return o, serr
 	}
-	u.r.prog.stepDone(u.spec, phase, rate, o, stepDetail(res, st), false)
+	if res.Interrupted {
+		u.r.prog.printf("    step %d (%s %s) interrupted after %.1f s: recorded partial, it runs again on resume", seq, phase, rateWords(rate), res.DurationS+res.WarmupS)
+	} else {
+		u.r.prog.stepDone(u.spec, phase, rate, o, stepDetail(res, st), false)
+	}
 	if res.Interrupted || ctx.Err() != nil {
 		if err := ctx.Err(); err != nil {
 			return o, err
