@@ -81,7 +81,7 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	case plan.KindKeepalive:
 		what = "small response (" + s.Path + ") over HTTPS, connections kept open"
 	case plan.KindHandshake:
-		what = "a new TLS connection (full handshake) per request"
+		what = "a new TLS connection (full handshake) per request, with each key type; every proxy serves the same certificate of a key type, so the ECDSA P-256 rows compare the proxies on one certificate"
 	case plan.KindFile:
 		what = "1 MiB body (" + s.Path + "), every body checked against its SHA-256"
 	case plan.KindH3:

@@ -65,6 +65,20 @@ func (p *progress) eta() time.Duration {
 	return max(left, 0)
 }
 
+// stepStart announces a long step.
+func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d time.Duration) {
+	what := "closed loop"
+	if rate > 0 {
+		what = fmtRate(rate) + " req/s"
+	}
+	p.mu.Lock()
+	i := p.step + 1
+	n := max(p.budget.Steps, i)
+	eta := p.eta()
+	p.mu.Unlock()
+	p.printf("[%d/~%d] %s %s %s: %s %s for %s ... | ETA %s", i, n, u.Scenario.Name, u.Profile.Name, u.Key, phase, what, FormatDuration(d), FormatDuration(eta))
+}
+
 // stepDone reports one finished step.
 func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Outcome, detail string, replayed bool) {
 	p.mu.Lock()

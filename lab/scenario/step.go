@@ -11,6 +11,10 @@ import (
 	"github.com/loadlab/loadlab/lab/search"
 )
 
+// longStep is the step length from which the progress also says when a
+// step starts.
+const longStep = 10 * time.Second
+
 // watchEvery is how often the proxy's cgroup and TIME_WAIT are sampled.
 const watchEvery = time.Second
 
@@ -53,6 +57,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	cfg := u.env.GenConfig(u.px, base)
 	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Connections: s.Connections, Started: u.r.Now().UTC()}
 
+	if base.Duration >= longStep {
+		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
+	}
 	before, berr := u.env.BackendStats()
 	w := u.px.Watch(watchEvery)
 	res, err := u.r.Gen(ctx, cfg)
