@@ -17,9 +17,12 @@
 //
 // # Generator-limited steps
 //
-// A step that fails the criteria while the generator reports itself as the
-// bottleneck (gen.Result.Generator.Bottleneck) gets the verdict GenLimited,
-// not Fail: the proxy was not shown to fail. The search treats it as the
+// A step that fails on latency or on the delivered rate while the
+// generator reports itself as the bottleneck (gen.Result.Generator.
+// Bottleneck) gets the verdict GenLimited, not Fail: a late generator
+// inflates latency and sends less, so the proxy was not shown to fail.
+// Errors (failed or non-2xx responses) and a window without any response
+// stay the proxy's failures whatever the generator says. The search treats it as the
 // ceiling of what this machine can measure: it bounds the search from
 // above exactly like a failure (probing stops, bisection narrows below
 // it), but the result is flagged GeneratorLimited, meaning the rate found

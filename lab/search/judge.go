@@ -46,12 +46,18 @@ func (m Measure) ErrorShare() float64 {
 }
 
 // Judge applies c to m. Every failed criterion gives one reason. A step
-// that fails while the generator was the bottleneck is GenLimited, with the
-// generator's reason last.
+// that fails only on latency or on the delivered rate while the generator
+// reports itself as the bottleneck is GenLimited (a late generator inflates
+// latency and sends less), with the generator's reason last. Errors (failed
+// or non-2xx responses) and a window without any response are the proxy's
+// failure whatever the generator says: a late sender does not make a proxy
+// answer 502 or not at all.
 func Judge(c Criteria, m Measure) Outcome {
 	var reasons []string
+	proxyFault := false
 	if m.Requests == 0 {
 		reasons = append(reasons, "no responses in the measured window")
+		proxyFault = true
 	} else {
 		if us := c.P95.Microseconds(); m.P95us >= us {
 			reasons = append(reasons, fmt.Sprintf("p95 %s >= %s", fmtUs(m.P95us), fmtUs(us)))
@@ -61,6 +67,7 @@ func Judge(c Criteria, m Measure) Outcome {
 		}
 		if e := m.ErrorShare(); e >= c.MaxErrors {
 			reasons = append(reasons, fmt.Sprintf("errors %.2f%% >= %.2f%%", e*100, c.MaxErrors*100))
+			proxyFault = true
 		}
 	}
 	if m.Offered > 0 && m.Achieved < c.MinAchieved*m.Offered {
@@ -69,7 +76,7 @@ func Judge(c Criteria, m Measure) Outcome {
 	if len(reasons) == 0 {
 		return Outcome{Verdict: Pass}
 	}
-	if m.GenBottleneck {
+	if m.GenBottleneck && !proxyFault {
 		r := "generator was the bottleneck"
 		if m.GenReason != "" {
 			r += ": " + m.GenReason

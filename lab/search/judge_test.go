@@ -28,6 +28,9 @@ func TestJudge(t *testing.T) {
 		{"nothing", func(m *Measure) { m.Requests, m.OK, m.Achieved = 0, 0, 0 }, Fail, "no responses"},
 		{"generator", func(m *Measure) { m.P99us = 2_000_000; m.GenBottleneck = true; m.GenReason = "loop 0 busy" }, GenLimited, "generator was the bottleneck: loop 0 busy"},
 		{"busy generator but passed", func(m *Measure) { m.GenBottleneck = true }, Pass, ""},
+		{"generator late and proxy errors", func(m *Measure) { m.OK = 20000; m.GenBottleneck = true }, Fail, "errors 16.67%"},
+		{"generator late and no responses", func(m *Measure) { m.Requests, m.OK, m.Achieved = 0, 0, 0; m.GenBottleneck = true }, Fail, "no responses"},
+		{"generator late, delivered less", func(m *Measure) { m.Achieved = 500; m.GenBottleneck = true }, GenLimited, "delivered 500/s"},
 	} {
 		m := good
 		tc.mut(&m)
