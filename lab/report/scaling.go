@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/loadlab/loadlab/lab/plan"
@@ -134,16 +135,8 @@ func scalingTable(f *results.File) (Table, bool) {
 		t.Rows = append(t.Rows, append(line, factor))
 		t.Marked = append(t.Marked, r.genLim)
 	}
-	if contains(boolsToStrings(t.Marked), "true") {
+	if slices.Contains(t.Marked, true) {
 		t.Footnotes = append(t.Footnotes, "† the generator was the bottleneck in at least one of the runs: the factor is not the proxy's.")
 	}
 	return t, true
-}
-
-func boolsToStrings(b []bool) []string {
-	var s []string
-	for _, v := range b {
-		s = append(s, fmt.Sprint(v))
-	}
-	return s
 }

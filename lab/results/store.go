@@ -80,23 +80,22 @@ func Open(dir string, p *plan.Plan, o RunOptions) (s *Store, resumed bool, err e
 	}
 	s = &Store{dir: dir, lock: lock}
 	hash := Hash(p, o)
-	f, err := Load(dir)
-	switch {
-	case err == nil:
-		if f.PlanHash != hash {
-			s.Close()
-			return nil, false, fmt.Errorf("%s holds results of plan %s with other settings: use another --out, or remove %s to start over", dir, f.Plan.Name, filepath.Join(dir, FileName))
-		}
-		s.F = f
-		return s, true, nil
-	case errors.Is(err, os.ErrNotExist) || !fileExists(filepath.Join(dir, FileName)):
+	if !fileExists(filepath.Join(dir, FileName)) {
 		now := time.Now().UTC()
 		s.F = &File{Version: Version, PlanHash: hash, Plan: p, Options: o, Started: now, Updated: now}
 		return s, false, nil
-	default:
+	}
+	f, err := Load(dir)
+	if err != nil {
 		s.Close()
 		return nil, false, err
 	}
+	if f.PlanHash != hash {
+		s.Close()
+		return nil, false, fmt.Errorf("%s holds results of plan %s with other settings: use another --out, or remove %s to start over", dir, f.Plan.Name, filepath.Join(dir, FileName))
+	}
+	s.F = f
+	return s, true, nil
 }
 
 func fileExists(path string) bool {
