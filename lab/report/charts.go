@@ -244,7 +244,9 @@ func searchCharts(title, file string, series []searchSeries) (Chart, error) {
 				continue
 			}
 			a = append(a, plotter.XY{X: st.Rate, Y: math.Max(st.Result.AchievedRate, 1)})
-			l = append(l, plotter.XY{X: st.Rate, Y: math.Max(float64(st.Result.Latency.P99)/1000, minMs)})
+			if st.Result.Requests > 0 { // no responses: no latency to draw
+				l = append(l, plotter.XY{X: st.Rate, Y: math.Max(float64(st.Result.Latency.P99)/1000, minMs)})
+			}
 			lo, hi = math.Min(lo, st.Rate), math.Max(hi, st.Rate)
 		}
 		if len(a) == 0 {

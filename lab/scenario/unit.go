@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/plan"
@@ -140,6 +141,9 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 		}
 		if errors.Is(err, proxy.ErrNotFound) {
 			return errUnit{fmt.Errorf("not installed: %v", err)}
+		}
+		if strings.HasPrefix(err.Error(), "start ") {
+			return errUnit{err}
 		}
 		return errUnit{fmt.Errorf("start %s: %v", u.spec.Profile.Name, err)}
 	}
