@@ -178,4 +178,3 @@ func connChurn(f *results.File, explained map[*results.Step]bool) []string {
 	})
 	return out
 }
-
