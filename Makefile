@@ -29,6 +29,10 @@ test-go:
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
+# Prints the budget, progress on stderr and the Markdown tables on stdout;
+# writes $(OUT)/results.json, report.md, report.html. Running it again
+# resumes an unfinished run (or just re-renders a finished one): remove
+# $(OUT) to start over. Re-render only: bin/loadlab report $(OUT).
 lab: deps build
 	$(BIN) lab run --plan $(PLAN) --out $(OUT)
 

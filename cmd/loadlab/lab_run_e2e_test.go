@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// needNginxRoot skips tests that start real proxies in namespaces.
+func needNginxRoot(t *testing.T) {
+	t.Helper()
+	if testing.Short() || os.Geteuid() != 0 {
+		t.Skip("starts real proxies as root in network namespaces (skipped with -short)")
+	}
+	if p, _ := proxy.Get("nginx-stock"); p.Find != nil {
+		if _, err := p.Find(); err != nil {
+			t.Skipf("nginx not installed: %v", err)
+		}
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command (iproute2)")
+	}
+}
+
+// tableRow matches a Markdown table row of profile whose second cell is a
+// number (the rate found or achieved).
+func tableRow(profile string) *regexp.Regexp {
+	return regexp.MustCompile(`(?m)^\| ` + regexp.QuoteMeta(profile) + ` (†)?\| (≥ )?[0-9][0-9,.]* \|.*\|$`)
+}
+
+// The CI run: the quick plan, cut to nginx-stock and nginx-keepalive, its
+// rate search and the sustained test, every duration scaled to about a
+// third; both rows must be in the report with numbers, and `loadlab report`
+// must re-render the same report from results.json.
+func TestLabRunEndToEnd(t *testing.T) {
+	needNginxRoot(t)
+	dir := worldDir(t)
+	out := filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", "quick", "--out", out,
+		"--profiles", "nginx-stock,nginx-keepalive", "--scenarios", "keepalive-1k,sustained", "--step-scale", "0.34")
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"estimated", "[1/~", "ETA", "lab session ready"} {
+		if !strings.Contains(stderr, want) {
+			t.Errorf("progress lacks %q:\n%s", want, stderr)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sustained := string(md[strings.Index(string(md), "## sustained"):])
+	for _, p := range []string{"nginx-stock", "nginx-keepalive"} {
+		if !tableRow(p).MatchString(sustained) {
+			t.Errorf("sustained table has no row with numbers for %s:\n%s", p, sustained)
+		}
+		if !strings.Contains(string(md), "| "+p+" ") || !strings.Contains(stdout, "| "+p+" ") {
+			t.Errorf("%s missing from the report or the printed tables", p)
+		}
+	}
+	var f results.File
+	b, err := os.ReadFile(filepath.Join(out, "results.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	if !f.Finished || len(f.Units) != 4 {
+		t.Fatalf("finished %v, %d units", f.Finished, len(f.Units))
+	}
+	for _, u := range f.Units {
+		if u.Status != results.StatusDone || len(u.Steps) == 0 {
+			t.Fatalf("unit %s: %s %s, %d steps", u.ID, u.Status, u.Reason, len(u.Steps))
+		}
+		for _, st := range u.Steps {
+			if st.Result == nil || len(st.Result.PerSecond) == 0 || len(st.Proxy) == 0 || !st.Backend.Valid {
+				t.Fatalf("unit %s step %d lacks its samples", u.ID, st.Seq)
+			}
+		}
+	}
+	page, err := os.ReadFile(filepath.Join(out, "report.html"))
+	if err != nil || !strings.Contains(string(page), "data:image/png;base64,") {
+		t.Fatalf("report.html without embedded charts: %v", err)
+	}
+
+	os.Remove(filepath.Join(out, "report.md"))
+	if code, _, stderr := runCLI(t, "report", out, "-q"); code != 0 {
+		t.Fatalf("loadlab report: exit %d: %s", code, stderr)
+	}
+	md2, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil || string(md2) != string(md) {
+		t.Fatalf("re-rendered report differs (%v)", err)
+	}
+}
+
+// Ctrl-C in the middle of a step: exit 130, the partial step recorded and
+// marked interrupted, no namespace or cgroup left; the same command then
+// resumes and finishes.
+func TestLabRunSIGINTRecordsAndResumes(t *testing.T) {
+	needNginxRoot(t)
+	dir := worldDir(t)
+	out := filepath.Join(dir, "out")
+	args := []string{"lab", "run", "--plan", "quick", "--out", out, "--profiles", "nginx-keepalive", "--scenarios", "sustained", "--step-scale", "0.5", "-q"}
+	cmd := cliCommand(t, args...)
+	progress := &lineWatcher{want: "lab session ready", seen: make(chan struct{})}
+	cmd.Stderr = progress
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-progress.seen:
+	case err := <-done:
+		t.Fatalf("lab run ended early: %v\n%s", err, progress.text())
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no lab session within 90s:\n%s", progress.text())
+	}
+	time.Sleep(6 * time.Second) // idle memory (1 s quiet, 3 samples) then into the 10 s run
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(60 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no exit within 60s of SIGINT:\n%s", progress.text())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d, want 130:\n%s", code, progress.text())
+	}
+	if ns := netnsOf(t, pid); ns != "" {
+		t.Errorf("namespaces left: %s", ns)
+	}
+	if dirs := runCgroupDirs(t, pid); len(dirs) > 0 {
+		t.Errorf("cgroups left: %v", dirs)
+	}
+	f, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := f.Units[0]
+	if u.Status != results.StatusInterrupted || len(u.Steps) != 1 || !u.Steps[0].Interrupted || u.Steps[0].Result == nil {
+		t.Fatalf("after SIGINT: unit %s %s, steps %+v\n%s", u.Status, u.Reason, u.Steps, progress.text())
+	}
+
+	code, _, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("resume: exit %d\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "resuming the run") {
+		t.Fatalf("no resume:\n%s", stderr)
+	}
+	f, err = results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u = f.Units[0]
+	if !f.Finished || u.Status != results.StatusDone || len(u.Steps) != 1 || u.Steps[0].Interrupted {
+		t.Fatalf("after resume: finished %v, unit %s, steps %d", f.Finished, u.Status, len(u.Steps))
+	}
+}

@@ -1,0 +1,63 @@
+package plan
+
+import (
+	"math"
+	"time"
+)
+
+// Estimate is the expected cost of one scenario run against one proxy with
+// one key type.
+type Estimate struct {
+	Steps int           // generator runs
+	Time  time.Duration // generator time plus expected cool-downs
+}
+
+// Estimate returns the expected steps and time of s against one proxy and
+// key. For a search it assumes every probe up to max, a full bisection,
+// one round of confirmations and a cool-down at its cap after the first
+// failed probe and after half the bisection steps; the real run usually
+// takes less (probes stop at the first failure) but may take more when
+// confirmations fail and step down.
+func (s *Scenario) Estimate() Estimate {
+	switch s.Method {
+	case MethodFixed:
+		n := len(s.Rates) * s.Runs
+		return Estimate{Steps: n, Time: time.Duration(n) * s.Duration.D()}
+	case MethodClosed:
+		return Estimate{Steps: s.Runs, Time: time.Duration(s.Runs) * s.Duration.D()}
+	}
+	se := s.Eff.Search
+	probes, bisect := se.probeSteps(), se.bisectSteps()
+	steps := probes + bisect + se.ConfirmRuns
+	t := time.Duration(probes+bisect)*se.Step.D() + time.Duration(se.ConfirmRuns)*se.ConfirmStep.D()
+	fails := 1 + bisect/2
+	t += time.Duration(fails) * se.CooldownCap.D()
+	return Estimate{Steps: steps, Time: t}
+}
+
+// probeSteps is the number of growth steps from Start to Max.
+func (s Search) probeSteps() int {
+	if s.Start <= 0 || s.Growth <= 1 || s.Max < s.Start {
+		return 1
+	}
+	n := int(math.Floor(math.Log(s.Max/s.Start)/math.Log(s.Growth)+1e-9)) + 1
+	if s.Start*math.Pow(s.Growth, float64(n-1)) < s.Max {
+		n++ // the last probe is Max itself
+	}
+	return n
+}
+
+// bisectSteps is the number of halvings that bring one growth interval
+// within Precision.
+func (s Search) bisectSteps() int {
+	if s.Precision <= 0 || s.Growth <= 1 {
+		return 0
+	}
+	w := s.Growth - 1 // interval width relative to the last pass
+	n := 0
+	for w > s.Precision && n < 64 {
+		w /= 2
+		n++
+	}
+	return n
+}

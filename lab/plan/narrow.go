@@ -1,0 +1,123 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Selection narrows a plan from the command line. Empty lists keep the
+// plan's own.
+type Selection struct {
+	Profiles  []string // subset of the plan's profiles
+	Scenarios []string // scenario names or kinds in the plan
+	Keys      []string // subset of the key types the plan uses
+}
+
+// Narrow keeps only the selected profiles, scenarios and keys, in the
+// plan's order. Naming something the plan does not have is an error that
+// lists what it has; a scenario left without keys is dropped with a note.
+func (p *Plan) Narrow(sel Selection) error {
+	if len(sel.Profiles) > 0 {
+		for _, name := range sel.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				return fmt.Errorf("--profiles: %s is not in plan %s (it has %s): copy the plan with `loadlab lab plan show %s > my.yaml`, edit, and run --plan my.yaml", name, p.Name, strings.Join(p.Profiles, ", "), p.Name)
+			}
+		}
+		p.Profiles = slices.DeleteFunc(p.Profiles, func(n string) bool { return !slices.Contains(sel.Profiles, n) })
+	}
+	if len(sel.Scenarios) > 0 {
+		for _, name := range sel.Scenarios {
+			if !slices.ContainsFunc(p.Scenarios, func(s Scenario) bool { return s.Name == name || s.Kind == name }) {
+				return fmt.Errorf("--scenarios: %s is not in plan %s (it has %s)", name, p.Name, strings.Join(p.ScenarioNames(), ", "))
+			}
+		}
+		p.Scenarios = slices.DeleteFunc(p.Scenarios, func(s Scenario) bool {
+			return !slices.Contains(sel.Scenarios, s.Name) && !slices.Contains(sel.Scenarios, s.Kind)
+		})
+	}
+	if len(sel.Keys) > 0 {
+		used := p.usedKeys()
+		for _, k := range sel.Keys {
+			if !slices.Contains(used, k) {
+				return fmt.Errorf("--keys: %s is not used by plan %s (it uses %s)", k, p.Name, strings.Join(used, ", "))
+			}
+		}
+		keep := func(k string) bool { return !slices.Contains(sel.Keys, k) }
+		p.Keys = slices.DeleteFunc(p.Keys, keep)
+		if len(p.Keys) == 0 {
+			p.Keys = slices.Clone(sel.Keys[:1])
+		}
+		var kept []Scenario
+		for _, s := range p.Scenarios {
+			s.Keys = slices.DeleteFunc(s.Keys, keep)
+			if len(s.Keys) == 0 {
+				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: --keys %s leaves it no key type", s.Name, strings.Join(sel.Keys, ",")))
+				continue
+			}
+			kept = append(kept, s)
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("--keys %s leaves no scenario of plan %s", strings.Join(sel.Keys, ","), p.Name)
+		}
+		p.Scenarios = kept
+	}
+	return nil
+}
+
+// ScenarioNames lists the scenario names in plan order.
+func (p *Plan) ScenarioNames() []string {
+	var names []string
+	for _, s := range p.Scenarios {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// usedKeys lists every key type the plan or one of its scenarios names.
+func (p *Plan) usedKeys() []string {
+	used := slices.Clone(p.Keys)
+	for _, s := range p.Scenarios {
+		for _, k := range s.Keys {
+			if !slices.Contains(used, k) {
+				used = append(used, k)
+			}
+		}
+	}
+	return used
+}
+
+// Scale multiplies every duration of the plan by f: search steps, discard,
+// confirmation steps, cool-down cap, scenario durations and warmups, and
+// the idle-memory wait (not the per-request timeout). It is for quick
+// looks and tests (--step-scale 0.1). Validate afterwards: a duration
+// scaled to nothing is an error there.
+func (p *Plan) Scale(f float64) error {
+	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 100 {
+		return fmt.Errorf("--step-scale must be > 0 and <= 100 (got %g)", f)
+	}
+	if f == 1 {
+		return nil
+	}
+	sc := func(d *Duration) { *d = Duration(time.Duration(math.Round(float64(*d) * f))) }
+	sc(&p.IdleMemory.Quiet)
+	sc(&p.IdleMemory.Every)
+	scaleSearch(&p.Search, sc)
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		sc(&s.Duration)
+		sc(&s.Warmup)
+		scaleSearch(&s.Eff.Search, sc)
+	}
+	p.Notes = append(p.Notes, fmt.Sprintf("every duration scaled by %g (--step-scale)", f))
+	return nil
+}
+
+func scaleSearch(s *Search, sc func(*Duration)) {
+	sc(&s.Step)
+	sc(&s.Discard)
+	sc(&s.ConfirmStep)
+	sc(&s.CooldownCap)
+}

@@ -1,0 +1,147 @@
+package plan
+
+import (
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Plan is one lab run: which proxies, which scenarios, how long, and what
+// counts as a pass. The YAML names are the file format users edit.
+type Plan struct {
+	Name        string     `yaml:"name" json:"name"`
+	Description string     `yaml:"description,omitempty" json:"description,omitempty"`
+	Profiles    []string   `yaml:"profiles" json:"profiles"`                   // proxy profiles (loadlab lab proxies); missing binaries are skipped
+	Keys        []string   `yaml:"keys,omitempty" json:"keys"`                 // certificate key types; the first is used by every scenario but handshake
+	Net         string     `yaml:"net,omitempty" json:"net"`                   // loopback | netns
+	MemoryLimit ByteSize   `yaml:"memory_limit,omitempty" json:"memory_limit"` // proxy cgroup memory limit (0 = none)
+	CPUs        CPUs       `yaml:"cpus,omitempty" json:"cpus"`                 // CPU groups; a scenario may change the server's
+	Timeout     Duration   `yaml:"timeout,omitempty" json:"timeout"`           // per request (not scaled by --step-scale)
+	IdleMemory  IdleMemory `yaml:"idle_memory,omitempty" json:"idle_memory"`   // idle memory measurement after each proxy's first start
+	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
+	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults
+	Scenarios   []Scenario `yaml:"scenarios" json:"scenarios"`                 // run in this order
+	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
+
+	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values
+}
+
+// CPUs are the CPU requests of the three groups, each a count ("1"), a CPU
+// list ("0,2-3") or "" / "auto" for the planner's choice (pin.MakePlan).
+type CPUs struct {
+	Server  string `yaml:"server,omitempty" json:"server"`
+	Backend string `yaml:"backend,omitempty" json:"backend"`
+	Loadgen string `yaml:"loadgen,omitempty" json:"loadgen"`
+}
+
+// IdleMemory is seed 001's idle RAM method: one request, Quiet, then
+// Samples readings Every apart; the median is reported. Samples 0 skips it.
+type IdleMemory struct {
+	Quiet   Duration `yaml:"quiet" json:"quiet"`
+	Samples int      `yaml:"samples" json:"samples"`
+	Every   Duration `yaml:"every" json:"every"`
+}
+
+// Search configures the max-sustainable-rate search (seed 002's method).
+// Zero fields take DefaultSearch's values.
+type Search struct {
+	Start          float64  `yaml:"start,omitempty" json:"start"`                     // first rate, req/s
+	Max            float64  `yaml:"max,omitempty" json:"max"`                         // doubling stops here; a pass at Max ends the search
+	Min            float64  `yaml:"min,omitempty" json:"min"`                         // bisection below Start gives up under this rate
+	Growth         float64  `yaml:"growth,omitempty" json:"growth"`                   // factor between probe steps (2 = doubling)
+	Precision      float64  `yaml:"precision,omitempty" json:"precision"`             // bisect until (fail-pass)/pass <= this
+	Step           Duration `yaml:"step,omitempty" json:"step"`                       // length of a search step, discard included
+	Discard        Duration `yaml:"discard,omitempty" json:"discard"`                 // leading part of every step left out (gen warmup)
+	ConfirmRuns    int      `yaml:"confirm_runs,omitempty" json:"confirm_runs"`       // passes in a row the found rate needs
+	ConfirmStep    Duration `yaml:"confirm_step,omitempty" json:"confirm_step"`       // length of a confirmation step
+	StepDown       float64  `yaml:"step_down,omitempty" json:"step_down"`             // a failed confirmation lowers the rate by this fraction
+	MaxStepDowns   int      `yaml:"max_step_downs,omitempty" json:"max_step_downs"`   // then the search gives up
+	CooldownCap    Duration `yaml:"cooldown_cap,omitempty" json:"cooldown_cap"`       // longest wait for TIME_WAIT to drain after a failed step
+	CooldownMargin int      `yaml:"cooldown_margin,omitempty" json:"cooldown_margin"` // TIME_WAIT sockets above the pre-run count still called drained
+}
+
+// Pass are the criteria every search step (and fixed-rate run) is judged by.
+type Pass struct {
+	P95         Duration `yaml:"p95,omitempty" json:"p95"`                   // corrected p95 must be below
+	P99         Duration `yaml:"p99,omitempty" json:"p99"`                   // corrected p99 must be below
+	MaxErrors   float64  `yaml:"max_errors,omitempty" json:"max_errors"`     // failed + non-2xx share must be below (0.01 = 1%)
+	MinAchieved float64  `yaml:"min_achieved,omitempty" json:"min_achieved"` // 2xx/s must reach this share of the offered rate
+}
+
+// Scenario is one test of every profile. Kind picks what is measured,
+// Method how: "search" (max sustainable rate), "fixed" (each of Rates, Runs
+// times) or "closed" (closed loop at Connections, Runs times; the middle run
+// by rate is reported).
+type Scenario struct {
+	Name        string    `yaml:"name,omitempty" json:"name"`               // unique in the plan; default Kind
+	Kind        string    `yaml:"kind" json:"kind"`                         // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
+	Method      string    `yaml:"method,omitempty" json:"method"`           // search | fixed | closed (default by kind)
+	Path        string    `yaml:"path,omitempty" json:"path"`               // backend path (default by kind)
+	Keys        []string  `yaml:"keys,omitempty" json:"keys"`               // handshake: every key type; others: the plan's first
+	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"` // overrides cpus.server (scaling runs)
+	Connections int       `yaml:"connections,omitempty" json:"connections"`
+	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
+	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
+	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
+	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
+	SearchOver  yaml.Node `yaml:"search,omitempty" json:"-"`          // overrides of the plan's search fields
+	PassOver    yaml.Node `yaml:"pass,omitempty" json:"-"`            // overrides of the plan's pass fields
+	Eff         Effective `yaml:"-" json:"effective"`                 // filled by Resolve
+}
+
+// Effective are a scenario's search and pass settings after Resolve.
+type Effective struct {
+	Search Search `json:"search"`
+	Pass   Pass   `json:"pass"`
+}
+
+// Scenario kinds.
+const (
+	KindKeepalive = "keepalive-1k"
+	KindHandshake = "handshake"
+	KindFile      = "file-1m"
+	KindH3        = "h3"
+	KindFixedRate = "fixed-rate"
+	KindSustained = "sustained"
+)
+
+// Kinds lists the scenario kinds in their usual order.
+func Kinds() []string {
+	return []string{KindKeepalive, KindHandshake, KindFile, KindH3, KindFixedRate, KindSustained}
+}
+
+// Methods.
+const (
+	MethodSearch = "search"
+	MethodFixed  = "fixed"
+	MethodClosed = "closed"
+)
+
+// Network modes.
+const (
+	NetLoopback = "loopback"
+	NetNetns    = "netns"
+)
+
+// DefaultSearch is seed 002's method: start low, double until a step
+// fails, bisect to 8%, 30 s steps with the first 6 s discarded, confirm 3
+// times for 75 s, step down 8% on a failed confirmation, cool down up to
+// 100 s after a failed step.
+func DefaultSearch() Search {
+	return Search{
+		Start: 100, Max: 1_000_000, Min: 1, Growth: 2, Precision: 0.08,
+		Step: Duration(30 * time.Second), Discard: Duration(6 * time.Second),
+		ConfirmRuns: 3, ConfirmStep: Duration(75 * time.Second),
+		StepDown: 0.08, MaxStepDowns: 10,
+		CooldownCap: Duration(100 * time.Second), CooldownMargin: 50,
+	}
+}
+
+// DefaultPass is seed 002's pass rule: p95 < 500 ms, p99 < 1 s, errors
+// < 1%, at least 97% of the offered rate delivered.
+func DefaultPass() Pass {
+	return Pass{P95: Duration(500 * time.Millisecond), P99: Duration(time.Second), MaxErrors: 0.01, MinAchieved: 0.97}
+}
+
+// DefaultTimeout is the per-request timeout when the plan sets none.
+const DefaultTimeout = 10 * time.Second

@@ -1,0 +1,179 @@
+package plan
+
+import (
+	"bytes"
+	"fmt"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// kindDefaults are what a scenario of each kind uses when it says nothing.
+var kindDefaults = map[string]Scenario{
+	KindKeepalive: {Method: MethodSearch, Path: "/1k", Connections: 200},
+	KindHandshake: {Method: MethodSearch, Path: "/1k", Connections: 200},
+	KindFile:      {Method: MethodSearch, Path: "/1m", Connections: 50},
+	KindH3:        {Method: MethodSearch, Path: "/1k", Connections: 50},
+	KindFixedRate: {Method: MethodFixed, Path: "/1k", Connections: 200, Runs: 2, Duration: Duration(2 * time.Minute), Rates: []float64{1500}},
+	KindSustained: {Method: MethodClosed, Path: "/1k", Connections: 100, Runs: 1, Duration: Duration(90 * time.Second)},
+}
+
+// Resolve fills defaults: the plan's key list (p256), network (loopback),
+// timeout and search/pass blocks; each scenario's name,
+// method, path, connections, runs, duration, keys, and its effective search
+// and pass settings (plan block with the scenario's overrides on top). It
+// fails on an override field that does not exist. Only the first call
+// works: later ones return nil, so Scale's changes stay.
+func (p *Plan) Resolve() error {
+	if p.resolved {
+		return nil
+	}
+	if len(p.Keys) == 0 {
+		p.Keys = []string{"p256"}
+	}
+	if p.Net == "" {
+		p.Net = NetLoopback
+	}
+	if p.Timeout == 0 {
+		p.Timeout = Duration(DefaultTimeout)
+	}
+	fillSearch(&p.Search, DefaultSearch())
+	fillPass(&p.Pass, DefaultPass())
+	for i := range p.Scenarios {
+		s := &p.Scenarios[i]
+		if err := s.resolve(p); err != nil {
+			return fmt.Errorf("plan %s: scenarios[%d] (%s): %v", p.Name, i, s.label(), err)
+		}
+	}
+	p.resolved = true
+	return nil
+}
+
+// label names a scenario in errors before or after Resolve.
+func (s *Scenario) label() string {
+	if s.Name != "" {
+		return s.Name
+	}
+	if s.Kind != "" {
+		return s.Kind
+	}
+	return "no kind"
+}
+
+func (s *Scenario) resolve(p *Plan) error {
+	if s.Name == "" {
+		s.Name = s.Kind
+	}
+	d, ok := kindDefaults[s.Kind]
+	if !ok {
+		return nil // Validate reports the unknown kind
+	}
+	if s.Method == "" {
+		s.Method = d.Method
+	}
+	if s.Path == "" {
+		s.Path = d.Path
+	}
+	if s.Connections == 0 {
+		s.Connections = d.Connections
+	}
+	if s.Runs == 0 {
+		s.Runs = max(d.Runs, 1)
+	}
+	if s.Duration == 0 {
+		s.Duration = d.Duration
+		if s.Duration == 0 {
+			s.Duration = Duration(20 * time.Second)
+		}
+	}
+	if s.Method == MethodFixed && len(s.Rates) == 0 {
+		s.Rates = append([]float64(nil), d.Rates...)
+	}
+	if len(s.Keys) == 0 {
+		if s.Kind == KindHandshake {
+			s.Keys = append([]string(nil), p.Keys...)
+		} else if len(p.Keys) > 0 {
+			s.Keys = []string{p.Keys[0]}
+		}
+	}
+	s.Eff.Search = p.Search
+	if err := decodeOver(&s.SearchOver, &s.Eff.Search); err != nil {
+		return fmt.Errorf("search: %v", err)
+	}
+	fillSearch(&s.Eff.Search, p.Search)
+	s.Eff.Pass = p.Pass
+	if err := decodeOver(&s.PassOver, &s.Eff.Pass); err != nil {
+		return fmt.Errorf("pass: %v", err)
+	}
+	fillPass(&s.Eff.Pass, p.Pass)
+	return nil
+}
+
+// decodeOver decodes an override block onto dst, whose other fields stay.
+// Unknown fields are errors (the node is re-read by a strict decoder).
+func decodeOver(n *yaml.Node, dst any) error {
+	if n == nil || n.IsZero() {
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("must be a mapping of field: value (line %d)", n.Line)
+	}
+	b, err := yaml.Marshal(n)
+	if err != nil {
+		return err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(dst); err != nil {
+		return fmt.Errorf("%s (near line %d)", oneLine(err), n.Line)
+	}
+	return nil
+}
+
+// fillSearch sets the zero fields of s from d.
+func fillSearch(s *Search, d Search) {
+	setF := func(v *float64, dv float64) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	setD := func(v *Duration, dv Duration) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	setI := func(v *int, dv int) {
+		if *v == 0 {
+			*v = dv
+		}
+	}
+	setF(&s.Start, d.Start)
+	setF(&s.Max, d.Max)
+	setF(&s.Min, d.Min)
+	setF(&s.Growth, d.Growth)
+	setF(&s.Precision, d.Precision)
+	setD(&s.Step, d.Step)
+	setD(&s.Discard, d.Discard)
+	setI(&s.ConfirmRuns, d.ConfirmRuns)
+	setD(&s.ConfirmStep, d.ConfirmStep)
+	setF(&s.StepDown, d.StepDown)
+	setI(&s.MaxStepDowns, d.MaxStepDowns)
+	setD(&s.CooldownCap, d.CooldownCap)
+	setI(&s.CooldownMargin, d.CooldownMargin)
+}
+
+// fillPass sets the zero fields of p from d.
+func fillPass(p *Pass, d Pass) {
+	if p.P95 == 0 {
+		p.P95 = d.P95
+	}
+	if p.P99 == 0 {
+		p.P99 = d.P99
+	}
+	if p.MaxErrors == 0 {
+		p.MaxErrors = d.MaxErrors
+	}
+	if p.MinAchieved == 0 {
+		p.MinAchieved = d.MinAchieved
+	}
+}

@@ -1,0 +1,245 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// Report is everything the Markdown and HTML show.
+type Report struct {
+	Title    string
+	Summary  []string // plan, machine, when, state
+	Findings []string
+	Proxies  Table
+	Sections []*Section
+	Scaling  *Table
+	NotRun   []string
+	Notes    []string
+	Layouts  []string
+}
+
+// Build derives the report from a results file: tables, rankings,
+// scaling, findings and charts.
+func Build(f *results.File) (*Report, error) {
+	if f == nil || f.Plan == nil {
+		return nil, errors.New("no results to report")
+	}
+	r := &Report{Title: "loadlab lab report: plan " + f.Plan.Name}
+	r.Summary = summary(f)
+	r.Findings = findings(f)
+	r.Proxies = proxiesTable(f)
+	for i := range f.Plan.Scenarios {
+		s := &f.Plan.Scenarios[i]
+		sec := buildSection(f, s)
+		if sec == nil {
+			continue
+		}
+		if err := sectionCharts(f, sec); err != nil {
+			r.Notes = append(r.Notes, err.Error())
+		}
+		r.Sections = append(r.Sections, sec)
+	}
+	if t, ok := scalingTable(f); ok {
+		r.Scaling = &t
+	}
+	for _, u := range f.Units {
+		switch u.Status {
+		case results.StatusDone:
+		case results.StatusSkipped, results.StatusError, results.StatusInterrupted:
+			r.NotRun = append(r.NotRun, fmt.Sprintf("%s on %s (%s, %s): %s: %s", u.Scenario, u.Profile, u.Key, u.Layout, u.Status, u.Reason))
+		default:
+			r.NotRun = append(r.NotRun, fmt.Sprintf("%s on %s (%s, %s): not run yet", u.Scenario, u.Profile, u.Key, u.Layout))
+		}
+	}
+	r.Notes = append(r.Notes, f.Notes...)
+	r.Notes = append(r.Notes, cooldownNotes(f)...)
+	for _, l := range f.Layouts {
+		line := fmt.Sprintf("%s: server CPUs %s (asked: %s), backend %s, generator %s", l.ID, l.Server, orDash(l.Request), l.Backend, l.Loadgen)
+		if len(l.Notes) > 0 {
+			line += ". " + strings.Join(l.Notes, " ")
+		}
+		r.Layouts = append(r.Layouts, line)
+	}
+	return r, nil
+}
+
+// summary is the report's opening lines.
+func summary(f *results.File) []string {
+	p := f.Plan
+	state := "finished"
+	if !f.Finished {
+		state = "not finished (run the same command again to resume)"
+	}
+	head := "Plan " + p.Name
+	if p.Description != "" {
+		head += ": " + p.Description
+	}
+	lines := []string{
+		head + ".",
+		fmt.Sprintf("Started %s, last update %s, %s.", f.Started.Format(time.RFC3339), f.Updated.Format(time.RFC3339), state),
+	}
+	m := f.Machine
+	var parts []string
+	for _, p := range [][2]string{{"machine ", m.Hostname}, {"kernel ", m.Kernel}, {"", m.GoVersion}, {"CPUs allowed ", m.Allowed.String()}, {"network ", m.Net}} {
+		if p[1] != "" {
+			parts = append(parts, p[0]+p[1])
+		}
+	}
+	ml := upperFirst(strings.Join(parts, ", "))
+	if n := m.Ports(); n > 0 {
+		ml += fmt.Sprintf("; ephemeral ports %d-%d (%s), tcp_tw_reuse %d, tcp_fin_timeout %d", m.PortRange[0], m.PortRange[1], fmtInt(int64(n)), m.TwReuse, m.FinTimeout)
+	}
+	if f.Options.NoCgroups {
+		ml += "; no cgroups (affinity only, memory from /proc)"
+	} else if p.MemoryLimit > 0 {
+		b, _ := p.MemoryLimit.MarshalText()
+		ml += "; proxy memory limit " + string(b)
+	}
+	return append(lines, ml+".")
+}
+
+// proxiesTable lists every proxy started: version and idle memory.
+func proxiesTable(f *results.File) Table {
+	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle memory", "Idle samples"}}
+	for _, p := range f.Proxies {
+		idle := fmtMiB(p.IdleMemory)
+		if p.Error != "" {
+			idle = p.Error
+		}
+		var samples []string
+		for _, s := range p.IdleSamples {
+			samples = append(samples, fmt.Sprintf("%.1f", float64(s)/(1<<20)))
+		}
+		sm := "-"
+		if len(samples) > 0 {
+			sm = strings.Join(samples, ", ") + " MiB"
+		}
+		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, idle, sm})
+		t.Marked = append(t.Marked, false)
+	}
+	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
+		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: memory charged to the proxy's cgroup after one request, %s quiet, then %d samples %s apart; the median (seed 001's method).", ms.Quiet, ms.Samples, ms.Every))
+	}
+	return t
+}
+
+// cooldownNotes sums up the cool-downs per unit.
+func cooldownNotes(f *results.File) []string {
+	var out []string
+	for _, u := range f.Units {
+		var n int
+		var total, longest float64
+		capped := 0
+		for _, st := range u.Steps {
+			if st.CooldownS > 0 || st.CooldownTW != [2]int{} {
+				n++
+				total += st.CooldownS
+				longest = max(longest, st.CooldownS)
+				if st.CooldownTW[1] > st.CooldownTW[0]/2 && st.CooldownTW[0] > 0 {
+					capped++
+				}
+			}
+		}
+		if n == 0 {
+			continue
+		}
+		s := fmt.Sprintf("Cool-downs in %s on %s (%s): %d after failed steps, %.0f s in all, longest %.0f s", u.Scenario, u.Profile, u.Key, n, total, longest)
+		if capped > 0 {
+			s += fmt.Sprintf("; %d ended at the cap with TIME_WAIT not yet halved", capped)
+		}
+		out = append(out, s+".")
+	}
+	return out
+}
+
+// sectionCharts draws a section's charts. Failures to draw become one
+// error (the report is still written).
+func sectionCharts(f *results.File, sec *Section) error {
+	var errs []string
+	add := func(c Chart, err error) {
+		switch {
+		case err == nil:
+			sec.Charts = append(sec.Charts, c)
+		case !errors.Is(err, errNoData):
+			errs = append(errs, err.Error())
+		}
+	}
+	keys := map[string]bool{}
+	for _, r := range sec.rows {
+		keys[r.key] = true
+	}
+	withKey := len(keys) > 1
+	// latency spectrum: one line per row (for fixed rates, the highest rate)
+	var spec []spectrumSeries
+	top := map[*results.Unit]float64{}
+	for _, r := range sec.rows {
+		top[r.unit] = max(top[r.unit], r.rate)
+	}
+	for _, r := range sec.rows {
+		if r.step == nil || r.step.Result == nil || len(r.step.Spectrum) == 0 {
+			continue
+		}
+		if sec.Method == plan.MethodFixed && r.rate != top[r.unit] {
+			continue
+		}
+		label := r.label(withKey)
+		if r.genLim {
+			label += " †"
+		}
+		spec = append(spec, spectrumSeries{label: label, pts: r.step.Spectrum, count: r.step.Result.Requests})
+	}
+	title := sec.Scenario + ": latency by percentile"
+	if sec.Method == plan.MethodSearch {
+		title += " at the rate found"
+	}
+	add(spectrumChart(title, chartFile(sec.Scenario, "spectrum"), spec))
+	if sec.Method == plan.MethodSearch {
+		var ss []searchSeries
+		seen := map[*results.Unit]bool{}
+		for _, r := range sec.rows {
+			if !seen[r.unit] {
+				seen[r.unit] = true
+				ss = append(ss, searchSeries{label: r.label(withKey), steps: r.unit.Steps})
+			}
+		}
+		add(searchCharts(sec.Scenario, chartFile(sec.Scenario, "search"), ss))
+	}
+	// per-second series: sustained runs, and fixed runs that had failures
+	seen := map[*results.Unit]bool{}
+	for _, r := range sec.rows {
+		if seen[r.unit] {
+			continue
+		}
+		seen[r.unit] = true
+		st := r.step
+		if sec.Kind != plan.KindSustained {
+			st = nil
+			for _, s := range r.unit.Steps {
+				if s.Result != nil && seriesFailures(s.Result.PerSecond) > 0 && (st == nil || seriesFailures(s.Result.PerSecond) > seriesFailures(st.Result.PerSecond)) {
+					st = s
+				}
+			}
+		}
+		if st == nil {
+			continue
+		}
+		name := r.label(withKey)
+		add(timeSeriesChart(fmt.Sprintf("%s, %s: per second (%s)", sec.Scenario, name, rateWords(st.Rate)), chartFile(sec.Scenario, r.profile, r.key, "series"), st))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("charts of %s could not all be drawn: %s", sec.Scenario, strings.Join(errs, "; "))
+	}
+	return nil
+}
+
+func rateWords(rate float64) string {
+	if rate == 0 {
+		return "closed loop"
+	}
+	return fmtRate(rate) + " req/s offered"
+}

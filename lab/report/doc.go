@@ -1,0 +1,11 @@
+// Package report turns results.json into DIR/report.md and an offline
+// DIR/report.html: per scenario a table shaped like the seeds' (proxy, rate
+// found or achieved, p50, p95, p99, error %, proxy CPU, proxy memory idle
+// and under load, generator verdict), rankings that leave out rows where
+// the generator was the bottleneck, scaling factors across CPU layouts,
+// charts drawn with gonum.org/v1/plot and embedded as base64 PNG (latency
+// percentile spectrum, achieved rate and p99 against offered rate across
+// the search steps, per-second series of 2xx/s, non-2xx/s and TIME_WAIT),
+// and findings in words that appear only when the measured numbers show
+// the pattern (see findings.go for each rule and its thresholds).
+package report

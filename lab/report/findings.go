@@ -1,0 +1,255 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// Thresholds of the findings. A finding is written only when the measured
+// numbers cross them; nothing here is printed regardless of the data.
+const (
+	exhaustedShare   = 0.8  // TIME_WAIT at or above this share of the port range counts as "reached the range"
+	newConnPerReq    = 0.9  // backend connections per request at or above: "a new connection per request"
+	reusedPerReq     = 0.1  // at or below: "connections reused"
+	leakShare        = 0.3  // TIME_WAIT at or above this share of the range counts as a leak
+	slowdownRatio    = 0.75 // last third of a run below this share of the first third: "slowed down"
+	cycleMinSeconds  = 3    // a working or failing stretch lasts at least this long
+	keyCostRatio     = 2.0  // handshake rates differing by this factor or more
+	queueingP50Us    = 50_000
+	collapseShare    = 0.5 // delivered below this share of the last passing rate: "collapsed"
+	scaleFlat        = 1.2 // less than this gain from more CPUs: "did not scale"
+	scaleLinearShare = 0.85
+	memGrowth        = 3.0 // memory under load at least this times idle...
+	memGrowthMin     = 50 << 20
+	tailRatio        = 20     // p95 at least this times p50...
+	tailMinUs        = 50_000 // ...and at least this long
+)
+
+// knownFix names the profile that fixes a backend-connection problem of a
+// profile, for when the run did not measure the fix itself.
+var knownFix = map[string]string{
+	"nginx-stock":      "nginx-keepalive",
+	"nginx-stock-1.22": "nginx-keepalive",
+	"nginx-npm":        "nginx-keepalive",
+	"caddy-stock":      "caddy-pool128",
+	"nginx-keepalive":  "nginx-keepalive128",
+}
+
+// findings derives statements from the data, most important first.
+func findings(f *results.File) []string {
+	var out []string
+	explained := map[*results.Step]bool{}
+	out = append(out, portExhaustion(f, explained)...)
+	out = append(out, workFailCycles(f)...)
+	out = append(out, connChurn(f, explained)...)
+	out = append(out, keyCosts(f)...)
+	out = append(out, searchShapes(f)...)
+	out = append(out, scaling(f)...)
+	out = append(out, memoryGrowth(f)...)
+	out = append(out, latencyTails(f)...)
+	out = append(out, generatorLimits(f)...)
+	return out
+}
+
+// stepsOf lists the measured steps of the reportable units, in order.
+func eachStep(f *results.File, fn func(u *results.Unit, st *results.Step)) {
+	for _, u := range f.Units {
+		if !reportable(u) {
+			continue
+		}
+		for _, st := range u.Steps {
+			if st.Result != nil {
+				fn(u, st)
+			}
+		}
+	}
+}
+
+// stepName says which step a finding is about.
+func stepName(u *results.Unit, st *results.Step) string {
+	s := u.Scenario
+	if st.Rate > 0 {
+		s += " at " + fmtRate(st.Rate) + " req/s"
+	}
+	if u.Method != plan.MethodSearch && len(u.Steps) > 1 && st.Run > 0 {
+		s += fmt.Sprintf(", run %d", st.Run)
+	}
+	return s
+}
+
+// keyCosts: handshake rates by key type for the same proxy.
+func keyCosts(f *results.File) []string {
+	type key struct{ profile, layout, scenario string }
+	rates := map[key]map[string]float64{}
+	var order []key
+	for _, u := range f.Units {
+		if !reportable(u) || u.Kind != plan.KindHandshake || u.Search == nil || !u.Search.Confirmed || u.Search.GeneratorLimited {
+			continue
+		}
+		k := key{u.Profile, u.Layout, u.Scenario}
+		if rates[k] == nil {
+			rates[k] = map[string]float64{}
+			order = append(order, k)
+		}
+		rates[k][u.Key] = u.Search.Rate
+	}
+	var out []string
+	for _, k := range order {
+		r := rates[k]
+		p256 := r["p256"]
+		if p256 == 0 {
+			continue
+		}
+		for _, rsa := range []string{"rsa4096", "rsa2048"} {
+			if v := r[rsa]; v > 0 && p256/v >= keyCostRatio {
+				out = append(out, fmt.Sprintf("%s (%s): %s new TLS connections/s with an ECDSA P-256 certificate, %s with %s (%.1fx fewer): on handshakes the certificate's key type decides the rate.",
+					k.profile, k.scenario, fmtRate(p256), fmtRate(v), keyName(rsa), p256/v))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// searchShapes: queueing at the limit, and a collapse right above it.
+func searchShapes(f *results.File) []string {
+	var out []string
+	for _, u := range f.Units {
+		if !reportable(u) || u.Method != plan.MethodSearch || u.Search == nil || u.Search.LastPass == 0 {
+			continue
+		}
+		r := searchRow(f, u)
+		if r.step != nil && r.step.Result != nil && r.step.Result.Latency.P50 >= queueingP50Us && !r.genLim {
+			out = append(out, fmt.Sprintf("%s (%s): median %s at its rate found of %s req/s: it is already queueing there, so that rate is a boundary it only just passes, not a comfortable operating point.",
+				u.Profile, u.Scenario, fmtLatency(r.step.Result.Latency.P50), fmtRate(r.rate)))
+		}
+		var pass, fail *results.Step
+		for _, st := range u.Steps {
+			if st.Result == nil || st.Phase == string(search.PhaseConfirm) {
+				continue
+			}
+			if st.Verdict == string(search.Pass) && st.Rate == u.Search.LastPass {
+				pass = st
+			}
+			// the lowest proxy failure above the last pass
+			if st.Verdict == string(search.Fail) && st.Rate > u.Search.LastPass && (fail == nil || st.Rate < fail.Rate) {
+				fail = st
+			}
+		}
+		if pass != nil && fail != nil && fail.Result.AchievedRate < collapseShare*pass.Rate {
+			s := fmt.Sprintf("%s (%s): throughput collapsed above %s req/s: offered %s, it delivered only %s/s", u.Profile, u.Scenario, fmtRate(pass.Rate), fmtRate(fail.Rate), fmtRate(fail.Result.AchievedRate))
+			if pass.ProxySum.Samples > 0 {
+				s += fmt.Sprintf(" (proxy CPU %.2f cores at the last pass, %.2f at the failure)", pass.ProxySum.CPUAvg, fail.ProxySum.CPUAvg)
+			}
+			out = append(out, s+".")
+		}
+	}
+	return out
+}
+
+// scaling: the same scenario on layouts with different server CPU counts.
+func scaling(f *results.File) []string {
+	var out []string
+	for _, t := range scalingRows(f) {
+		if t.genLim || t.small <= 0 || t.large <= 0 || t.cpuRatio <= 1 {
+			continue
+		}
+		factor := t.large / t.small
+		switch {
+		case factor < scaleFlat:
+			out = append(out, fmt.Sprintf("%s (%s) did not scale: %s on %s, %s on %s (%s on %.0fx the CPUs).", t.profile, t.family, fmtRate(t.small), cpuWords(t.smallCPUs), fmtRate(t.large), cpuWords(t.largeCPUs), fmtFactor(factor), t.cpuRatio))
+		case factor >= scaleLinearShare*t.cpuRatio:
+			out = append(out, fmt.Sprintf("%s (%s) scaled almost linearly: %s on %.0fx the server CPUs.", t.profile, t.family, fmtFactor(factor), t.cpuRatio))
+		}
+	}
+	return out
+}
+
+// memoryGrowth: memory under load far above idle.
+func memoryGrowth(f *results.File) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, u := range f.Units {
+		if !reportable(u) || seen[u.Profile] {
+			continue
+		}
+		pi := f.ProxyInfo(u.Layout, u.Profile, u.Key)
+		if pi == nil || pi.IdleMemory == 0 {
+			continue
+		}
+		var top *results.Step
+		for _, st := range u.Steps {
+			if st.Result != nil && (top == nil || st.ProxySum.MemMax > top.ProxySum.MemMax) {
+				top = st
+			}
+		}
+		if top == nil {
+			continue
+		}
+		if m := top.ProxySum.MemMax; float64(m) >= memGrowth*float64(pi.IdleMemory) && m >= memGrowthMin {
+			seen[u.Profile] = true
+			out = append(out, fmt.Sprintf("%s grew from %s idle to %s under load (%s).", u.Profile, fmtMiB(pi.IdleMemory), fmtMiB(m), stepName(u, top)))
+		}
+	}
+	return out
+}
+
+// latencyTails: a p95 far above the median at a fixed, moderate rate.
+func latencyTails(f *results.File) []string {
+	var out []string
+	for _, u := range f.Units {
+		if !reportable(u) || u.Method != plan.MethodFixed {
+			continue
+		}
+		for _, r := range fixedRows(f, u) {
+			if r.step == nil || r.genLim || r.errShare > 0.01 {
+				continue
+			}
+			l := r.step.Result.Latency
+			if l.P95 >= tailMinUs && l.P50 > 0 && l.P95 >= tailRatio*l.P50 {
+				out = append(out, fmt.Sprintf("%s at %s req/s (%s): p95 %s with a median of %s.", u.Profile, fmtRate(r.rate), u.Scenario, fmtLatency(l.P95), fmtLatency(l.P50)))
+			}
+		}
+	}
+	return out
+}
+
+// generatorLimits: how many rows the generator bounded.
+func generatorLimits(f *results.File) []string {
+	var names []string
+	for _, u := range f.Units {
+		if !reportable(u) {
+			continue
+		}
+		for _, r := range rowsOf(f, u) {
+			if r.genLim {
+				names = append(names, u.Scenario+" "+r.label(true))
+			}
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	return []string{fmt.Sprintf("In %d row(s) the generator, not the proxy, was the bottleneck (%s): those rows are marked † and left out of the rankings; give the generator more CPUs (cpus.loadgen, --loadgen-cpus) to measure them.", len(names), strings.Join(names, "; "))}
+}
+
+func joinInts(v []int) string {
+	var s []string
+	for _, n := range v {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ", ")
+}
+
+func cpuWords(n int) string {
+	if n == 1 {
+		return "1 server CPU"
+	}
+	return fmt.Sprintf("%d server CPUs", n)
+}

@@ -1,0 +1,99 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// fmtRate writes a rate with thousands separators: 28,231.
+func fmtRate(f float64) string {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return "-"
+	}
+	if f > 0 && f < 10 {
+		return fmt.Sprintf("%.1f", f)
+	}
+	return fmtInt(int64(math.Round(f)))
+}
+
+// fmtInt writes n with thousands separators.
+func fmtInt(n int64) string {
+	neg := n < 0
+	if neg {
+		n = -n
+	}
+	s := fmt.Sprintf("%d", n)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
+
+// fmtLatency writes microseconds as ms (two decimals below 10 ms) or s.
+func fmtLatency(us int64) string {
+	switch {
+	case us <= 0:
+		return "-"
+	case us >= 1_000_000:
+		return fmt.Sprintf("%.2f s", float64(us)/1e6)
+	case us >= 10_000:
+		return fmt.Sprintf("%.0f ms", float64(us)/1e3)
+	default:
+		return fmt.Sprintf("%.2f ms", float64(us)/1e3)
+	}
+}
+
+// fmtMiB writes bytes as MiB with one decimal.
+func fmtMiB(b uint64) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+}
+
+// fmtPct writes a fraction as a percentage: 0.0123 -> "1.23%".
+func fmtPct(f float64) string {
+	switch {
+	case f == 0:
+		return "0%"
+	case f < 0.0001:
+		return "<0.01%"
+	case f < 0.1:
+		return fmt.Sprintf("%.2f%%", f*100)
+	}
+	return fmt.Sprintf("%.1f%%", f*100)
+}
+
+// fmtCores writes CPU use in cores.
+func fmtCores(c float64, samples int) string {
+	if samples == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2f cores", c)
+}
+
+// fmtFactor writes a ratio: 3.8x.
+func fmtFactor(f float64) string { return fmt.Sprintf("%.1fx", f) }
+
+// keyName is the way the seeds name key types.
+func keyName(k string) string {
+	switch k {
+	case "p256":
+		return "ECDSA P-256"
+	case "rsa2048":
+		return "RSA 2048"
+	case "rsa4096":
+		return "RSA 4096"
+	}
+	return k
+}
+
+// mdEscape keeps table cells on one line and pipes out of the syntax.
+func mdEscape(s string) string {
+	s = strings.ReplaceAll(s, "|", "\\|")
+	return strings.ReplaceAll(s, "\n", " ")
+}

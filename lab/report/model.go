@@ -1,0 +1,197 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// row is one line of a scenario table, taken from one representative step.
+type row struct {
+	unit     *results.Unit
+	step     *results.Step // nil when no step qualifies
+	profile  string
+	key      string
+	rate     float64 // rate found (search), offered (fixed) or achieved (closed)
+	rateText string  // when rate alone does not say it ("not confirmed ...")
+	achieved float64
+	errShare float64
+	memIdle  uint64
+	genLim   bool   // the generator was the bottleneck: excluded from rankings
+	genText  string // the generator verdict cell
+	genWhy   string // the generator's reason, for the footnote
+	runs     string // fixed/closed: the other runs, in short
+}
+
+// label is the row's proxy cell: the profile and, when it matters, the key.
+func (r row) label(withKey bool) string {
+	if withKey {
+		return r.profile + " (" + keyName(r.key) + ")"
+	}
+	return r.profile
+}
+
+// newRow fills what every kind of row shares from step st.
+func newRow(f *results.File, u *results.Unit, st *results.Step) row {
+	r := row{unit: u, step: st, profile: u.Profile, key: u.Key, genText: "ok"}
+	if pi := f.ProxyInfo(u.Layout, u.Profile, u.Key); pi != nil {
+		r.memIdle = pi.IdleMemory
+	}
+	if st == nil || st.Result == nil {
+		r.genText = "-"
+		return r
+	}
+	res := st.Result
+	r.achieved = res.AchievedRate
+	r.errShare = search.MeasureOf(res).ErrorShare()
+	if res.Generator.Bottleneck {
+		r.genLim, r.genText, r.genWhy = true, "bottleneck", res.Generator.Reason
+	}
+	return r
+}
+
+// searchRow is the row of a rate search: the rate found, with the latency
+// measured at exactly that rate (its last passing confirmation).
+func searchRow(f *results.File, u *results.Unit) row {
+	var best *results.Step
+	sr := u.Search
+	if sr != nil && sr.Confirmed {
+		for _, st := range u.Steps {
+			if st.Phase == string(search.PhaseConfirm) && st.Rate == sr.Rate && st.Verdict == string(search.Pass) {
+				best = st
+			}
+		}
+	}
+	if best == nil { // not confirmed: the highest passing step, if any
+		for _, st := range u.Steps {
+			if st.Verdict == string(search.Pass) && st.Result != nil && (best == nil || st.Rate > best.Rate) {
+				best = st
+			}
+		}
+	}
+	r := newRow(f, u, best)
+	switch {
+	case sr != nil && sr.Confirmed:
+		r.rate = sr.Rate
+		if sr.Capped {
+			r.rateText = "≥ " + fmtRate(sr.Rate) + " (plan max)"
+		}
+	case sr != nil && sr.LastPass > 0:
+		r.rateText = "not confirmed (last pass " + fmtRate(sr.LastPass) + ")"
+	case sr != nil:
+		r.rateText = "none passed (lowest tried " + fmtRate(sr.FirstFail) + ")"
+	default:
+		r.rateText = "-"
+	}
+	if sr != nil && sr.GeneratorLimited {
+		r.genLim = true
+		r.genText = "bottleneck above this rate"
+		if r.genWhy == "" {
+			r.genWhy = generatorReason(u)
+		}
+		if sr.Confirmed {
+			r.rateText = "≥ " + fmtRate(sr.Rate)
+		}
+	}
+	return r
+}
+
+// generatorReason is the reason of the unit's first generator-limited step.
+func generatorReason(u *results.Unit) string {
+	for _, st := range u.Steps {
+		if st.Verdict == string(search.GenLimited) && st.Result != nil {
+			return fmt.Sprintf("at %s req/s: %s", fmtRate(st.Rate), st.Result.Generator.Reason)
+		}
+	}
+	return ""
+}
+
+// fixedRows gives one row per offered rate: the median run by p99, with
+// every run's p99 listed.
+func fixedRows(f *results.File, u *results.Unit) []row {
+	var rates []float64
+	by := map[float64][]*results.Step{}
+	for _, st := range u.Steps {
+		if st.Result == nil || st.Interrupted {
+			continue
+		}
+		if _, ok := by[st.Rate]; !ok {
+			rates = append(rates, st.Rate)
+		}
+		by[st.Rate] = append(by[st.Rate], st)
+	}
+	var rows []row
+	for _, rate := range rates {
+		steps := slices.Clone(by[rate])
+		sort.SliceStable(steps, func(i, j int) bool { return steps[i].Result.Latency.P99 < steps[j].Result.Latency.P99 })
+		med := steps[(len(steps)-1)/2]
+		r := newRow(f, u, med)
+		r.rate = rate
+		if len(steps) > 1 {
+			var p99s []string
+			for _, st := range by[rate] {
+				p99s = append(p99s, fmtLatency(st.Result.Latency.P99))
+			}
+			r.runs = "p99 per run: " + strings.Join(p99s, ", ")
+		}
+		for _, st := range steps {
+			if st.Result.Generator.Bottleneck {
+				r.genLim, r.genText, r.genWhy = true, "bottleneck", st.Result.Generator.Reason
+			}
+		}
+		rows = append(rows, r)
+	}
+	return rows
+}
+
+// closedRow is the middle run by 2xx rate (seed 001: "the middle run by
+// requests per second, and the 99th percentile from that same run").
+func closedRow(f *results.File, u *results.Unit) (row, bool) {
+	var steps []*results.Step
+	for _, st := range u.Steps {
+		if st.Result != nil && !st.Interrupted {
+			steps = append(steps, st)
+		}
+	}
+	if len(steps) == 0 {
+		return row{}, false
+	}
+	sorted := slices.Clone(steps)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Result.AchievedRate < sorted[j].Result.AchievedRate })
+	med := sorted[(len(sorted)-1)/2]
+	r := newRow(f, u, med)
+	r.rate = med.Result.AchievedRate
+	if len(steps) > 1 {
+		var rs []string
+		for _, st := range steps {
+			rs = append(rs, fmtRate(st.Result.AchievedRate))
+		}
+		r.runs = fmt.Sprintf("median of %d runs (%s)", len(steps), strings.Join(rs, ", "))
+	}
+	return r, true
+}
+
+// rowsOf returns a unit's table rows.
+func rowsOf(f *results.File, u *results.Unit) []row {
+	switch u.Method {
+	case plan.MethodSearch:
+		return []row{searchRow(f, u)}
+	case plan.MethodFixed:
+		return fixedRows(f, u)
+	default:
+		if r, ok := closedRow(f, u); ok {
+			return []row{r}
+		}
+	}
+	return nil
+}
+
+// reportable reports whether a unit has results to show.
+func reportable(u *results.Unit) bool {
+	return u.Status == results.StatusDone && len(u.Steps) > 0
+}

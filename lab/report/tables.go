@@ -1,0 +1,303 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// Table is one table of the report, rendered as Markdown and HTML.
+type Table struct {
+	Caption   string
+	Header    []string
+	Rows      [][]string
+	Marked    []bool   // rows where the generator was the bottleneck (†)
+	Footnotes []string // the generator's reasons, and other remarks
+}
+
+// Section is one scenario of the plan.
+type Section struct {
+	Scenario string
+	Kind     string
+	Method   string
+	Layout   string
+	Intro    string
+	Tables   []Table
+	Ranking  string
+	Charts   []Chart
+	rows     []row
+}
+
+// unitsOf returns the reportable units of scenario name, in run order.
+func unitsOf(f *results.File, name string) []*results.Unit {
+	var us []*results.Unit
+	for _, u := range f.Units {
+		if u.Scenario == name && reportable(u) {
+			us = append(us, u)
+		}
+	}
+	return us
+}
+
+// buildSection builds the tables of one scenario.
+func buildSection(f *results.File, s *plan.Scenario) *Section {
+	units := unitsOf(f, s.Name)
+	if len(units) == 0 {
+		return nil
+	}
+	sec := &Section{Scenario: s.Name, Kind: s.Kind, Method: s.Method, Layout: units[0].Layout, Intro: intro(f, s, units[0].Layout)}
+	keys := map[string]bool{}
+	for _, u := range units {
+		keys[u.Key] = true
+		sec.rows = append(sec.rows, rowsOf(f, u)...)
+	}
+	withKey := len(keys) > 1
+	switch {
+	case s.Method == plan.MethodSearch:
+		sec.Tables = append(sec.Tables, searchTable(sec.rows, withKey))
+		if withKey {
+			sec.Tables = append(sec.Tables, keyMatrix(sec.rows))
+		}
+		sec.Ranking = ranking(sec.rows, withKey, "rate found")
+	case s.Method == plan.MethodFixed:
+		sec.Tables = append(sec.Tables, fixedTable(sec.rows, withKey))
+	case s.Kind == plan.KindSustained:
+		sec.Tables = append(sec.Tables, sustainedTable(sec.rows, withKey))
+		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
+	default:
+		sec.Tables = append(sec.Tables, closedTable(sec.rows, withKey))
+		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
+	}
+	return sec
+}
+
+// intro says in one line what the scenario measured.
+func intro(f *results.File, s *plan.Scenario, layout string) string {
+	var what string
+	switch s.Kind {
+	case plan.KindKeepalive:
+		what = "small response (" + s.Path + ") over HTTPS, connections kept open"
+	case plan.KindHandshake:
+		what = "a new TLS connection (full handshake) per request, with each key type; every proxy serves the same certificate of a key type, so the ECDSA P-256 rows compare the proxies on one certificate"
+	case plan.KindFile:
+		what = "1 MiB body (" + s.Path + "), every body checked against its SHA-256"
+	case plan.KindH3:
+		what = "keep-alive over HTTP/3"
+	case plan.KindFixedRate:
+		what = "fixed offered rates (open loop), proxy CPU and memory recorded"
+	case plan.KindSustained:
+		what = "full load in a closed loop, TIME_WAIT in the proxy's namespace sampled every second"
+	}
+	var how string
+	switch s.Method {
+	case plan.MethodSearch:
+		e := s.Eff.Search
+		how = fmt.Sprintf("max sustainable rate: from %s req/s x%g until a step fails, bisect to %g%%, %s steps (first %s discarded), confirmed %d times for %s, %g%% lower after a failed confirmation; pass = p95 < %s, p99 < %s, errors < %g%%, >= %g%% of the offered rate delivered; %d connections",
+			fmtRate(e.Start), e.Growth, e.Precision*100, e.Step, e.Discard, e.ConfirmRuns, e.ConfirmStep, e.StepDown*100,
+			s.Eff.Pass.P95, s.Eff.Pass.P99, s.Eff.Pass.MaxErrors*100, s.Eff.Pass.MinAchieved*100, s.Connections)
+	case plan.MethodFixed:
+		how = fmt.Sprintf("%d run(s) of %s per rate, %d connections; the row is the median run by p99", s.Runs, s.Duration, s.Connections)
+	default:
+		how = fmt.Sprintf("%d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
+		if s.Runs > 1 {
+			how += "; the row is the middle run by 2xx/s"
+		}
+	}
+	lay := layout
+	if l := f.Layout(layout); l != nil {
+		lay = fmt.Sprintf("server CPUs %s, backend %s, generator %s", l.Server, l.Backend, l.Loadgen)
+	}
+	return fmt.Sprintf("%s. %s. %s.", upperFirst(what), upperFirst(how), upperFirst(lay))
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// common cells: p50, p95, p99, errors, CPU, memory idle, memory under load.
+func latencyCells(r row) []string {
+	if r.step == nil || r.step.Result == nil {
+		return []string{"-", "-", "-", "-"}
+	}
+	l := r.step.Result.Latency
+	return []string{fmtLatency(l.P50), fmtLatency(l.P95), fmtLatency(l.P99), fmtPct(r.errShare)}
+}
+
+func proxyCells(r row) []string {
+	if r.step == nil {
+		return []string{"-", fmtMiB(r.memIdle), "-"}
+	}
+	ps := r.step.ProxySum
+	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.MemMax)}
+}
+
+// finish adds the generator column's footnotes and marks.
+func finish(t *Table, rows []row) {
+	n := 0
+	for _, r := range rows {
+		t.Marked = append(t.Marked, r.genLim)
+		if r.genLim {
+			n++
+			why := r.genWhy
+			if why == "" {
+				why = "the generator reported itself as the bottleneck"
+			}
+			t.Footnotes = append(t.Footnotes, fmt.Sprintf("† %s: %s", r.label(true), why))
+		}
+	}
+	if n > 0 {
+		t.Footnotes = append(t.Footnotes, "† rows: the generator, not the proxy, was the bottleneck; they are left out of the rankings.")
+	}
+}
+
+func searchTable(rows []row, withKey bool) Table {
+	t := Table{Caption: "Max sustainable rate", Header: []string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator"}}
+	for _, r := range rows {
+		rate := r.rateText
+		if rate == "" {
+			rate = fmtRate(r.rate)
+		}
+		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
+		cells = append(cells, proxyCells(r)...)
+		t.Rows = append(t.Rows, append(cells, r.genText))
+	}
+	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found.")
+	return t
+}
+
+// keyMatrix shows the rate found per proxy and key type side by side.
+func keyMatrix(rows []row) Table {
+	var profiles, keys []string
+	cell := map[string]string{}
+	for _, r := range rows {
+		if !contains(profiles, r.profile) {
+			profiles = append(profiles, r.profile)
+		}
+		if !contains(keys, r.key) {
+			keys = append(keys, r.key)
+		}
+		v := r.rateText
+		if v == "" {
+			v = fmtRate(r.rate)
+		}
+		if r.genLim {
+			v += " †"
+		}
+		cell[r.profile+"/"+r.key] = v
+	}
+	t := Table{Caption: "Rate found by certificate key type (req/s)", Header: []string{"Proxy"}}
+	for _, k := range keys {
+		t.Header = append(t.Header, keyName(k))
+	}
+	for _, p := range profiles {
+		line := []string{p}
+		for _, k := range keys {
+			v := cell[p+"/"+k]
+			if v == "" {
+				v = "-"
+			}
+			line = append(line, v)
+		}
+		t.Rows = append(t.Rows, line)
+		t.Marked = append(t.Marked, false)
+	}
+	return t
+}
+
+func fixedTable(rows []row, withKey bool) Table {
+	t := Table{Caption: "Fixed rates", Header: []string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator", "Runs"}}
+	for _, r := range rows {
+		cells := append([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r)...)
+		cells = append(cells, proxyCells(r)...)
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.runs)))
+	}
+	finish(&t, rows)
+	return t
+}
+
+func closedTable(rows []row, withKey bool) Table {
+	t := Table{Caption: "Closed loop", Header: []string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator", "Runs"}}
+	for _, r := range rows {
+		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
+		cells = append(cells, proxyCells(r)...)
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.runs)))
+	}
+	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, "Only 2xx responses count as achieved; errors include non-2xx responses (502s).")
+	return t
+}
+
+func sustainedTable(rows []row, withKey bool) Table {
+	t := Table{Caption: "Sustained load", Header: []string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure", "Proxy CPU", "Memory idle", "Memory under load", "Generator"}}
+	for _, r := range rows {
+		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
+		tw, first := "-", "-"
+		if r.step != nil {
+			if r.step.ProxySum.TimeWaitMax >= 0 {
+				tw = fmtInt(int64(r.step.ProxySum.TimeWaitMax))
+			}
+			if r.step.Result != nil {
+				first = "none"
+				if ff := firstFailure(r.step.Result.PerSecond); ff.found {
+					first = fmt.Sprintf("t=%d s, after %s 2xx", ff.second, fmtInt(int64(ff.okBefore)))
+				}
+			}
+		}
+		cells = append(cells, tw, first)
+		cells = append(cells, proxyCells(r)...)
+		t.Rows = append(t.Rows, append(cells, r.genText))
+	}
+	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
+	return t
+}
+
+// ranking orders the rows not marked as generator-limited by rate.
+func ranking(rows []row, withKey bool, what string) string {
+	var ok []row
+	var left []string
+	for _, r := range rows {
+		switch {
+		case r.genLim:
+			left = append(left, r.label(withKey))
+		case r.rate > 0 && r.rateText == "":
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return ""
+	}
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].rate > ok[j].rate })
+	var parts []string
+	for i, r := range ok {
+		parts = append(parts, fmt.Sprintf("%d. %s %s", i+1, r.label(withKey), fmtRate(r.rate)))
+	}
+	s := "Ranking by " + what + ": " + strings.Join(parts, ", ")
+	if len(left) > 0 {
+		s += " (left out, generator-limited: " + strings.Join(left, ", ") + ")"
+	}
+	return s
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}

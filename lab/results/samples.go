@@ -1,0 +1,82 @@
+package results
+
+import (
+	"math"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/lab/watch"
+)
+
+// Spectrum reads the percentile spectrum of a latency histogram the way
+// HdrHistogram plots it: five points per decade of 1/(1-p) (0%, 36.9%,
+// 60.2%, ... 90%, ... 99%, ... 99.9%...) up to the resolution the count
+// allows, p50 included, and the maximum as p=100. Nil for an empty
+// histogram.
+func Spectrum(h *hdr.Histogram) []SpectrumPoint {
+	if h == nil || h.TotalCount() == 0 {
+		return nil
+	}
+	n := float64(h.TotalCount())
+	var out []SpectrumPoint
+	added50 := false
+	for k := 0; k < 60; k++ {
+		x := math.Pow(10, float64(k)/5) // 1/(1-p)
+		if x > n {
+			break
+		}
+		p := 100 * (1 - 1/x)
+		if !added50 && p > 50 {
+			out = append(out, SpectrumPoint{P: 50, Us: h.ValueAtQuantile(50)})
+			added50 = true
+		}
+		out = append(out, SpectrumPoint{P: round6(p), Us: h.ValueAtQuantile(p)})
+	}
+	return append(out, SpectrumPoint{P: 100, Us: h.Max()})
+}
+
+func round6(f float64) float64 { return math.Round(f*1e6) / 1e6 }
+
+// FromWatch converts watcher samples.
+func FromWatch(ws []watch.Sample) []ProxySample {
+	out := make([]ProxySample, 0, len(ws))
+	for _, s := range ws {
+		out = append(out, ProxySample{
+			T: math.Round(s.T.Seconds()*1000) / 1000, CPU: math.Round(s.CPUCores*1000) / 1000,
+			Mem: s.MemCurrent, MemAnon: s.MemAnon, MemPeak: s.MemPeak, TimeWait: s.TimeWait,
+			Procs: s.Procs, Threads: s.Threads,
+		})
+	}
+	return out
+}
+
+// Summarize condenses the samples taken at or after from seconds (the
+// discard). With none there, it uses all samples.
+func Summarize(samples []ProxySample, from float64) ProxySummary {
+	var win []ProxySample
+	for _, s := range samples {
+		if s.T >= from {
+			win = append(win, s)
+		}
+	}
+	if len(win) == 0 {
+		win = samples
+	}
+	sum := ProxySummary{Samples: len(win), TimeWaitMax: -1}
+	if len(win) == 0 {
+		return sum
+	}
+	var cpu float64
+	var mem float64
+	for _, s := range win {
+		cpu += s.CPU
+		mem += float64(s.Mem)
+		sum.CPUMax = math.Max(sum.CPUMax, s.CPU)
+		sum.MemMax = max(sum.MemMax, s.Mem)
+		if s.TimeWait > sum.TimeWaitMax {
+			sum.TimeWaitMax = s.TimeWait
+		}
+	}
+	sum.CPUAvg = math.Round(cpu/float64(len(win))*1000) / 1000
+	sum.MemAvg = uint64(mem / float64(len(win)))
+	return sum
+}

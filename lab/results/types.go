@@ -1,0 +1,193 @@
+package results
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// Version is the results.json format version.
+const Version = 1
+
+// FileName is the name of the results file in the output directory.
+const FileName = "results.json"
+
+// File is results.json. Field names are a contract: add, never rename.
+type File struct {
+	Version  int         `json:"version"`
+	PlanHash string      `json:"plan_hash"` // what must match for a resume
+	Plan     *plan.Plan  `json:"plan"`      // resolved, narrowed, scaled
+	Options  RunOptions  `json:"options"`
+	Started  time.Time   `json:"started"`
+	Updated  time.Time   `json:"updated"`
+	Finished bool        `json:"finished"`
+	Machine  Machine     `json:"machine"`
+	Layouts  []Layout    `json:"layouts"`
+	Proxies  []ProxyInfo `json:"proxies"`
+	Units    []*Unit     `json:"units"`
+	Notes    []string    `json:"notes,omitempty"` // what the run could not do as planned, and why
+}
+
+// RunOptions are the command-line settings outside the plan that change
+// what is measured.
+type RunOptions struct {
+	NoCgroups bool `json:"no_cgroups"`
+}
+
+// Machine describes where the run happened.
+type Machine struct {
+	Hostname   string     `json:"hostname"`
+	Kernel     string     `json:"kernel"`
+	GoVersion  string     `json:"go_version"`
+	Allowed    pin.CPUSet `json:"allowed_cpus"`
+	Net        string     `json:"net"`
+	PortRange  [2]int     `json:"port_range"`   // net.ipv4.ip_local_port_range
+	TwReuse    int        `json:"tcp_tw_reuse"` // net.ipv4.tcp_tw_reuse
+	FinTimeout int        `json:"tcp_fin_timeout"`
+}
+
+// Ports is the size of the ephemeral port range (0 if unknown).
+func (m Machine) Ports() int {
+	if m.PortRange[1] < m.PortRange[0] || m.PortRange[0] == 0 {
+		return 0
+	}
+	return m.PortRange[1] - m.PortRange[0] + 1
+}
+
+// Layout is one set of CPU groups (the plan's, or a scenario's
+// server_cpus for the scaling runs).
+type Layout struct {
+	ID      string     `json:"id"`      // e.g. "1cpu"
+	Request string     `json:"request"` // what the plan asked for the server
+	Server  pin.CPUSet `json:"server"`
+	Backend pin.CPUSet `json:"backend"`
+	Loadgen pin.CPUSet `json:"loadgen"`
+	Notes   []string   `json:"notes,omitempty"`
+}
+
+// ProxyInfo is one proxy profile with one key type on one layout: its
+// version and idle memory (seed 001's method, measured after its first
+// start).
+type ProxyInfo struct {
+	Layout      string   `json:"layout"`
+	Profile     string   `json:"profile"`
+	Proxy       string   `json:"proxy"`
+	Key         string   `json:"key"`
+	Version     string   `json:"version"`
+	IdleMemory  uint64   `json:"idle_memory"`  // median memory.current, bytes (0 = not measured)
+	IdleSamples []uint64 `json:"idle_samples"` // every reading
+	Error       string   `json:"error,omitempty"`
+}
+
+// Unit statuses.
+const (
+	StatusPending     = "pending"
+	StatusRunning     = "running"
+	StatusDone        = "done"
+	StatusInterrupted = "interrupted"
+	StatusSkipped     = "skipped"
+	StatusError       = "error"
+)
+
+// Unit is one scenario against one proxy profile with one key type on one
+// layout.
+type Unit struct {
+	ID       string         `json:"id"`
+	Scenario string         `json:"scenario"`
+	Family   string         `json:"family"` // scenarios that differ only in server CPUs share a family (the first one's name)
+	Kind     string         `json:"kind"`
+	Method   string         `json:"method"`
+	Profile  string         `json:"profile"`
+	Proxy    string         `json:"proxy"`
+	Key      string         `json:"key"`
+	Layout   string         `json:"layout"`
+	Status   string         `json:"status"`
+	Reason   string         `json:"reason,omitempty"` // why skipped or failed
+	Search   *search.Result `json:"search,omitempty"`
+	Steps    []*Step        `json:"steps"`
+	ErrorLog *ErrorLog      `json:"error_log,omitempty"`
+	Started  time.Time      `json:"started"`
+	Finished time.Time      `json:"finished"`
+}
+
+// ErrorLog counts known causes in the proxy's error log after the unit.
+type ErrorLog struct {
+	Lines   int               `json:"lines"`
+	Causes  map[string]int    `json:"causes"`
+	Samples map[string]string `json:"samples,omitempty"` // first line of each cause
+}
+
+// Step phases besides the search's.
+const (
+	PhaseRun = "run" // a fixed-rate or closed-loop run
+)
+
+// Step is one generator run.
+type Step struct {
+	Seq         int             `json:"seq"`
+	Phase       string          `json:"phase"`             // probe, bisect, confirm, run
+	Rate        float64         `json:"rate"`              // offered req/s (0 = closed loop)
+	Confirm     int             `json:"confirm,omitempty"` // confirmation 1..N
+	Run         int             `json:"run,omitempty"`     // run 1..N at this rate
+	Connections int             `json:"connections"`
+	Verdict     string          `json:"verdict"` // pass, fail, gen-limited
+	Reasons     []string        `json:"reasons,omitempty"`
+	Interrupted bool            `json:"interrupted"`
+	Error       string          `json:"error,omitempty"` // the run could not start
+	Started     time.Time       `json:"started"`
+	Result      *gen.Result     `json:"result,omitempty"`
+	Spectrum    []SpectrumPoint `json:"spectrum,omitempty"` // corrected latency by percentile
+	Proxy       []ProxySample   `json:"proxy_samples,omitempty"`
+	ProxySum    ProxySummary    `json:"proxy"`
+	Backend     BackendDelta    `json:"backend"`
+	CooldownS   float64         `json:"cooldown_s"`         // waited after this step
+	CooldownTW  [2]int          `json:"cooldown_time_wait"` // TIME_WAIT before and after the wait
+}
+
+// SpectrumPoint is the corrected latency at one percentile.
+type SpectrumPoint struct {
+	P  float64 `json:"p"`  // percentile, 0-100
+	Us int64   `json:"us"` // latency, µs
+}
+
+// ProxySample is one reading of the proxy's cgroup and namespace.
+type ProxySample struct {
+	T        float64 `json:"t"`         // seconds since the step started
+	CPU      float64 `json:"cpu"`       // cores busy since the previous sample
+	Mem      uint64  `json:"mem"`       // memory charged (bytes)
+	MemAnon  uint64  `json:"mem_anon"`  // anonymous memory
+	MemPeak  uint64  `json:"mem_peak"`  // highest charge so far
+	TimeWait int     `json:"time_wait"` // TIME_WAIT sockets (-1 = not counted)
+	Procs    int     `json:"procs"`
+	Threads  int     `json:"threads"`
+}
+
+// ProxySummary condenses the samples of the measured window (after the
+// discard).
+type ProxySummary struct {
+	Samples     int     `json:"samples"`
+	CPUAvg      float64 `json:"cpu_avg"` // cores
+	CPUMax      float64 `json:"cpu_max"`
+	MemAvg      uint64  `json:"mem_avg"`
+	MemMax      uint64  `json:"mem_max"`
+	TimeWaitMax int     `json:"time_wait_max"` // -1 = not counted
+}
+
+// BackendDelta is what the backend saw during the step.
+type BackendDelta struct {
+	Accepted uint64 `json:"accepted"` // new TCP connections
+	Requests uint64 `json:"requests"`
+	Valid    bool   `json:"valid"` // both readings succeeded
+}
+
+// ConnsPerRequest is new backend connections per backend request (1 =
+// a new connection for every request; 0 = all reused), -1 if unknown.
+func (b BackendDelta) ConnsPerRequest() float64 {
+	if !b.Valid || b.Requests == 0 {
+		return -1
+	}
+	return float64(b.Accepted) / float64(b.Requests)
+}

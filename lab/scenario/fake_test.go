@@ -1,0 +1,192 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/watch"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// fakeLab stands in for lab/env: proxies with a fixed capacity per
+// profile, a TIME_WAIT count that a failed step raises and that drains by
+// a fixed amount per reading, and a generator that answers from the model
+// without sending anything.
+type fakeLab struct {
+	mu        sync.Mutex
+	capacity  map[string]float64 // profile -> req/s it sustains
+	startErr  map[string]error
+	opens     []EnvOptions
+	closed    int
+	started   []string
+	stopped   int
+	tw        int
+	drain     int // TIME_WAIT sockets that expire per reading
+	genCalls  int
+	genConfig []gen.Config
+	backend   backend.Stats
+	connsPer  float64 // backend connections per request
+	// cancelAt cancels the run's context when the generator is called for
+	// the n-th time (the result comes back interrupted, as gen does).
+	cancelAt int
+	cancel   context.CancelFunc
+	usageErr bool
+}
+
+func newFakeLab() *fakeLab {
+	return &fakeLab{capacity: map[string]float64{}, startErr: map[string]error{}, drain: 400}
+}
+
+func (f *fakeLab) open(_ context.Context, o EnvOptions) (Env, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.opens = append(f.opens, o)
+	return &fakeEnv{lab: f, opts: o}, nil
+}
+
+type fakeEnv struct {
+	lab  *fakeLab
+	opts EnvOptions
+}
+
+func (e *fakeEnv) Plan() pin.Plan {
+	return pin.Plan{Server: e.opts.ServerCPUs, Backend: e.opts.BackendCPUs, Loadgen: e.opts.LoadgenCPUs, Notes: []string{"fake layout"}}
+}
+func (e *fakeEnv) Net() string { return e.opts.Net }
+func (e *fakeEnv) BackendStats() (backend.Stats, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	return e.lab.backend, nil
+}
+func (e *fakeEnv) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	if err := e.lab.startErr[profile]; err != nil {
+		return nil, err
+	}
+	p, err := proxy.Get(profile)
+	if err != nil {
+		return nil, err
+	}
+	e.lab.started = append(e.lab.started, profile+"/"+string(key))
+	return &fakeProxy{lab: e.lab, prof: p, key: key}, nil
+}
+func (e *fakeEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
+	base.URL = "https://127.0.0.1:1" + base.URL
+	base.Headers = append(base.Headers, "Host: "+p.Profile().Name)
+	return base
+}
+func (e *fakeEnv) TimeWait(role string) (int, error) {
+	if role != "proxy" {
+		return 0, nil
+	}
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	n := e.lab.tw
+	e.lab.tw = max(0, e.lab.tw-e.lab.drain)
+	return n, nil
+}
+func (e *fakeEnv) Close() error {
+	e.lab.mu.Lock()
+	e.lab.closed++
+	e.lab.mu.Unlock()
+	return nil
+}
+
+type fakeProxy struct {
+	lab  *fakeLab
+	prof proxy.Profile
+	key  certs.KeyType
+}
+
+func (p *fakeProxy) Profile() proxy.Profile { return p.prof }
+func (p *fakeProxy) Key() certs.KeyType     { return p.key }
+func (p *fakeProxy) Version() string        { return p.prof.Proxy + " 0.0-fake" }
+func (p *fakeProxy) Watch(every time.Duration) *watch.Watcher {
+	return watch.Start(nil, func() (int, error) { return 7, nil }, every)
+}
+func (p *fakeProxy) IdleMemory(context.Context, time.Duration, int, time.Duration) (uint64, []uint64, error) {
+	return 5 << 20, []uint64{5 << 20, 5 << 20, 5 << 20}, nil
+}
+func (p *fakeProxy) ErrorLog() (int, map[string]int, error) {
+	return 1, map[string]int{"addr_not_avail": 1}, nil
+}
+func (p *fakeProxy) Stop() error {
+	p.lab.mu.Lock()
+	p.lab.stopped++
+	p.lab.mu.Unlock()
+	return nil
+}
+
+// gen answers from the capacity of the profile named in the Host header.
+func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) {
+	f.mu.Lock()
+	f.genCalls++
+	f.genConfig = append(f.genConfig, cfg)
+	n := f.genCalls
+	if f.usageErr {
+		f.mu.Unlock()
+		return nil, &gen.UsageError{Msg: "bad config"}
+	}
+	var profile string
+	for _, h := range cfg.Headers {
+		fmt.Sscanf(h, "Host: %s", &profile)
+	}
+	capacity := f.capacity[profile]
+	f.mu.Unlock()
+	if f.cancelAt > 0 && n == f.cancelAt {
+		f.cancel()
+	}
+	secs := (cfg.Duration - cfg.Warmup).Seconds()
+	offered := cfg.Rate
+	if offered == 0 {
+		offered = capacity // closed loop runs at capacity
+	}
+	achieved := min(offered, capacity)
+	p99 := int64(2000)
+	if offered > capacity {
+		p99 = 2_000_000
+	}
+	ok := uint64(achieved * secs)
+	h := hdr.New(1, 60_000_000, 3)
+	h.RecordValues(p99/2, int64(ok))
+	h.RecordValues(p99, int64(ok)/50+1)
+	res := &gen.Result{
+		RequestedRate: cfg.Rate, AchievedRate: achieved, Requests: ok, OK: ok, Mode: "open",
+		DurationS: secs, Latency: gen.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
+		Status: map[string]uint64{"200": ok}, Errors: map[string]uint64{},
+		PerSecond: []gen.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
+		Interrupted: ctx.Err() != nil,
+	}
+	f.mu.Lock()
+	if offered > capacity {
+		f.tw = 1000
+	}
+	f.backend.Requests += ok
+	f.backend.Accepted += uint64(float64(ok) * f.connsPer)
+	f.mu.Unlock()
+	return res, nil
+}
+
+var errNoBinary = fmt.Errorf("nginx: %w", proxy.ErrNotFound)
+
+func notFound(names ...string) Finder {
+	return func(p proxy.Profile) error {
+		for _, n := range names {
+			if p.Name == n {
+				return errNoBinary
+			}
+		}
+		return nil
+	}
+}
+
+var _ = errors.New

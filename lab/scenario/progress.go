@@ -1,0 +1,143 @@
+package scenario
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// progress writes live progress lines: step i of about n, the rate, the
+// verdict, pass/fail counts so far and the ETA from the budget.
+type progress struct {
+	mu      sync.Mutex
+	w       io.Writer
+	now     func() time.Time
+	budget  Budget
+	step    int // steps finished (run or replayed)
+	pass    int
+	fail    int
+	genLim  int
+	doneEst time.Duration // estimates of the units finished so far
+	unitT0  time.Time
+	unitEst time.Duration
+}
+
+func newProgress(w io.Writer, b Budget, now func() time.Time) *progress {
+	if w == nil {
+		w = io.Discard
+	}
+	return &progress{w: w, budget: b, now: now}
+}
+
+func (p *progress) printf(format string, args ...any) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+// unitStart marks the start of a unit that will run.
+func (p *progress) unitStart(u UnitSpec) {
+	p.mu.Lock()
+	p.unitT0, p.unitEst = p.now(), unitCost(u)
+	p.mu.Unlock()
+	p.printf("== %s on %s (%s, %s): %s", u.Scenario.Name, u.Profile.Name, u.Key, u.Layout, describe(u))
+}
+
+// unitDone counts a unit's estimate as spent.
+func (p *progress) unitDone(u UnitSpec) {
+	p.mu.Lock()
+	p.doneEst += unitCost(u)
+	p.unitEst = 0
+	p.mu.Unlock()
+}
+
+// eta is the budget left: estimates of unfinished units minus the time
+// already spent in the current one.
+func (p *progress) eta() time.Duration {
+	left := p.budget.Time - p.doneEst
+	if p.unitEst > 0 {
+		left -= min(p.now().Sub(p.unitT0), p.unitEst)
+	}
+	return max(left, 0)
+}
+
+// stepStart announces a long step.
+func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d time.Duration) {
+	what := "closed loop"
+	if rate > 0 {
+		what = fmtRate(rate) + " req/s"
+	}
+	p.mu.Lock()
+	i := p.step + 1
+	n := max(p.budget.Steps, i)
+	eta := p.eta()
+	p.mu.Unlock()
+	p.printf("[%d/~%d] %s %s %s: %s %s for %s ... | ETA %s", i, n, u.Scenario.Name, u.Profile.Name, u.Key, phase, what, FormatDuration(d), FormatDuration(eta))
+}
+
+// stepDone reports one finished step.
+func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Outcome, detail string, replayed bool) {
+	p.mu.Lock()
+	p.step++
+	switch o.Verdict {
+	case search.Pass:
+		p.pass++
+	case search.GenLimited:
+		p.genLim++
+	default:
+		p.fail++
+	}
+	what := phase
+	if rate > 0 {
+		what += " " + fmtRate(rate) + " req/s"
+	} else {
+		what += " closed loop"
+	}
+	verdict := string(o.Verdict)
+	if len(o.Reasons) > 0 {
+		verdict += " (" + strings.Join(o.Reasons, "; ") + ")"
+	}
+	if replayed {
+		verdict += " [recorded]"
+	}
+	if detail != "" {
+		detail = ", " + detail
+	}
+	n := max(p.budget.Steps, p.step)
+	line := fmt.Sprintf("[%d/~%d] %s %s %s: %s: %s%s | %d pass, %d fail, %d gen-limited | ETA %s",
+		p.step, n, u.Scenario.Name, u.Profile.Name, u.Key, what, verdict, detail, p.pass, p.fail, p.genLim, FormatDuration(p.eta()))
+	p.mu.Unlock()
+	p.printf("%s", line)
+}
+
+// describe says what a unit will do.
+func describe(u UnitSpec) string {
+	s := u.Scenario
+	switch s.Method {
+	case "fixed":
+		return fmt.Sprintf("fixed rates %v req/s, %d run(s) of %s", s.Rates, s.Runs, s.Duration)
+	case "closed":
+		return fmt.Sprintf("closed loop, %d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
+	}
+	e := s.Eff.Search
+	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", fmtRate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
+}
+
+// fmtRate formats a rate with thousands separators.
+func fmtRate(f float64) string {
+	if f < 10 {
+		return fmt.Sprintf("%.1f", f)
+	}
+	s := fmt.Sprintf("%.0f", f)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
+
+// unitCost is a unit's share of the budget (idle memory aside).
+func unitCost(u UnitSpec) time.Duration { return u.Estimate.Time + proxyStartCost + envOpenCost }

@@ -1,0 +1,181 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// Runner runs the units of a plan and records them in a Store.
+type Runner struct {
+	Plan      *plan.Plan
+	Store     *results.Store
+	Layouts   *Layouts
+	Units     []UnitSpec
+	Budget    Budget
+	Open      Opener    // opens a lab session per layout
+	Gen       GenFunc   // default gen.Run
+	Log       io.Writer // progress lines (stderr)
+	NoCgroups bool
+	Machine   results.Machine
+
+	// Poll is the cool-down's TIME_WAIT polling interval (default 1 s, at
+	// most a tenth of the cap).
+	Poll time.Duration
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+
+	prog *progress
+}
+
+// ErrNoLab is returned when the run needs a lab session but has no Opener.
+var ErrNoLab = errors.New("no lab session: the runner needs an Opener")
+
+// Run runs every unit not yet done, layout by layout, saving results.json
+// after every step. When ctx is cancelled it records the step in flight
+// (partial, interrupted), marks the unit interrupted, closes the session
+// and returns ctx's error.
+func (r *Runner) Run(ctx context.Context) error {
+	if r.Gen == nil {
+		r.Gen = gen.Run
+	}
+	if r.Now == nil {
+		r.Now = time.Now
+	}
+	r.prog = newProgress(r.Log, r.Budget, r.Now)
+	if err := r.Store.Update(r.prepare); err != nil {
+		return err
+	}
+	for _, lay := range r.Layouts.Layouts {
+		var todo []UnitSpec
+		for _, u := range r.Units {
+			if u.Layout != lay.ID || u.Skip != "" {
+				continue
+			}
+			if rec := r.Store.F.Unit(u.ID); rec != nil && rec.Status == results.StatusDone {
+				r.prog.unitDone(u)
+				continue
+			}
+			todo = append(todo, u)
+		}
+		if len(todo) == 0 {
+			continue
+		}
+		if err := r.runLayout(ctx, lay.ID, todo); err != nil {
+			return err
+		}
+	}
+	return r.Store.Update(func(f *results.File) { f.Finished = true })
+}
+
+// prepare records the machine, layouts, notes and one unit record per
+// unit (kept from an earlier run when resuming).
+func (r *Runner) prepare(f *results.File) {
+	if f.Machine.Hostname == "" {
+		f.Machine = r.Machine
+	}
+	for _, l := range r.Layouts.Layouts {
+		if f.Layout(l.ID) == nil {
+			f.Layouts = append(f.Layouts, l)
+		}
+	}
+	for _, n := range r.Plan.Notes {
+		f.AddNote(n)
+	}
+	for _, n := range r.Layouts.Notes {
+		f.AddNote(n)
+	}
+	for _, u := range r.Units {
+		rec := f.Unit(u.ID)
+		if rec == nil {
+			rec = &results.Unit{ID: u.ID, Scenario: u.Scenario.Name, Family: u.Family, Kind: u.Scenario.Kind, Method: u.Scenario.Method,
+				Profile: u.Profile.Name, Proxy: u.Profile.Proxy, Key: string(u.Key), Layout: u.Layout, Status: results.StatusPending}
+			f.Units = append(f.Units, rec)
+		}
+		if u.Skip != "" {
+			rec.Status, rec.Reason = results.StatusSkipped, u.Skip
+		}
+	}
+}
+
+// runLayout runs a layout's units, each in a fresh lab session: like the
+// seeds' fresh containers, new namespaces and a new backend per unit mean
+// sockets left in TIME_WAIT by one proxy or scenario cannot slow down the
+// next (TIME_WAIT lasts 60 s, longer than most cool-downs).
+func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) error {
+	if r.Open == nil {
+		return ErrNoLab
+	}
+	lay := r.Store.F.Layout(id)
+	r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", id, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
+	for _, u := range units {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.runInSession(ctx, id, u); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// runInSession opens a lab session on layout id, runs one unit in it and
+// closes it.
+func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err error) {
+	lay := r.Store.F.Layout(id)
+	t0 := r.Now()
+	env, err := r.Open(ctx, EnvOptions{
+		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
+		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
+		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return fmt.Errorf("open the lab for layout %s: %v", id, err)
+	}
+	defer func() {
+		if cerr := env.Close(); cerr != nil && err == nil {
+			err = fmt.Errorf("close the lab: %v", cerr)
+		}
+	}()
+	pp := env.Plan()
+	if err := r.Store.Update(func(f *results.File) {
+		l := f.Layout(id)
+		if len(pp.Server) > 0 {
+			l.Server, l.Backend, l.Loadgen = pp.Server, pp.Backend, pp.Loadgen
+		}
+		l.Notes = pp.Notes
+	}); err != nil {
+		return err
+	}
+	baseline := timeWait(env)
+	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
+	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline}
+	return ur.run(ctx)
+}
+
+// timeWait counts TIME_WAIT sockets of the proxy's and the generator's
+// connections (-1 if neither can be counted).
+func timeWait(env Env) int {
+	total, ok := 0, false
+	for _, role := range []string{"proxy", "gen"} {
+		if n, err := env.TimeWait(role); err == nil && n >= 0 {
+			total += n
+			ok = true
+		}
+	}
+	if !ok {
+		return -1
+	}
+	return total
+}

@@ -1,0 +1,405 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/pin"
+)
+
+func topology(n int) (*pin.Topology, pin.CPUSet) {
+	t := &pin.Topology{}
+	var all []int
+	for i := range n {
+		t.CPUs = append(t.CPUs, pin.CPU{ID: i, Core: i, Siblings: pin.NewCPUSet(i)})
+		all = append(all, i)
+	}
+	return t, pin.NewCPUSet(all...)
+}
+
+const testPlanYAML = `
+name: test
+profiles: [nginx-stock, nginx-keepalive]
+keys: [p256]
+cpus: {server: "1"}
+idle_memory: {quiet: 1ms, samples: 3, every: 1ms}
+search:
+  start: 1000
+  max: 64000
+  precision: 0.08
+  step: 2s
+  discard: 1s
+  confirm_runs: 3
+  confirm_step: 3s
+  cooldown_cap: 1s
+  cooldown_margin: 10
+scenarios:
+  - kind: keepalive-1k
+  - kind: fixed-rate
+    rates: [500, 5000]
+    runs: 2
+    duration: 2s
+  - kind: sustained
+    duration: 3s
+`
+
+type harness struct {
+	t      *testing.T
+	dir    string
+	plan   *plan.Plan
+	lab    *fakeLab
+	log    strings.Builder
+	finder Finder
+	cpus   int
+}
+
+func newHarness(t *testing.T, yaml string) *harness {
+	h := &harness{t: t, dir: t.TempDir(), lab: newFakeLab(), finder: notFound(), cpus: 2}
+	h.plan = h.loadPlan(yaml)
+	h.lab.capacity["nginx-stock"] = 3000
+	h.lab.capacity["nginx-keepalive"] = 20000
+	return h
+}
+
+func (h *harness) loadPlan(yaml string) *plan.Plan {
+	p, err := plan.Parse([]byte(yaml))
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// run runs the plan into h.dir with a fresh store, as a new process would.
+func (h *harness) run(ctx context.Context) (*results.File, error) {
+	h.t.Helper()
+	topo, allowed := topology(h.cpus)
+	lay, err := PlanLayouts(h.plan, topo, allowed)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	units, err := BuildUnits(h.plan, lay, h.finder)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	store, _, err := results.Open(h.dir, h.plan, results.RunOptions{})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer store.Close()
+	r := &Runner{Plan: h.plan, Store: store, Layouts: lay, Units: units, Budget: MakeBudget(h.plan, units),
+		Open: h.lab.open, Gen: h.lab.gen, Log: &h.log, Poll: time.Millisecond, Machine: results.Machine{Hostname: "test"}}
+	err = r.Run(ctx)
+	f, lerr := results.Load(h.dir)
+	if lerr != nil {
+		h.t.Fatal(lerr)
+	}
+	return f, err
+}
+
+func TestRunWholePlan(t *testing.T) {
+	h := newHarness(t, testPlanYAML)
+	h.lab.connsPer = 1
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	if !f.Finished || len(f.Units) != 6 {
+		t.Fatalf("finished %v, %d units", f.Finished, len(f.Units))
+	}
+	for _, u := range f.Units {
+		if u.Status != results.StatusDone {
+			t.Fatalf("unit %s: %s %s", u.ID, u.Status, u.Reason)
+		}
+		if u.ErrorLog == nil || u.ErrorLog.Causes["addr_not_avail"] != 1 {
+			t.Fatalf("unit %s: error log not recorded", u.ID)
+		}
+	}
+	ka := f.Unit("keepalive-1k/nginx-stock/p256/1cpu")
+	if ka.Search == nil || ka.Search.Rate > 3000 || ka.Search.Rate < 3000/1.08 || !ka.Search.Confirmed {
+		t.Fatalf("search result %+v", ka.Search)
+	}
+	// every step is recorded with its generator result, spectrum and proxy samples
+	for _, st := range ka.Steps {
+		if st.Result == nil || len(st.Spectrum) == 0 || st.Verdict == "" || !st.Backend.Valid {
+			t.Fatalf("step %d incomplete: %+v", st.Seq, st)
+		}
+		if st.Verdict != "pass" && st.CooldownS == 0 && st.CooldownTW[0] != 1000 {
+			t.Fatalf("failed step %d without a cool-down record: %+v", st.Seq, st)
+		}
+		if st.Verdict == "pass" && st.CooldownTW != [2]int{} {
+			t.Fatalf("passed step %d cooled down", st.Seq)
+		}
+	}
+	if st := ka.Steps[len(ka.Steps)-1]; st.Phase != "confirm" || st.Confirm != 3 {
+		t.Fatalf("last step %+v", st)
+	}
+	// the cool-down drained TIME_WAIT to the margin: 1000 -> 600 -> 200 -> 0
+	var cooled bool
+	for _, st := range ka.Steps {
+		if st.Verdict == "fail" {
+			cooled = true
+			if st.CooldownTW != [2]int{1000, 0} {
+				t.Fatalf("cool-down TIME_WAIT %v", st.CooldownTW)
+			}
+		}
+	}
+	if !cooled {
+		t.Fatal("no failed step")
+	}
+	fixed := f.Unit("fixed-rate/nginx-stock/p256/1cpu")
+	if len(fixed.Steps) != 4 || fixed.Steps[0].Rate != 500 || fixed.Steps[2].Rate != 5000 || fixed.Steps[3].Run != 2 {
+		t.Fatalf("fixed steps %+v", fixed.Steps)
+	}
+	if fixed.Steps[0].Verdict != "pass" || fixed.Steps[2].Verdict != "fail" {
+		t.Fatalf("fixed verdicts %s %s", fixed.Steps[0].Verdict, fixed.Steps[2].Verdict)
+	}
+	if c := fixed.Steps[0].Backend.ConnsPerRequest(); c != 1 {
+		t.Fatalf("backend connections per request %v", c)
+	}
+	// a fresh session and a proxy start per unit, all closed and stopped
+	if len(h.lab.opens) != 6 || h.lab.closed != 6 || len(h.lab.started) != 6 || h.lab.stopped != 6 {
+		t.Fatalf("opens %d closed %d started %d stopped %d", len(h.lab.opens), h.lab.closed, len(h.lab.started), h.lab.stopped)
+	}
+	if o := h.lab.opens[0]; !o.ServerCPUs.Equal(pin.NewCPUSet(0)) || len(o.Keys) != 1 {
+		t.Fatalf("env options %+v", o)
+	}
+	// idle memory once per profile
+	if len(f.Proxies) != 2 || f.Proxies[0].IdleMemory != 5<<20 || f.Proxies[0].Version == "" {
+		t.Fatalf("proxies %+v", f.Proxies)
+	}
+	// generator settings: search steps are open loop with the discard as warmup
+	c := h.lab.genConfig[0]
+	if c.Rate != 1000 || c.Duration != 2*time.Second || c.Warmup != time.Second || c.Connections != 200 || c.NewConn {
+		t.Fatalf("first gen config %+v", c)
+	}
+	for _, want := range []string{"[1/~", "ETA", "cool-down: TIME_WAIT 1000 -> 0", "idle memory of nginx-stock"} {
+		if !strings.Contains(h.log.String(), want) {
+			t.Fatalf("progress lacks %q:\n%s", want, h.log.String())
+		}
+	}
+}
+
+func TestInterruptAndResume(t *testing.T) {
+	// the uninterrupted run, for comparison
+	ref := newHarness(t, testPlanYAML)
+	want, err := ref.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	total := ref.lab.genCalls
+
+	h := newHarness(t, testPlanYAML)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.lab.cancelAt, h.lab.cancel = 7, cancel
+	f, err := h.run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v", err)
+	}
+	u := f.Unit("keepalive-1k/nginx-stock/p256/1cpu")
+	if u.Status != results.StatusInterrupted || len(u.Steps) != 7 || !u.Steps[6].Interrupted {
+		t.Fatalf("after Ctrl-C: status %s, %d steps, last %+v", u.Status, len(u.Steps), u.Steps[len(u.Steps)-1])
+	}
+	if h.lab.closed != len(h.lab.opens) || h.lab.stopped != len(h.lab.started) {
+		t.Fatalf("lab not cleaned up: closed %d, stopped %d of %d", h.lab.closed, h.lab.stopped, len(h.lab.started))
+	}
+
+	// the next run of the same plan resumes: the six finished steps are
+	// replayed, the interrupted one runs again
+	h.lab.cancelAt = 0
+	calls := h.lab.genCalls
+	f, err = h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rerun := h.lab.genCalls - calls; rerun != total-6 {
+		t.Fatalf("resume ran %d steps, want %d", rerun, total-6)
+	}
+	if !f.Finished {
+		t.Fatal("not finished")
+	}
+	for _, wu := range want.Units {
+		gu := f.Unit(wu.ID)
+		if gu.Status != results.StatusDone || len(gu.Steps) != len(wu.Steps) {
+			t.Fatalf("%s: %s with %d steps, want %d", wu.ID, gu.Status, len(gu.Steps), len(wu.Steps))
+		}
+		if (wu.Search == nil) != (gu.Search == nil) || wu.Search != nil && *wu.Search != *gu.Search {
+			t.Fatalf("%s: search %+v, want %+v", wu.ID, gu.Search, wu.Search)
+		}
+	}
+	if !strings.Contains(h.log.String(), "[recorded]") {
+		t.Fatal("replayed steps not shown")
+	}
+
+	// a third run finds everything done and runs nothing
+	calls = h.lab.genCalls
+	if _, err := h.run(context.Background()); err != nil || h.lab.genCalls != calls {
+		t.Fatalf("finished plan ran again: %v, %d calls", err, h.lab.genCalls-calls)
+	}
+}
+
+func TestSkipsAndErrors(t *testing.T) {
+	h := newHarness(t, `
+name: t
+profiles: [nginx-stock, nginx-keepalive, caddy-stock, haproxy]
+cpus: {server: "1"}
+search: {start: 1000, max: 4000, step: 2s, discard: 1s, confirm_runs: 1, confirm_step: 2s, cooldown_cap: 10ms}
+scenarios:
+  - kind: h3
+  - kind: sustained
+    duration: 2s
+`)
+	h.finder = notFound("caddy-stock")
+	h.lab.startErr["haproxy"] = errors.New("haproxy: config check failed")
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	status := map[string]string{}
+	for _, u := range f.Units {
+		status[u.ID] = u.Status + ": " + u.Reason
+	}
+	for id, want := range map[string]string{
+		"h3/nginx-stock/p256/1cpu":        "skipped: nginx-stock serves no HTTP/3",
+		"h3/caddy-stock/p256/1cpu":        "skipped: not installed",
+		"sustained/caddy-stock/p256/1cpu": "skipped: not installed",
+		"sustained/haproxy/p256/1cpu":     "error: start haproxy: haproxy: config check failed",
+		"sustained/nginx-stock/p256/1cpu": "done: ",
+	} {
+		if !strings.HasPrefix(status[id], want) {
+			t.Errorf("%s: %q, want %q", id, status[id], want)
+		}
+	}
+	b := MakeBudget(h.plan, mustUnits(t, h))
+	if strings.Join(b.Missing, ",") != "caddy-stock" || b.Units != 3 {
+		t.Fatalf("budget %+v", b)
+	}
+}
+
+func mustUnits(t *testing.T, h *harness) []UnitSpec {
+	topo, allowed := topology(h.cpus)
+	lay, err := PlanLayouts(h.plan, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, err := BuildUnits(h.plan, lay, h.finder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return units
+}
+
+func TestGeneratorUsageErrorEndsRun(t *testing.T) {
+	h := newHarness(t, testPlanYAML)
+	h.lab.usageErr = true
+	_, err := h.run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("err %v", err)
+	}
+	if h.lab.closed != 1 {
+		t.Fatal("session not closed")
+	}
+}
+
+const scalingYAML = `
+name: scaling
+profiles: [nginx-keepalive]
+search: {start: 1000, max: 4000, step: 2s, discard: 1s, confirm_runs: 1, confirm_step: 2s, cooldown_cap: 10ms}
+scenarios:
+  - name: ka
+    kind: keepalive-1k
+    server_cpus: "1"
+  - name: ka@4cpu
+    kind: keepalive-1k
+    server_cpus: "4"
+`
+
+func TestScalingOnSmallAndLargeMachines(t *testing.T) {
+	h := newHarness(t, scalingYAML)
+	topo, allowed := topology(2)
+	lay, err := PlanLayouts(h.plan, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lay.Layouts) != 1 || lay.ByScenario["ka@4cpu"] != "" || !strings.Contains(lay.Skipped["ka@4cpu"], "same test as ka") {
+		t.Fatalf("2 CPUs: %+v", lay)
+	}
+	if len(lay.Notes) != 1 || !strings.Contains(lay.Notes[0], "asks for 4 server CPUs; this machine has 2 usable") {
+		t.Fatalf("notes %v", lay.Notes)
+	}
+
+	topo, allowed = topology(8)
+	lay, err = PlanLayouts(h.plan, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(lay.Layouts) != 2 || lay.ByScenario["ka"] != "1cpu" || lay.ByScenario["ka@4cpu"] != "4cpu" || lay.Family["ka@4cpu"] != "ka" {
+		t.Fatalf("8 CPUs: %+v", lay)
+	}
+	if l := lay.Layouts[1]; len(l.Server) != 4 || len(l.Server.Intersect(l.Loadgen)) != 0 {
+		t.Fatalf("4-CPU layout %+v", l)
+	}
+	h.cpus = 8
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.lab.opens) != 2 || len(f.Units) != 2 || f.Units[1].Family != "ka" || f.Units[1].Layout != "4cpu" {
+		t.Fatalf("opens %d units %+v", len(h.lab.opens), f.Units)
+	}
+
+	// an explicit CPU list that leaves nothing for the generator is refused
+	bad := h.loadPlan(strings.Replace(scalingYAML, `server_cpus: "4"`, `server_cpus: "0-1"`, 1))
+	topo, allowed = topology(2)
+	if _, err := PlanLayouts(bad, topo, allowed); err == nil || !strings.Contains(err.Error(), "leave none") {
+		t.Fatalf("err %v", err)
+	}
+}
+
+func TestBudgetOfQuickPlan(t *testing.T) {
+	p, err := plan.Load("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, allowed := topology(2)
+	lay, err := PlanLayouts(p, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	units, err := BuildUnits(p, lay, notFound("traefik"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := MakeBudget(p, units)
+	if len(b.Profiles) != 4 || b.Units != 16 || strings.Join(b.Missing, ",") != "traefik" {
+		t.Fatalf("budget %+v", b)
+	}
+	// the quick plan must fit about 10 minutes with four proxies
+	if b.Time > 11*time.Minute || b.Time < 5*time.Minute {
+		t.Fatalf("quick plan budget %s with 4 proxies", FormatDuration(b.Time))
+	}
+	t.Logf("quick: %s", b)
+	all := MakeBudget(p, mustUnitsAll(t, p, lay))
+	t.Logf("quick with every proxy installed: %s", all)
+	if all.Time > 13*time.Minute {
+		t.Fatalf("quick plan budget %s with 5 proxies", FormatDuration(all.Time))
+	}
+}
+
+func mustUnitsAll(t *testing.T, p *plan.Plan, lay *Layouts) []UnitSpec {
+	units, err := BuildUnits(p, lay, notFound())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return units
+}
+
+var _ = fmt.Sprint

@@ -1,0 +1,140 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// longStep is the step length from which the progress also says when a
+// step starts.
+const longStep = 10 * time.Second
+
+// watchEvery is how often the proxy's cgroup and TIME_WAIT are sampled.
+const watchEvery = time.Second
+
+// step runs (or replays from the record) the next step of the unit.
+func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm, run int) (search.Outcome, error) {
+	u.seq++
+	seq := u.seq
+	if seq <= len(u.rec.Steps) {
+		old := u.rec.Steps[seq-1]
+		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" {
+			u.replayed[seq] = true
+			o := search.Outcome{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
+			u.r.prog.stepDone(u.spec, phase, rate, o, "", true)
+			return o, nil
+		}
+		// The record diverges here (an interrupted step): drop the rest.
+		u.rec.Steps = u.rec.Steps[:seq-1]
+	}
+	if err := u.ensureProxy(ctx); err != nil {
+		return search.Outcome{}, err
+	}
+	s := u.spec.Scenario
+	base := gen.Config{
+		URL:          s.Path,
+		Connections:  s.Connections,
+		Timeout:      u.r.Plan.Timeout.D(),
+		Rate:         rate,
+		NewConn:      s.Kind == plan.KindHandshake,
+		HTTP3:        s.Kind == plan.KindH3,
+		VerifySHA256: verifyDigest(s),
+	}
+	switch phase {
+	case string(search.PhaseConfirm):
+		base.Duration, base.Warmup = s.Eff.Search.ConfirmStep.D(), s.Eff.Search.Discard.D()
+	case results.PhaseRun:
+		base.Duration, base.Warmup = s.Duration.D(), s.Warmup.D()
+	default:
+		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
+	}
+	cfg := u.env.GenConfig(u.px, base)
+	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Connections: s.Connections, Started: u.r.Now().UTC()}
+
+	if base.Duration >= longStep {
+		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
+	}
+	before, berr := u.env.BackendStats()
+	w := u.px.Watch(watchEvery)
+	res, err := u.r.Gen(ctx, cfg)
+	samples := w.Stop()
+	after, aerr := u.env.BackendStats()
+
+	st.Proxy = results.FromWatch(samples)
+	st.ProxySum = results.Summarize(st.Proxy, base.Warmup.Seconds())
+	if berr == nil && aerr == nil && after.Accepted >= before.Accepted && after.Requests >= before.Requests {
+		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Valid: true}
+	}
+	var o search.Outcome
+	if err != nil {
+		st.Error = err.Error()
+		st.Verdict = string(search.Fail)
+		if serr := u.record(st); serr != nil {
+			return o, serr
+		}
+		if ctx.Err() != nil {
+			return o, ctx.Err()
+		}
+		if gen.IsUsage(err) {
+			return o, fmt.Errorf("scenario %s: the generator refused the step: %v", s.Name, err)
+		}
+		return o, errUnit{fmt.Errorf("step %d (%s %s): %v", seq, phase, rateWords(rate), err)}
+	}
+	st.Result = res
+	st.Spectrum = results.Spectrum(res.CorrectedHist)
+	st.Interrupted = res.Interrupted
+	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
+	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
+	if serr := u.record(st); serr != nil {
+		return o, serr
+	}
+	if res.Interrupted {
+		u.r.prog.printf("    step %d (%s %s) interrupted after %.1f s: recorded partial, it runs again on resume", seq, phase, rateWords(rate), res.DurationS+res.WarmupS)
+	} else {
+		u.r.prog.stepDone(u.spec, phase, rate, o, stepDetail(res, st), false)
+	}
+	if res.Interrupted || ctx.Err() != nil {
+		if err := ctx.Err(); err != nil {
+			return o, err
+		}
+		return o, context.Canceled
+	}
+	return o, nil
+}
+
+// record appends the step to the unit and saves results.json.
+func (u *unitRun) record(st *results.Step) error {
+	return u.r.Store.Update(func(*results.File) { u.rec.Steps = append(u.rec.Steps, st) })
+}
+
+func criteria(p plan.Pass) search.Criteria {
+	return search.Criteria{P95: p.P95.D(), P99: p.P99.D(), MaxErrors: p.MaxErrors, MinAchieved: p.MinAchieved}
+}
+
+func rateWords(rate float64) string {
+	if rate == 0 {
+		return "closed loop"
+	}
+	return fmtRate(rate) + " req/s"
+}
+
+// stepDetail is the short summary of a step for the progress line.
+func stepDetail(r *gen.Result, st *results.Step) string {
+	s := fmt.Sprintf("%s/s 2xx, p99 %.2f ms", fmtRate(r.AchievedRate), float64(r.Latency.P99)/1000)
+	if bad := r.Requests - min(r.OK, r.Requests); bad > 0 {
+		s += fmt.Sprintf(", %d failed or non-2xx", bad)
+	}
+	if st.ProxySum.Samples > 0 {
+		s += fmt.Sprintf(", proxy %.2f cores", st.ProxySum.CPUAvg)
+	}
+	if st.ProxySum.TimeWaitMax > 0 {
+		s += fmt.Sprintf(", TIME_WAIT up to %d", st.ProxySum.TimeWaitMax)
+	}
+	return s
+}

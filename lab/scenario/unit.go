@@ -1,0 +1,199 @@
+package scenario
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// unitRun is one unit in progress.
+type unitRun struct {
+	r        *Runner
+	env      Env
+	spec     UnitSpec
+	rec      *results.Unit
+	px       Proxy
+	baseline int          // TIME_WAIT when the layout's session opened
+	seq      int          // steps asked for so far
+	replayed map[int]bool // steps taken from the record, not run
+}
+
+// errUnit marks an error that ends the unit but not the run (the proxy
+// would not start, the generator could not reach it).
+type errUnit struct{ err error }
+
+func (e errUnit) Error() string { return e.err.Error() }
+
+// run runs the unit and records its status. Only errors that must end the
+// whole run (cancellation, a results file that cannot be written, a plan
+// the generator refuses) are returned.
+func (u *unitRun) run(ctx context.Context) error {
+	u.rec = u.r.Store.F.Unit(u.spec.ID)
+	u.replayed = map[int]bool{}
+	u.r.prog.unitStart(u.spec)
+	if err := u.r.Store.Update(func(*results.File) {
+		u.rec.Status, u.rec.Reason = results.StatusRunning, ""
+		if u.rec.Started.IsZero() {
+			u.rec.Started = u.r.Now().UTC()
+		}
+	}); err != nil {
+		return err
+	}
+	err := u.body(ctx)
+	u.stopProxy()
+	status, reason := results.StatusDone, ""
+	var ue errUnit
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		status, reason = results.StatusInterrupted, "interrupted; run the same command again to resume"
+	case errors.As(err, &ue):
+		status, reason = results.StatusError, ue.Error()
+		u.r.prog.printf("    %s %s: %s", u.spec.Scenario.Name, u.spec.Profile.Name, reason)
+		err = nil
+	}
+	if serr := u.r.Store.Update(func(*results.File) {
+		u.rec.Status, u.rec.Reason = status, reason
+		u.rec.Finished = u.r.Now().UTC()
+	}); serr != nil && err == nil {
+		err = serr
+	}
+	u.r.prog.unitDone(u.spec)
+	if err == nil && ctx.Err() != nil {
+		err = ctx.Err()
+	}
+	return err
+}
+
+// body runs the unit's method.
+func (u *unitRun) body(ctx context.Context) error {
+	s := u.spec.Scenario
+	switch s.Method {
+	case plan.MethodSearch:
+		e := s.Eff.Search
+		cfg := search.Config{Start: e.Start, Max: e.Max, Min: e.Min, Growth: e.Growth, Precision: e.Precision,
+			ConfirmRuns: e.ConfirmRuns, StepDown: e.StepDown, MaxStepDowns: e.MaxStepDowns}
+		res, err := search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
+			return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, 0)
+		}, func(ctx context.Context, st search.Step) error {
+			return u.cool(ctx, st.Seq)
+		})
+		if err != nil {
+			return err
+		}
+		return u.r.Store.Update(func(*results.File) { u.rec.Search = &res })
+	case plan.MethodFixed:
+		for _, rate := range s.Rates {
+			if err := u.runs(ctx, rate); err != nil {
+				return err
+			}
+		}
+		return nil
+	default:
+		return u.runs(ctx, 0)
+	}
+}
+
+// runs runs the scenario's runs at one rate (0 = closed loop), cooling
+// down after each that failed.
+func (u *unitRun) runs(ctx context.Context, rate float64) error {
+	for i := 1; i <= u.spec.Scenario.Runs; i++ {
+		o, err := u.step(ctx, results.PhaseRun, rate, 0, i)
+		if err != nil {
+			return err
+		}
+		if o.Verdict != search.Pass {
+			if err := u.cool(ctx, u.seq); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// cool runs the cool-down after step seq unless that step was replayed
+// from the record.
+func (u *unitRun) cool(ctx context.Context, seq int) error {
+	if u.replayed[seq] || seq < 1 || seq > len(u.rec.Steps) {
+		return nil
+	}
+	return u.cooldown(ctx, u.rec.Steps[seq-1])
+}
+
+// ensureProxy starts the unit's proxy on first need, and measures its
+// idle memory the first time this profile and key run on this layout.
+func (u *unitRun) ensureProxy(ctx context.Context) error {
+	if u.px != nil {
+		return nil
+	}
+	px, err := u.env.StartProxy(ctx, u.spec.Profile.Name, u.spec.Key)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if errors.Is(err, proxy.ErrNotFound) {
+			return errUnit{fmt.Errorf("not installed: %v", err)}
+		}
+		if strings.HasPrefix(err.Error(), "start ") {
+			return errUnit{err}
+		}
+		return errUnit{fmt.Errorf("start %s: %v", u.spec.Profile.Name, err)}
+	}
+	u.px = px
+	f := u.r.Store.F
+	if f.ProxyInfo(u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key)) != nil {
+		return nil
+	}
+	info := results.ProxyInfo{Layout: u.spec.Layout, Profile: u.spec.Profile.Name, Proxy: u.spec.Profile.Proxy, Key: string(u.spec.Key), Version: px.Version()}
+	if m := u.r.Plan.IdleMemory; m.Samples > 0 {
+		u.r.prog.printf("    idle memory of %s: %s quiet, %d samples", u.spec.Profile.Name, m.Quiet, m.Samples)
+		med, all, err := px.IdleMemory(ctx, m.Quiet.D(), m.Samples, m.Every.D())
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if err != nil {
+			info.Error = "idle memory: " + err.Error()
+		}
+		info.IdleMemory, info.IdleSamples = med, all
+	}
+	return u.r.Store.Update(func(f *results.File) { f.Proxies = append(f.Proxies, info) })
+}
+
+// stopProxy stops the proxy and records its error-log causes.
+func (u *unitRun) stopProxy() {
+	if u.px == nil {
+		return
+	}
+	if lines, causes, err := u.px.ErrorLog(); err == nil {
+		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
+		if es, ok := u.px.(ErrorSampler); ok {
+			u.rec.ErrorLog.Samples = es.ErrorSamples()
+		}
+	}
+	if err := u.px.Stop(); err != nil {
+		u.r.prog.printf("    stop %s: %v", u.spec.Profile.Name, err)
+	}
+	u.px = nil
+}
+
+// verifyDigest is the SHA-256 every body of path must have, for the
+// scenarios that check bodies (the 1 MiB file); nil otherwise.
+func verifyDigest(s *plan.Scenario) []byte {
+	if s.Kind != plan.KindFile {
+		return nil
+	}
+	body := backend.Body(s.Path)
+	if body == nil {
+		return nil
+	}
+	sum := sha256.Sum256(body)
+	return sum[:]
+}

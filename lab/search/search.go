@@ -1,0 +1,255 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math"
+)
+
+// Verdict is the outcome of one step.
+type Verdict string
+
+// Step verdicts.
+const (
+	Pass       Verdict = "pass"
+	Fail       Verdict = "fail"
+	GenLimited Verdict = "gen-limited" // failed while the generator was the bottleneck
+)
+
+// Phase says why a step ran.
+type Phase string
+
+// Search phases.
+const (
+	PhaseProbe   Phase = "probe"
+	PhaseBisect  Phase = "bisect"
+	PhaseConfirm Phase = "confirm"
+)
+
+// Config holds the search's numbers (plan.Search without the durations,
+// which belong to the step function).
+type Config struct {
+	Start        float64 // first rate
+	Max          float64 // probing stops here
+	Min          float64 // below this no rate is tried
+	Growth       float64 // probe factor (2 = doubling)
+	Precision    float64 // bisect until (fail-pass)/pass <= Precision
+	ConfirmRuns  int     // passes in a row needed
+	StepDown     float64 // fraction a failed confirmation lowers the rate
+	MaxStepDowns int     // step-downs before giving up
+}
+
+// Step is one run the search asks for.
+type Step struct {
+	Seq     int     // 1-based position in the search
+	Phase   Phase   // probe, bisect or confirm
+	Rate    float64 // offered rate, req/s
+	Confirm int     // confirm phase: 1..ConfirmRuns within the round
+}
+
+// Outcome is a step's verdict and, unless it passed, why.
+type Outcome struct {
+	Verdict Verdict  `json:"verdict"`
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// StepFunc runs one step. An error ends the search (e.g. ctx cancelled).
+type StepFunc func(ctx context.Context, s Step) (Outcome, error)
+
+// CooldownFunc runs after every step that did not pass.
+type CooldownFunc func(ctx context.Context, after Step) error
+
+// Result is where the search ended.
+type Result struct {
+	Rate             float64 `json:"rate"`              // confirmed max sustainable rate (0 = none)
+	Confirmed        bool    `json:"confirmed"`         // Rate passed ConfirmRuns times in a row
+	GeneratorLimited bool    `json:"generator_limited"` // the generator, not the proxy, bounded the search
+	Capped           bool    `json:"capped"`            // Max passed: the proxy may go higher
+	LastPass         float64 `json:"last_pass"`         // highest passing rate before confirmation
+	FirstFail        float64 `json:"first_fail"`        // lowest failing rate above it (0 = none)
+	StepDowns        int     `json:"step_downs"`        // failed confirmation rounds
+	Steps            int     `json:"steps"`             // steps run
+	Note             string  `json:"note,omitempty"`    // how the search ended, in words, when not plainly
+}
+
+// Validate checks the numbers (the plan validates them too; this guards
+// direct callers).
+func (c Config) Validate() error {
+	bad := func(f float64) bool { return math.IsNaN(f) || math.IsInf(f, 0) }
+	switch {
+	case bad(c.Start) || bad(c.Max) || bad(c.Min) || bad(c.Growth) || bad(c.Precision) || bad(c.StepDown):
+		return fmt.Errorf("search: every number must be finite")
+	case c.Start <= 0 || c.Max < c.Start || c.Min <= 0 || c.Min > c.Start:
+		return fmt.Errorf("search: need 0 < min <= start <= max (got min %g, start %g, max %g)", c.Min, c.Start, c.Max)
+	case c.Growth <= 1:
+		return fmt.Errorf("search: growth must be > 1 (got %g)", c.Growth)
+	case c.Precision <= 0 || c.Precision >= 1:
+		return fmt.Errorf("search: precision must be between 0 and 1 (got %g)", c.Precision)
+	case c.ConfirmRuns < 1:
+		return fmt.Errorf("search: confirm runs must be >= 1 (got %d)", c.ConfirmRuns)
+	case c.StepDown <= 0 || c.StepDown >= 1 || c.MaxStepDowns < 0:
+		return fmt.Errorf("search: step down must be between 0 and 1 and max step-downs >= 0")
+	}
+	return nil
+}
+
+// maxBisect bounds the steps of one search before confirmation (a plan
+// with a tiny precision would otherwise bisect for hours).
+const maxBisect = 100
+
+// runner carries one search's state.
+type runner struct {
+	cfg  Config
+	step StepFunc
+	cool CooldownFunc
+	seq  int
+	res  Result
+}
+
+// do runs one step and, unless it passed, the cool-down.
+func (r *runner) do(ctx context.Context, phase Phase, rate float64, confirm int) (Verdict, error) {
+	r.seq++
+	s := Step{Seq: r.seq, Phase: phase, Rate: rate, Confirm: confirm}
+	o, err := r.step(ctx, s)
+	if err != nil {
+		return "", err
+	}
+	r.res.Steps++
+	switch o.Verdict {
+	case Pass:
+		return Pass, nil
+	case Fail, GenLimited:
+	default:
+		return "", fmt.Errorf("search: step %d returned verdict %q", s.Seq, o.Verdict)
+	}
+	if r.cool != nil {
+		if err := r.cool(ctx, s); err != nil {
+			return "", err
+		}
+	}
+	return o.Verdict, nil
+}
+
+// Run searches for the maximum sustainable rate. On an error from step or
+// cool it returns the result so far with the error.
+func Run(ctx context.Context, cfg Config, step StepFunc, cool CooldownFunc) (Result, error) {
+	if err := cfg.Validate(); err != nil {
+		return Result{}, err
+	}
+	r := &runner{cfg: cfg, step: step, cool: cool}
+	err := r.run(ctx)
+	return r.res, err
+}
+
+func (r *runner) run(ctx context.Context) error {
+	c := r.cfg
+	lo, hi := 0.0, 0.0 // last pass, first failure
+	hiGen := false     // hi came from a generator-limited step
+	rate := roundRate(c.Start)
+	for {
+		v, err := r.do(ctx, PhaseProbe, rate, 0)
+		if err != nil {
+			return err
+		}
+		if v != Pass {
+			hi, hiGen = rate, v == GenLimited
+			break
+		}
+		lo = rate
+		if rate >= c.Max {
+			r.res.Capped = true
+			break
+		}
+		next := roundRate(math.Min(rate*c.Growth, c.Max))
+		if next <= rate {
+			break // growth too small to move a rounded rate: treat as capped
+		}
+		rate = next
+	}
+	for hi > 0 {
+		if lo > 0 && (hi-lo)/lo <= c.Precision || r.res.Steps >= maxBisect {
+			break
+		}
+		mid := roundRate((lo + hi) / 2)
+		if mid < c.Min || mid <= lo || mid >= hi {
+			break
+		}
+		v, err := r.do(ctx, PhaseBisect, mid, 0)
+		if err != nil {
+			return err
+		}
+		if v == Pass {
+			lo = mid
+		} else {
+			hi, hiGen = mid, v == GenLimited
+		}
+	}
+	r.res.LastPass, r.res.FirstFail = lo, hi
+	r.res.GeneratorLimited = hiGen
+	if lo == 0 {
+		r.res.Note = fmt.Sprintf("no rate passed: the lowest tried, %s req/s, failed", fmtRate(hi))
+		if hiGen {
+			r.res.Note += " with the generator as the bottleneck"
+		}
+		return nil
+	}
+	return r.confirm(ctx, lo)
+}
+
+// confirm asks for ConfirmRuns passes in a row, stepping down on failure.
+func (r *runner) confirm(ctx context.Context, rate float64) error {
+	c := r.cfg
+	for {
+		ok := true
+		for i := 1; i <= c.ConfirmRuns; i++ {
+			v, err := r.do(ctx, PhaseConfirm, rate, i)
+			if err != nil {
+				return err
+			}
+			if v != Pass {
+				ok = false
+				if v == GenLimited {
+					r.res.GeneratorLimited = true
+				}
+				break
+			}
+		}
+		if ok {
+			r.res.Rate, r.res.Confirmed = rate, true
+			switch {
+			case r.res.Capped:
+				r.res.Note = fmt.Sprintf("passed at the plan's max, %s req/s: the proxy may go higher", fmtRate(rate))
+			case r.res.GeneratorLimited:
+				r.res.Note = "the generator, not the proxy, was the bottleneck above this rate: it is a lower bound"
+			}
+			return nil
+		}
+		next := roundRate(rate * (1 - c.StepDown))
+		if r.res.StepDowns >= c.MaxStepDowns || next < c.Min || next >= rate {
+			r.res.Note = fmt.Sprintf("not confirmed: %s req/s failed a confirmation after %d step-downs", fmtRate(rate), r.res.StepDowns)
+			return nil
+		}
+		r.res.StepDowns++
+		rate = next
+	}
+}
+
+// roundRate keeps rates readable: whole req/s from 10 up, 0.1 below.
+func roundRate(f float64) float64 {
+	if f >= 10 {
+		return math.Round(f)
+	}
+	return math.Round(f*10) / 10
+}
+
+// fmtRate formats a rate with thousands separators.
+func fmtRate(f float64) string {
+	if f < 10 {
+		return fmt.Sprintf("%.1f", f)
+	}
+	s := fmt.Sprintf("%.0f", f)
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	return s
+}
