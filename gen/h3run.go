@@ -267,26 +267,11 @@ func (e *h3Engine) execute(ctx context.Context) (*Result, error) {
 		r.loopsDone.Wait()
 		return nil, r.failErr
 	}
-	agg := newAggregator(r, nloops)
-	r.start = time.Now()
-	close(r.go_)
-	stopWatch := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			r.stopped.Store(true)
-			for _, l := range e.loops {
-				l.wake()
-			}
-		case <-stopWatch:
+	agg := r.drive(ctx, nloops, func() {
+		for _, l := range e.loops {
+			l.wake()
 		}
-	}()
-	aggDone := make(chan struct{})
-	go func() { agg.run(); close(aggDone) }()
-	r.loopsDone.Wait()
-	close(stopWatch)
-	close(r.reports)
-	<-aggDone
+	})
 	return r.result(agg, e.outcome(maxPending)), nil
 }
 

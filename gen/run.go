@@ -280,6 +280,18 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		r.loopsDone.Wait()
 		return nil, r.failErr
 	}
+	agg := r.drive(ctx, nloops, func() {
+		for _, l := range r.loops {
+			l.wake()
+		}
+	})
+	return r.result(agg, r.h1Outcome(cpus[:nloops], maxPending)), nil
+}
+
+// drive starts the loops (they wait on r.go_), stops them early when ctx
+// ends (wakeAll interrupts their sleep), aggregates their per-second
+// reports and returns once every loop has ended. Both engines use it.
+func (r *run) drive(ctx context.Context, nloops int, wakeAll func()) *aggregator {
 	agg := newAggregator(r, nloops)
 	r.start = time.Now()
 	close(r.go_)
@@ -288,9 +300,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		select {
 		case <-ctx.Done():
 			r.stopped.Store(true)
-			for _, l := range r.loops {
-				l.wake()
-			}
+			wakeAll()
 		case <-stopWatch:
 		}
 	}()
@@ -300,7 +310,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	close(stopWatch)
 	close(r.reports)
 	<-aggDone
-	return r.result(agg, r.h1Outcome(cpus[:nloops], maxPending)), nil
+	return agg
 }
 
 func (c *Config) openLoop() bool { return c.Rate > 0 }

@@ -2,36 +2,16 @@ package report
 
 import (
 	"fmt"
-	"math"
 	"strings"
+
+	"github.com/loadlab/loadlab/lab/search"
 )
 
-// fmtRate writes a rate with thousands separators: 28,231.
-func fmtRate(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "-"
-	}
-	if f > 0 && f < 10 {
-		return fmt.Sprintf("%.1f", f)
-	}
-	return fmtInt(int64(math.Round(f)))
-}
-
-// fmtInt writes n with thousands separators.
-func fmtInt(n int64) string {
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	s := fmt.Sprintf("%d", n)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	if neg {
-		s = "-" + s
-	}
-	return s
-}
+// fmtRate and fmtInt are the lab's one number format (lab/search).
+var (
+	fmtRate = search.FormatRate
+	fmtInt  = search.FormatInt
+)
 
 // fmtLatency writes microseconds as ms (two decimals below 10 ms) or s.
 func fmtLatency(us int64) string {

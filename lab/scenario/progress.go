@@ -69,7 +69,7 @@ func (p *progress) eta() time.Duration {
 func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d time.Duration) {
 	what := "closed loop"
 	if rate > 0 {
-		what = fmtRate(rate) + " req/s"
+		what = search.FormatRate(rate) + " req/s"
 	}
 	p.mu.Lock()
 	i := p.step + 1
@@ -93,7 +93,7 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 	}
 	what := phase
 	if rate > 0 {
-		what += " " + fmtRate(rate) + " req/s"
+		what += " " + search.FormatRate(rate) + " req/s"
 	} else {
 		what += " closed loop"
 	}
@@ -124,19 +124,7 @@ func describe(u UnitSpec) string {
 		return fmt.Sprintf("closed loop, %d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
 	}
 	e := s.Eff.Search
-	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", fmtRate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
-}
-
-// fmtRate formats a rate with thousands separators.
-func fmtRate(f float64) string {
-	if f < 10 {
-		return fmt.Sprintf("%.1f", f)
-	}
-	s := fmt.Sprintf("%.0f", f)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
+	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", search.FormatRate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
 }
 
 // unitCost is a unit's share of the budget (idle memory aside).

@@ -71,7 +71,7 @@ func Judge(c Criteria, m Measure) Outcome {
 		}
 	}
 	if m.Offered > 0 && m.Achieved < c.MinAchieved*m.Offered {
-		reasons = append(reasons, fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (< %.0f%%)", fmtRate(m.Achieved), 100*m.Achieved/m.Offered, fmtRate(m.Offered), c.MinAchieved*100))
+		reasons = append(reasons, fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (< %.0f%%)", FormatRate(m.Achieved), 100*m.Achieved/m.Offered, FormatRate(m.Offered), c.MinAchieved*100))
 	}
 	if len(reasons) == 0 {
 		return Outcome{Verdict: Pass}

@@ -187,7 +187,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.res.LastPass, r.res.FirstFail = lo, hi
 	r.res.GeneratorLimited = hiGen
 	if lo == 0 {
-		r.res.Note = fmt.Sprintf("no rate passed: the lowest tried, %s req/s, failed", fmtRate(hi))
+		r.res.Note = fmt.Sprintf("no rate passed: the lowest tried, %s req/s, failed", FormatRate(hi))
 		if hiGen {
 			r.res.Note += " with the generator as the bottleneck"
 		}
@@ -218,7 +218,7 @@ func (r *runner) confirm(ctx context.Context, rate float64) error {
 			r.res.Rate, r.res.Confirmed = rate, true
 			switch {
 			case r.res.Capped:
-				r.res.Note = fmt.Sprintf("passed at the plan's max, %s req/s: the proxy may go higher", fmtRate(rate))
+				r.res.Note = fmt.Sprintf("passed at the plan's max, %s req/s: the proxy may go higher", FormatRate(rate))
 			case r.res.GeneratorLimited:
 				r.res.Note = "the generator, not the proxy, was the bottleneck above this rate: it is a lower bound"
 			}
@@ -226,7 +226,7 @@ func (r *runner) confirm(ctx context.Context, rate float64) error {
 		}
 		next := roundRate(rate * (1 - c.StepDown))
 		if r.res.StepDowns >= c.MaxStepDowns || next < c.Min || next >= rate {
-			r.res.Note = fmt.Sprintf("not confirmed: %s req/s failed a confirmation after %d step-downs", fmtRate(rate), r.res.StepDowns)
+			r.res.Note = fmt.Sprintf("not confirmed: %s req/s failed a confirmation after %d step-downs", FormatRate(rate), r.res.StepDowns)
 			return nil
 		}
 		r.res.StepDowns++
@@ -240,16 +240,4 @@ func roundRate(f float64) float64 {
 		return math.Round(f)
 	}
 	return math.Round(f*10) / 10
-}
-
-// fmtRate formats a rate with thousands separators.
-func fmtRate(f float64) string {
-	if f < 10 {
-		return fmt.Sprintf("%.1f", f)
-	}
-	s := fmt.Sprintf("%.0f", f)
-	for i := len(s) - 3; i > 0; i -= 3 {
-		s = s[:i] + "," + s[i:]
-	}
-	return s
 }
