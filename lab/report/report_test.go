@@ -337,3 +337,19 @@ func TestSlowdownWithNewConnectionPerRequest(t *testing.T) {
 		t.Fatalf("finding without the pattern: %s", s)
 	}
 }
+
+// TestCooldownNotes: a wait that ended at its cap is said so; one that found
+// TIME_WAIT already drained is not.
+func TestCooldownNotes(t *testing.T) {
+	f := &results.File{Units: []*results.Unit{{
+		Scenario: "keepalive-1k", Profile: "nginx-stock", Key: "p256",
+		Steps: []*results.Step{
+			{CooldownS: 5, CooldownTW: [2]int{20000, 19000}, CooldownCapped: true},
+			{CooldownS: 0, CooldownTW: [2]int{10, 10}},
+		},
+	}}}
+	notes := cooldownNotes(f)
+	if len(notes) != 1 || !strings.Contains(notes[0], "2 after failed steps") || !strings.Contains(notes[0], "1 ended at the cap") {
+		t.Fatalf("notes %q", notes)
+	}
+}

@@ -127,24 +127,25 @@ const (
 
 // Step is one generator run.
 type Step struct {
-	Seq         int             `json:"seq"`
-	Phase       string          `json:"phase"`             // probe, bisect, confirm, run
-	Rate        float64         `json:"rate"`              // offered req/s (0 = closed loop)
-	Confirm     int             `json:"confirm,omitempty"` // confirmation 1..N
-	Run         int             `json:"run,omitempty"`     // run 1..N at this rate
-	Connections int             `json:"connections"`
-	Verdict     string          `json:"verdict"` // pass, fail, gen-limited
-	Reasons     []string        `json:"reasons,omitempty"`
-	Interrupted bool            `json:"interrupted"`
-	Error       string          `json:"error,omitempty"` // the run could not start
-	Started     time.Time       `json:"started"`
-	Result      *gen.Result     `json:"result,omitempty"`
-	Spectrum    []SpectrumPoint `json:"spectrum,omitempty"` // corrected latency by percentile
-	Proxy       []ProxySample   `json:"proxy_samples,omitempty"`
-	ProxySum    ProxySummary    `json:"proxy"`
-	Backend     BackendDelta    `json:"backend"`
-	CooldownS   float64         `json:"cooldown_s"`         // waited after this step
-	CooldownTW  [2]int          `json:"cooldown_time_wait"` // TIME_WAIT before and after the wait
+	Seq            int             `json:"seq"`
+	Phase          string          `json:"phase"`             // probe, bisect, confirm, run
+	Rate           float64         `json:"rate"`              // offered req/s (0 = closed loop)
+	Confirm        int             `json:"confirm,omitempty"` // confirmation 1..N
+	Run            int             `json:"run,omitempty"`     // run 1..N at this rate
+	Connections    int             `json:"connections"`
+	Verdict        string          `json:"verdict"` // pass, fail, gen-limited
+	Reasons        []string        `json:"reasons,omitempty"`
+	Interrupted    bool            `json:"interrupted"`
+	Error          string          `json:"error,omitempty"` // the run could not start
+	Started        time.Time       `json:"started"`
+	Result         *gen.Result     `json:"result,omitempty"`
+	Spectrum       []SpectrumPoint `json:"spectrum,omitempty"` // corrected latency by percentile
+	Proxy          []ProxySample   `json:"proxy_samples,omitempty"`
+	ProxySum       ProxySummary    `json:"proxy"`
+	Backend        BackendDelta    `json:"backend"`
+	CooldownS      float64         `json:"cooldown_s"`                // waited after this step
+	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
+	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
 }
 
 // SpectrumPoint is the corrected latency at one percentile.

@@ -44,7 +44,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			u.recordCooldown(st, start, first, tw)
+			u.recordCooldown(st, start, first, tw, false)
 			return ctx.Err()
 		case <-t.C:
 		}
@@ -52,7 +52,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 			tw = timeWait(u.env)
 		}
 	}
-	u.recordCooldown(st, start, first, tw)
+	u.recordCooldown(st, start, first, tw, first >= 0 && tw > limit)
 	msg := fmt.Sprintf("cool-down: TIME_WAIT %d -> %d after %.1f s", first, tw, st.CooldownS)
 	switch {
 	case first < 0:
@@ -64,9 +64,10 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 	return nil
 }
 
-func (u *unitRun) recordCooldown(st *results.Step, start time.Time, first, last int) {
+func (u *unitRun) recordCooldown(st *results.Step, start time.Time, first, last int, capped bool) {
 	st.CooldownS = round1(u.r.Now().Sub(start).Seconds())
 	st.CooldownTW = [2]int{first, last}
+	st.CooldownCapped = capped
 	_ = u.r.Store.Save()
 }
 
