@@ -36,19 +36,12 @@ type h3Loop struct {
 	conns    []*h3Conn
 	idle     []*h3Conn // open loop: workers waiting for a request
 	inflight int
-	pending  pendingRing
 	stopping bool // no new requests (pending ones still go out)
 	ended    bool // drain over: results still arriving are not counted
 
 	// Loop goroutine only.
-	open       bool
-	period     float64 // ns between this loop's intended sends
-	phase      int64
-	seq        int64
-	nextDue    int64
-	stopAt     int64
-	quota      int64 // requests this loop may start (0 = no limit, see Config.Requests); guarded by mu
-	started    int64 // requests started so far; guarded by mu
+	// schedule: pending, started and quota are guarded by mu.
+	schedule
 	stopBegun  bool
 	stopWall   int64
 	drainEnd   int64
@@ -181,10 +174,6 @@ func (l *h3Loop) wakeIn(now int64) int64 {
 		next = min(next, l.r.warmup)
 	}
 	return next - now
-}
-
-func (l *h3Loop) intendedAt(k int64) int64 {
-	return l.phase + int64(float64(k)*l.period)
 }
 
 // admit hands every request whose intended time has come to an idle
@@ -340,12 +329,6 @@ func (l *h3Loop) startClosed() bool {
 	l.inflight++
 	l.started++
 	return true
-}
-
-// quotaSpent reports whether the loop has started (or queued) every request
-// Config.Requests allows it. The caller holds mu.
-func (l *h3Loop) quotaSpent() bool {
-	return l.quota > 0 && l.started+int64(l.pending.len()) >= l.quota
 }
 
 // setConn publishes c's new QUIC connection so that finish can close it;

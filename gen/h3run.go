@@ -285,24 +285,8 @@ func (e *h3Engine) buildLoops(nloops, maxPending int, req *http.Request) error {
 	for i := 0; i < nloops; i++ {
 		l := &h3Loop{id: i, cpu: e.cpus[i], e: e, r: r, rec: newRecorder(), backoff: time.Duration(scanEvery)}
 		l.ctx, l.cancel = context.WithCancel(context.Background())
-		n := cfg.Connections / nloops
-		if i < cfg.Connections%nloops {
-			n++
-		}
-		l.open = cfg.openLoop()
-		if l.open {
-			l.period = float64(nloops) * 1e9 / cfg.Rate
-			l.phase = int64(float64(i) * 1e9 / cfg.Rate)
-			l.nextDue = l.phase
-			l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
-		}
-		l.stopAt = int64(cfg.Duration)
-		if cfg.Requests > 0 {
-			l.quota = int64(cfg.Requests / nloops)
-			if i < cfg.Requests%nloops {
-				l.quota++
-			}
-		}
+		n := share(cfg.Connections, i, nloops)
+		l.schedule = newSchedule(cfg, i, nloops, maxPending)
 		l.nextSecond = int64(time.Second)
 		for j := 0; j < n; j++ {
 			c := newH3Conn(l, j, req, cfg.VerifySHA256 != nil)

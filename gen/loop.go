@@ -45,16 +45,8 @@ type loop struct {
 	rec *recorder
 
 	// open loop
-	open      bool
-	period    float64 // ns between this loop's intended sends
-	phase     int64   // offset of this loop's schedule
-	seq       int64   // index of the next intended send of this loop
-	nextDue   int64   // intended time of request seq
-	pending   pendingRing
+	schedule
 	stopping  bool
-	stopAt    int64
-	quota     int64 // requests this loop may start (0 = no limit, see Config.Requests)
-	started   int64 // requests started so far
 	stopWall  int64 // when the stop began (an interrupt stops early)
 	drainEnd  int64
 	nextScan  int64
@@ -224,12 +216,6 @@ func (l *loop) wait(ns int64) int {
 	return int(n)
 }
 
-// intendedAt returns the intended time of this loop's k-th request. Loop i
-// of L takes requests i, i+L, i+2L... of the global schedule start + j/R.
-func (l *loop) intendedAt(k int64) int64 {
-	return l.phase + int64(float64(k)*l.period)
-}
-
 // admit moves every request whose intended time has come to a free
 // connection, or to the pending queue when all connections are busy.
 func (l *loop) admit(now int64) {
@@ -259,12 +245,6 @@ func (l *loop) popIdle() *conn {
 	i := l.idle[len(l.idle)-1]
 	l.idle = l.idle[:len(l.idle)-1]
 	return &l.conns[i]
-}
-
-// quotaSpent reports whether the loop has started (or queued) every request
-// Config.Requests allows it.
-func (l *loop) quotaSpent() bool {
-	return l.quota > 0 && l.started+int64(l.pending.len()) >= l.quota
 }
 
 // next gives a connection that just finished a request its next request:

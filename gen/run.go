@@ -257,11 +257,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	r.warmup = int64(cfg.Warmup)
 	for i := 0; i < nloops; i++ {
-		n := cfg.Connections / nloops
-		if i < cfg.Connections%nloops {
-			n++
-		}
-		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], n, maxPending))
+		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], share(cfg.Connections, i, nloops), maxPending))
 	}
 	// Each loop holds a P for the whole run (raw system calls, see
 	// rawio.go); one more P runs everything else.
@@ -328,24 +324,11 @@ func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 	}
 	l.conns = make([]conn, n)
 	l.idle = make([]int32, 0, n)
-	l.open = cfg.openLoop()
+	l.schedule = newSchedule(cfg, i, nloops, maxPending)
 	for j := range l.conns {
 		l.conns[j].init(j, cfg.VerifySHA256 != nil)
 		if l.open {
 			l.idle = append(l.idle, int32(j))
-		}
-	}
-	if l.open {
-		l.period = float64(nloops) * 1e9 / cfg.Rate
-		l.phase = int64(float64(i) * 1e9 / cfg.Rate)
-		l.nextDue = l.phase
-		l.pending = newPendingRing((maxPending + nloops - 1) / nloops)
-	}
-	l.stopAt = int64(cfg.Duration)
-	if cfg.Requests > 0 {
-		l.quota = int64(cfg.Requests / nloops)
-		if i < cfg.Requests%nloops {
-			l.quota++
 		}
 	}
 	l.nextSecond = int64(time.Second)

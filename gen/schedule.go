@@ -1,0 +1,51 @@
+package gen
+
+// schedule is one loop's share of the run's request schedule, the same for
+// both engines. Loop i of L takes requests i, i+L, i+2L... of the global
+// open-loop schedule start + j/R, and its share of Config.Requests.
+type schedule struct {
+	open    bool
+	period  float64 // ns between this loop's intended sends
+	phase   int64   // offset of this loop's schedule
+	seq     int64   // index of the next intended send of this loop
+	nextDue int64   // intended time of request seq
+	pending pendingRing
+	stopAt  int64 // end of the run, ns since start
+	quota   int64 // requests this loop may start (0 = no limit, see Config.Requests)
+	started int64 // requests started so far
+}
+
+// newSchedule returns loop i of nloops' schedule.
+func newSchedule(cfg *Config, i, nloops, maxPending int) schedule {
+	s := schedule{open: cfg.openLoop(), stopAt: int64(cfg.Duration)}
+	if s.open {
+		s.period = float64(nloops) * 1e9 / cfg.Rate
+		s.phase = int64(float64(i) * 1e9 / cfg.Rate)
+		s.nextDue = s.phase
+		s.pending = newPendingRing((maxPending + nloops - 1) / nloops)
+	}
+	if cfg.Requests > 0 {
+		s.quota = int64(share(cfg.Requests, i, nloops))
+	}
+	return s
+}
+
+// share returns part i of total split into n parts that differ by at most 1.
+func share(total, i, n int) int {
+	p := total / n
+	if i < total%n {
+		p++
+	}
+	return p
+}
+
+// intendedAt returns the intended time of this loop's k-th request.
+func (s *schedule) intendedAt(k int64) int64 {
+	return s.phase + int64(float64(k)*s.period)
+}
+
+// quotaSpent reports whether the loop has started (or queued) every request
+// Config.Requests allows it.
+func (s *schedule) quotaSpent() bool {
+	return s.quota > 0 && s.started+int64(s.pending.len()) >= s.quota
+}
