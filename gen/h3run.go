@@ -117,12 +117,8 @@ func prepareH3(ctx context.Context, cfg *Config) (*h3Engine, error) {
 	}
 	e.tlsConf = r.tls.std.Clone() // validateH3 refused uTLS presets: std is set
 	e.tlsConf.NextProtos = []string{http3.NextProtoH3}
-	if cfg.NetNS != "" {
-		fd, err := unix.Open(cfg.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("open network namespace %s: %v", cfg.NetNS, err)
-		}
-		r.netns = fd
+	if err := r.openNetns(); err != nil {
+		return nil, err
 	}
 	if err := e.probe(); err != nil {
 		r.close()

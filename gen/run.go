@@ -116,18 +116,27 @@ func prepare(ctx context.Context, cfg *Config) (*run, error) {
 			return nil, err
 		}
 	}
-	if cfg.NetNS != "" {
-		fd, err := unix.Open(cfg.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return nil, fmt.Errorf("open network namespace %s: %v", cfg.NetNS, err)
-		}
-		r.netns = fd
+	if err := r.openNetns(); err != nil {
+		return nil, err
 	}
 	if err := r.probe(); err != nil {
 		r.close()
 		return nil, err
 	}
 	return r, nil
+}
+
+// openNetns opens the namespace the loops will enter (Config.NetNS).
+func (r *run) openNetns() error {
+	if r.cfg.NetNS == "" {
+		return nil
+	}
+	fd, err := unix.Open(r.cfg.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open network namespace %s: %v", r.cfg.NetNS, err)
+	}
+	r.netns = fd
+	return nil
 }
 
 func (r *run) close() {
