@@ -200,17 +200,7 @@ func restrictChild() {
 	}
 	// Start a few locked goroutines so the runtime creates new threads,
 	// which must inherit the restriction.
-	var wg sync.WaitGroup
-	hold := make(chan struct{})
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			runtime.LockOSThread()
-			wg.Done()
-			<-hold
-		}()
-	}
-	wg.Wait()
+	hold := lockThreads(4)
 	ents, _ := os.ReadDir("/proc/self/task")
 	for _, e := range ents {
 		b, err := os.ReadFile(filepath.Join("/proc/self/task", e.Name(), "status"))
@@ -224,4 +214,21 @@ func restrictChild() {
 		}
 	}
 	close(hold)
+}
+
+// lockThreads starts n goroutines locked to their own threads, so the runtime
+// creates new threads; they stay until hold is closed.
+func lockThreads(n int) (hold chan struct{}) {
+	var wg sync.WaitGroup
+	hold = make(chan struct{})
+	for range n {
+		wg.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			wg.Done()
+			<-hold
+		}()
+	}
+	wg.Wait()
+	return hold
 }

@@ -5,9 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -55,17 +53,7 @@ func restoreChild() {
 		fmt.Println("ERROR", err)
 		os.Exit(3)
 	}
-	var wg sync.WaitGroup
-	hold := make(chan struct{})
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			runtime.LockOSThread()
-			wg.Done()
-			<-hold
-		}()
-	}
-	wg.Wait()
+	hold := lockThreads(4)
 	if err := RestrictProcess(before); err == nil {
 		fmt.Println("ERROR RestrictProcess widened a restricted process; RestoreProcess is then unneeded")
 		os.Exit(3)

@@ -228,22 +228,8 @@ func TestLabCheckSIGINTCleansUp(t *testing.T) {
 	dir := worldDir(t)
 	cmd := cliCommand(t, "lab", "check", "--profiles", "nginx-stock,nginx-keepalive", "--keys", "p256",
 		"--net", "netns", "--dir", filepath.Join(dir, "run"), "--idle-quiet", "30s")
-	progress := &lineWatcher{want: "starting nginx-stock (p256)", seen: make(chan struct{})}
-	cmd.Stderr = progress
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	progress, done := startUntil(t, cmd, "starting nginx-stock (p256)")
 	pid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-progress.seen:
-	case err := <-done:
-		t.Fatalf("lab check ended before starting nginx: %v\n%s", err, progress.text())
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no %q within 90s:\n%s", progress.want, progress.text())
-	}
 	// Let it reach the idle-memory quiet period with the proxy up.
 	deadline := time.Now().Add(20 * time.Second)
 	var inGroups []int
@@ -382,4 +368,26 @@ func processAlive(pid int) bool {
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// startUntil starts cmd and waits (up to 90 s) until its stderr shows want.
+// It returns the stderr watcher and a channel with cmd's Wait result.
+func startUntil(t *testing.T, cmd *exec.Cmd, want string) (*lineWatcher, chan error) {
+	t.Helper()
+	progress := &lineWatcher{want: want, seen: make(chan struct{})}
+	cmd.Stderr = progress
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-progress.seen:
+	case err := <-done:
+		t.Fatalf("%s ended before %q: %v\n%s", cmd.Args, want, err, progress.text())
+	case <-time.After(90 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("no %q within 90s:\n%s", want, progress.text())
+	}
+	return progress, done
 }

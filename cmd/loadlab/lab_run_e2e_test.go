@@ -113,22 +113,8 @@ func TestLabRunSIGINTRecordsAndResumes(t *testing.T) {
 	out := filepath.Join(dir, "out")
 	args := []string{"lab", "run", "--plan", "quick", "--out", out, "--profiles", "nginx-keepalive", "--scenarios", "sustained", "--step-scale", "0.5", "-q"}
 	cmd := cliCommand(t, args...)
-	progress := &lineWatcher{want: "lab session ready", seen: make(chan struct{})}
-	cmd.Stderr = progress
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	progress, done := startUntil(t, cmd, "lab session ready")
 	pid := cmd.Process.Pid
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case <-progress.seen:
-	case err := <-done:
-		t.Fatalf("lab run ended early: %v\n%s", err, progress.text())
-	case <-time.After(90 * time.Second):
-		cmd.Process.Kill()
-		t.Fatalf("no lab session within 90s:\n%s", progress.text())
-	}
 	time.Sleep(6 * time.Second) // idle memory (1 s quiet, 3 samples) then into the 10 s run
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
