@@ -28,8 +28,8 @@ const (
 	// the suite's runs side by side on 2 CPUs, so no case but the ones
 	// meant to time out does.
 	misTimeout = time.Second
-	misRate     = 200
-	misConns    = 4
+	misRate    = 200
+	misConns   = 4
 	// misMargin covers start-up (probe, loop setup) and the timeout scan
 	// granularity on a loaded 2-core machine.
 	misMargin = 1500 * time.Millisecond
