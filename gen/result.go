@@ -70,6 +70,7 @@ type Generator struct {
 	TimeWaitPeak int      `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
 	Unsolicited  uint64   `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
 	Bottleneck   bool     `json:"bottleneck"`
+	lagSamples   int64    // wakeups the lag was sampled on (for the verdict)
 	Reason       string   `json:"reason"`
 	Notes        []string `json:"notes,omitempty"`
 }

@@ -478,6 +478,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	g.LagP99us = lagMerged.ValueAtQuantile(99)
 	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
+	g.lagSamples = lagMerged.TotalCount()
 	g.LateSends = total.lateSends
 	g.Dropped = total.dropped
 	g.Unfinished = r.unfinished.Load()

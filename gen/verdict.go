@@ -21,11 +21,18 @@ import (
 //     and above LagShare (10%) of the corrected latency at the same
 //     quantile. A slow server makes the latency large, so lag that is small
 //     beside it does not make the generator the bottleneck; a fast server
-//     measured with a late generator does.
+//     measured with a late generator does. A quantile is judged only when
+//     at least LagTailSamples lag samples lie beyond it (p99.9 needs 10,000
+//     wakeups): a percentile made of one or two samples is the run's single
+//     worst wakeup, not the generator's behaviour.
 const (
 	BusyLimit  = 0.90
 	LagFloorUs = 1000
 	LagShare   = 0.10
+	// StarvedNotable is the starved share beyond which the reason says the
+	// loop was starved rather than merely busy.
+	StarvedNotable = 0.25
+	LagTailSamples = 10
 )
 
 // verdict sets Bottleneck and Reason from the accounts (one per loop, or one
@@ -46,7 +53,7 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 			who = fmt.Sprintf("cpu %d", cpu)
 		}
 		why := "give the generator more CPUs or lower the load"
-		if s.starved() > s.busy {
+		if s.starved() >= StarvedNotable {
 			why = "it was starved: another task, softirqs or the hypervisor took its CPU; give the generator a CPU of its own"
 		}
 		reasons = append(reasons, fmt.Sprintf("%s had no time to spare: busy %.0f%% + starved %.0f%% (waiting to run %.0f%%, softirq %.0f%%, steal %.0f%%) of its wall time, limit %.0f%%: %s",
@@ -56,8 +63,12 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 		lat := res.Latency
 		for _, q := range []struct {
 			name     string
+			tail     float64 // fraction of samples beyond the quantile
 			lag, lat int64
-		}{{"p50", g.LagP50us, lat.P50}, {"p99", g.LagP99us, lat.P99}, {"p99.9", g.LagP999us, lat.P999}} {
+		}{{"p50", 0.5, g.LagP50us, lat.P50}, {"p99", 0.01, g.LagP99us, lat.P99}, {"p99.9", 0.001, g.LagP999us, lat.P999}} {
+			if float64(g.lagSamples)*q.tail < LagTailSamples {
+				continue
+			}
 			if q.lag > LagFloorUs && float64(q.lag) > LagShare*float64(q.lat) {
 				reasons = append(reasons, fmt.Sprintf("send lag %s %s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
 					q.name, fmtUs(q.lag), 100*float64(q.lag)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
