@@ -481,3 +481,25 @@ func TestVerdictLagRule(t *testing.T) {
 		t.Errorf("busy 0.7 + starved 0.15 is under 90%%: %q", g.Reason)
 	}
 }
+
+// TestWithoutPwait2: where epoll_pwait2 is refused the loops pace with a
+// timerfd, keep the schedule and say so.
+func TestWithoutPwait2(t *testing.T) {
+	noPwait2 = true
+	defer func() { noPwait2 = false }()
+	srv := startServer(t, reply(okResp))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 400, Connections: 4, Duration: time.Second, Timeout: time.Second})
+	if res.Requests != 400 || res.OK != 400 {
+		t.Errorf("requests %d ok %d errors %v: want the 400 of the schedule answered", res.Requests, res.OK, res.Errors)
+	}
+	if p := res.Latency.P50; p > 20_000 {
+		t.Errorf("corrected p50 %d µs: the timerfd sleep must wake on time", p)
+	}
+	noted := false
+	for _, n := range res.Generator.Notes {
+		noted = noted || strings.Contains(n, "epoll_pwait2 is not available")
+	}
+	if !noted {
+		t.Errorf("notes %q: the fallback must be said", res.Generator.Notes)
+	}
+}
