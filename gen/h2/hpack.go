@@ -53,7 +53,7 @@ type dynEntry struct {
 	size     uint32 // name length + value length + 32
 	nameLen  uint32 // for literals that index this entry's name
 	isStatus bool   // the name is :status
-	status   int16 // the code when isStatus and the value is valid, else -1
+	status   int16  // the code when isStatus and the value is valid, else -1
 }
 
 // capture receives a Huffman-decoded string: its length, and its first
