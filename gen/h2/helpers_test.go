@@ -44,6 +44,9 @@ type recorder struct {
 	status []int
 	bytes  []int64
 	sums   []hash.Hash
+	want   []byte // with sums: every body must hash to this
+	// mismatches counts bodies whose digest differs from want.
+	mismatches int
 	// counts
 	responses, done, resets, refused, goaways int
 	bodyBytes                                 int64
@@ -74,6 +77,9 @@ func (r *recorder) add(e event) {
 func (r *recorder) Response(slot, status int) {
 	r.responses++
 	r.status[slot] = status
+	if r.sums != nil {
+		r.sums[slot].Reset()
+	}
 	r.add(event{kind: "response", slot: slot, status: status})
 }
 
@@ -88,6 +94,9 @@ func (r *recorder) Body(slot int, b []byte) {
 
 func (r *recorder) Done(slot int) {
 	r.done++
+	if r.want != nil && !bytes.Equal(r.sums[slot].Sum(nil), r.want) {
+		r.mismatches++
+	}
 	r.add(event{kind: "done", slot: slot})
 }
 

@@ -2,6 +2,7 @@ package h2
 
 import (
 	"errors"
+	"hash/maphash"
 
 	"golang.org/x/net/http2/hpack"
 )
@@ -46,6 +47,37 @@ type statusDecoder struct {
 	head    int // index in ring of the newest entry
 	n       int // entries in the table
 	cap     capture
+	lens    lenCache
+}
+
+// lenCache remembers the decoded lengths of recently seen Huffman-coded
+// values, keyed by a hash of their coded bytes: servers such as nginx send
+// the same indexed literals (server, content-type, etag) in every
+// response, and decoding them only to learn their length would cost more
+// than the rest of the response. Two different strings would have to
+// collide in 64 bits to confuse it.
+type lenCache struct {
+	seed maphash.Seed
+	ents [64]struct {
+		sum uint64
+		n   int // decoded length + 1 (0: empty)
+	}
+}
+
+// length returns the decoded length of Huffman-coded s.
+func (d *statusDecoder) length(s []byte) (int, error) {
+	c := &d.lens
+	sum := maphash.Bytes(c.seed, s)
+	e := &c.ents[sum%uint64(len(c.ents))]
+	if e.n > 0 && e.sum == sum {
+		return e.n - 1, nil
+	}
+	n, err := d.huffman(s)
+	if err != nil {
+		return 0, err
+	}
+	e.sum, e.n = sum, n+1
+	return n, nil
 }
 
 // dynEntry is what the decoder keeps of one dynamic table entry.
@@ -78,6 +110,9 @@ func newStatusDecoder(tableSize uint32) *statusDecoder {
 
 // init sets the advertised table size and empties the table.
 func (d *statusDecoder) init(tableSize uint32) {
+	if d.lens.seed == (maphash.Seed{}) {
+		d.lens.seed = maphash.MakeSeed()
+	}
 	d.allowed, d.max = tableSize, tableSize
 	if want := int(tableSize/32) + 1; cap(d.ring) < want {
 		d.ring = make([]dynEntry, want)
@@ -235,7 +270,11 @@ func (d *statusDecoder) literal(p []byte, prefix uint, indexing bool) (isStatus 
 		return false, 0, nil, err
 	}
 	valueLen := len(v)
-	if huff && (indexing || isStatus) {
+	if huff && indexing && !isStatus {
+		if valueLen, err = d.length(v); err != nil {
+			return false, 0, nil, err
+		}
+	} else if huff && isStatus {
 		if valueLen, err = d.huffman(v); err != nil {
 			return false, 0, nil, err
 		}
