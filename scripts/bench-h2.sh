@@ -113,17 +113,7 @@ URL=$SCHEME://127.0.0.1:$PORT/1k
 got=$(curl -s "${CURL_PROTO[@]}" -o /dev/null -w '%{http_code} %{size_download} %{http_version}' --max-time 10 "$URL") || true
 [[ $got == "200 1024 2" ]] || die "$URL over HTTP/2 answered '$got', want '200 1024 2'"
 
-# --- parsers: each prints "ok errors rate" -------------------------------------
-
-# parse_h2load FILE: "finished in 10.00s, ..." and "requests: N total, N started, N done, N succeeded, N failed, ...".
-parse_h2load() {
-	awk '
-	function dur(s) { if (s ~ /ms$/) return s / 1000; if (s ~ /us$/) return s / 1e6; if (s ~ /m$/ && s !~ /s$/) return s * 60; return s + 0 }
-	/^finished in / { d = $3; sub(/,$/, "", d); secs = dur(d) }
-	/^requests: / { ok = $8; failed = $10 }
-	/^status codes: / { s2 = $3 }
-	END { if (ok == "") exit 1; if (s2 != "") ok = s2; printf "%d %d %.1f\n", ok, failed, (secs > 0 ? ok / secs : 0) }' "$1"
-}
+# --- parsers: each prints "ok errors rate" (parse_h2load is in bench-common.sh) ---
 
 parse_loadlab() {
 	jq -r '"\(.ok) \(.requests - .ok) \(.achieved_rate)"' "$1"
