@@ -142,10 +142,10 @@ func compatible(q, p *part) error {
 		return differ("protocol", orNone(a.Protocol), orNone(b.Protocol))
 	}
 	if a.Mode != b.Mode {
-		return usage("%s and %s are not shards of one run: %s is %s-loop, %s is %s-loop", q.name, p.name, q.name, orNone(a.Mode), p.name, orNone(b.Mode))
+		return differ("mode", orNone(a.Mode)+" loop", orNone(b.Mode)+" loop")
 	}
 	if q.count != p.count {
-		return usage("%s and %s are not shards of one run: %s is one of %d shards, %s one of %d", q.name, p.name, q.name, q.count, p.name, p.count)
+		return differ("shard count", strconv.Itoa(q.count), strconv.Itoa(p.count))
 	}
 	for _, i := range p.covers {
 		if slices.Contains(q.covers, i) {

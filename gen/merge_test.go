@@ -281,11 +281,11 @@ func TestMergeRefuses(t *testing.T) {
 		want string
 	}{
 		"overlap": {func(rs []*Result) []*Result { rs[3].Shard.Index = 1; return rs }, "both hold shard 1/4"},
-		"count":   {func(rs []*Result) []*Result { rs[1].Shard.Count = 3; rs[1].Schedule.Shards = 3; return rs }, "is one of 4 shards, shard1.json one of 3"},
+		"count":   {func(rs []*Result) []*Result { rs[1].Shard.Count = 3; rs[1].Schedule.Shards = 3; return rs }, "shard count 4 vs 3"},
 		"mode": {func(rs []*Result) []*Result {
 			rs[1].Mode = "closed"
 			return rs
-		}, "shard0.json is open-loop, shard1.json is closed-loop"},
+		}, "shard0.json and shard1.json are not shards of one run: mode open loop vs closed loop"},
 		"target":   {func(rs []*Result) []*Result { rs[2].Target = "http://127.0.0.1:9/"; return rs }, "target http://127.0.0.1:8080/1k vs http://127.0.0.1:9/"},
 		"rate":     {func(rs []*Result) []*Result { rs[2].Schedule.Rate = 2000; return rs }, "schedule rate 1000/s vs 2000/s"},
 		"duration": {func(rs []*Result) []*Result { rs[2].Schedule.DurationS = 3; return rs }, "schedule duration 2s vs 3s"},

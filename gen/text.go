@@ -12,6 +12,9 @@ import (
 // side by side, status codes, errors, bytes and the generator's verdict.
 func (r *Result) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.writeLogText(p) {
+		return
+	}
 	rate := "closed loop"
 	if r.Mode == "open" {
 		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
