@@ -32,7 +32,10 @@ type genFlags struct {
 	cpuProf   string
 }
 
-func init() {
+func init() { rootCmd.AddCommand(newGenCmd()) }
+
+// newGenCmd builds `loadlab gen` with fresh flags.
+func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
 		Use:   "gen [flags] URL",
@@ -95,7 +98,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 func runGen(cmd *cobra.Command, f *genFlags, url string) error {
