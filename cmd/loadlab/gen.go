@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -188,13 +187,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return err
 	}
 	if jsonW != nil {
-		enc := json.NewEncoder(jsonW)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
-		}
-		if err := closeJSON(); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
+		if err := writeJSON(jsonW, closeJSON, res); err != nil {
+			return err
 		}
 	}
 	if !f.quiet {

@@ -11,7 +11,7 @@ import (
 
 func TestK8sJobCLI(t *testing.T) {
 	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
-	code, stdout, stderr := runChild(t, "k8s", "job", "--shards", "3", "--cpus-per-shard", "2", "--spread", "--image", "reg/loadlab:1",
+	code, stdout, stderr := runCLI(t, "k8s", "job", "--shards", "3", "--cpus-per-shard", "2", "--spread", "--image", "reg/loadlab:1",
 		"--start-at", start.Format(time.RFC3339), "--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--allow-remote", "http://svc.ns:8080/1k")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -58,7 +58,7 @@ func TestK8sJobCLIRefuses(t *testing.T) {
 		{append(base, "--name", "Bad_Name", "--", "gen", "http://x/"), "job name"},
 	}
 	for _, c := range cases {
-		code, _, stderr := runChild(t, c.args...)
+		code, _, stderr := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, code, stderr, c.want)
 		}

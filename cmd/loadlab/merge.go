@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -111,13 +110,8 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	}
 	defer closeJSON()
 	if jsonW != nil {
-		enc := json.NewEncoder(jsonW)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
-		}
-		if err := closeJSON(); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
+		if err := writeJSON(jsonW, closeJSON, res); err != nil {
+			return err
 		}
 	}
 	if !f.quiet {

@@ -53,25 +53,6 @@ func writeResult(t *testing.T, path string, rs ...*gen.Result) string {
 	return path
 }
 
-// runChild runs loadlab with args in a child process and returns its exit
-// status, standard output and standard error.
-func runChild(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	cmd := cliCommand(t, args...)
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	if err != nil {
-		ee, ok := err.(interface{ ExitCode() int })
-		if !ok {
-			t.Fatalf("%v: %v", args, err)
-		}
-		code = ee.ExitCode()
-	}
-	return code, out.String(), errb.String()
-}
-
 func TestMergeCLI(t *testing.T) {
 	dir := t.TempDir()
 	var all []*gen.Result
@@ -80,7 +61,7 @@ func TestMergeCLI(t *testing.T) {
 	}
 	logs := writeResult(t, filepath.Join(dir, "shards.jsonl"), all[2], all[0], all[3], all[1])
 	out := filepath.Join(dir, "run.json")
-	code, stdout, stderr := runChild(t, "merge", logs, "--json", out)
+	code, stdout, stderr := runCLI(t, "merge", logs, "--json", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -143,12 +124,12 @@ func TestMergeCLIRefuses(t *testing.T) {
 		{nil, "at least one FILE"},
 	}
 	for _, c := range cases {
-		code, _, stderr := runChild(t, append([]string{"merge"}, c.args...)...)
+		code, _, stderr := runCLI(t, append([]string{"merge"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("merge %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, code, stderr, c.want)
 		}
 	}
-	if code, _, stderr := runChild(t, "merge", "--partial", s1); code != 0 {
+	if code, _, stderr := runCLI(t, "merge", "--partial", s1); code != 0 {
 		t.Errorf("--partial: exit %d: %s", code, stderr)
 	}
 }
