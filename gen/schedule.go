@@ -62,8 +62,48 @@ func (s *schedule) intendedAt(k int64) int64 {
 	return int64(float64(s.global(k)) * s.nsPer)
 }
 
+// due reports whether the next intended send has come (open loop), within
+// the run and the request quota.
+func (s *schedule) due(now int64) bool {
+	return s.nextDue <= now && s.nextDue < s.stopAt && !s.quotaSpent()
+}
+
+// take hands out the next intended send time and advances the schedule.
+func (s *schedule) take() int64 {
+	due := s.nextDue
+	s.seq++
+	s.nextDue = s.intendedAt(s.seq)
+	return due
+}
+
 // quotaSpent reports whether the loop has started (or queued) every request
 // Config.Requests allows it.
 func (s *schedule) quotaSpent() bool {
 	return s.quota >= 0 && s.started+int64(s.pending.len()) >= s.quota
+}
+
+// enqueue puts a due request in the pending queue. When the queue is full
+// the request that has waited longest is given up as dropped, with the wait
+// it had when it was evicted: under sustained overload the latency then
+// shows the queue instead of being capped by it.
+func (s *schedule) enqueue(rec *recorder, due, now int64) {
+	if s.pending.full() {
+		old := s.pending.pop()
+		s.started++ // it had its turn: the quota counts it
+		if rec.owed(old) {
+			rec.dropped++
+		}
+		rec.failure(ErrDropped, errDropped, old, now)
+	}
+	s.pending.push(due)
+}
+
+// abandonPending gives up every pending request as a timeout at now (the
+// drain is over) and returns how many there were.
+func (s *schedule) abandonPending(rec *recorder, now int64) int64 {
+	n := int64(s.pending.len())
+	for s.pending.len() > 0 {
+		rec.failure(ErrTimeout, errDrained, s.pending.pop(), now)
+	}
+	return n
 }

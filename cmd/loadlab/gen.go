@@ -52,8 +52,16 @@ Go 1.26 would otherwise offer X25519MLKEM768 first, a larger and slower
 handshake. --client-hello chrome|firefox sends a uTLS preset instead, with the
 preset's own groups.
 
-Every result says whether the generator itself was the bottleneck (a loop more
-than 90% busy, or an open-loop send lag p99 above 1 ms).`,
+Every request due in the measured window ends in one outcome: a response, or
+an error class (still unanswered when the drain ends one --timeout after the
+stop: timeout; evicted from the full pending queue: dropped). latency_us counts
+failures at the time they were given up; latency_2xx_us is 2xx only.
+
+Every result says whether the generator itself was the bottleneck: when a loop
+was busy + starved (runnable but not running, plus its CPU's softirq and steal
+time) above 90% of its wall time, or, in open loop, when the send lag at p50,
+p99 or p99.9 is above 1 ms and above 10% of the corrected latency at the same
+quantile.`,
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure`,
