@@ -44,6 +44,8 @@ type PerSecond struct {
 	// TimeWait is the number of the generator's sockets to the target in
 	// TIME_WAIT at the end of this second (-1 when it could not be read).
 	TimeWait int `json:"time_wait"`
+
+	SecondMergeable // wall-clock key and histogram (mergeable.go)
 }
 
 // Generator is the generator's account of itself: was it the bottleneck?
@@ -119,6 +121,8 @@ type Result struct {
 	PerSecond   []PerSecond `json:"per_second"`
 	Generator   Generator   `json:"generator"`
 	Interrupted bool        `json:"interrupted"`
+
+	Mergeable // shard, host, schedule, histograms (mergeable.go)
 
 	// Histograms for callers that want more than the fixed percentiles
 	// (e.g. the lab's percentile spectrum). Not part of the JSON.

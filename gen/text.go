@@ -12,12 +12,16 @@ import (
 // side by side, status codes, errors, bytes and the generator's verdict.
 func (r *Result) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.writeLogText(p) {
+		return
+	}
 	rate := "closed loop"
 	if r.Mode == "open" {
 		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
 	}
 	p("%s  %s, %d connections, %s\n", r.Target, rate, r.Connections, r.Protocol)
 	p("  measured %.1fs (after %.1fs warmup)%s\n", r.DurationS, r.WarmupS, map[bool]string{true: "  [INTERRUPTED: partial result]", false: ""}[r.Interrupted])
+	r.writeShardLine(p)
 	achieved := fmtFloat(r.AchievedRate) + " req/s (2xx)"
 	if r.Mode == "open" && r.RequestedRate > 0 {
 		achieved += fmt.Sprintf(", %.1f%% of requested", 100*r.AchievedRate/r.RequestedRate)
@@ -74,6 +78,7 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.QUICVersion != "" {
 		p("  quic      %s\n", r.QUICVersion)
 	}
+	r.writeShardTable(p)
 	g := r.Generator
 	busy := make([]string, len(g.Busy))
 	for i, b := range g.Busy {

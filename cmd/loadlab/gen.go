@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +31,10 @@ type genFlags struct {
 	cpuProf   string
 }
 
-func init() {
+func init() { rootCmd.AddCommand(newGenCmd()) }
+
+// newGenCmd builds `loadlab gen` with fresh flags.
+func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
 		Use:   "gen [flags] URL",
@@ -103,7 +105,7 @@ quantile.`,
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 func runGen(cmd *cobra.Command, f *genFlags, url string) error {
@@ -193,13 +195,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return err
 	}
 	if jsonW != nil {
-		enc := json.NewEncoder(jsonW)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
-		}
-		if err := closeJSON(); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
+		if err := writeJSON(jsonW, closeJSON, res); err != nil {
+			return err
 		}
 	}
 	if !f.quiet {
