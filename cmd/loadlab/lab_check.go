@@ -74,8 +74,6 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	return cmd
 }
 
-func init() { labCmd.AddCommand(newLabCheckCmd()) }
-
 // labCheckConfig is the validated input of a check run.
 type labCheckConfig struct {
 	opts     env.Options
@@ -188,7 +186,7 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	if err != nil {
 		return err
 	}
-	jsonW, closeJSON, err := openOut(f.jsonOut)
+	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {
 		return usagef("--json: %v", err)
 	}

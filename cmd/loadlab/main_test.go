@@ -2,6 +2,8 @@ package main
 
 import (
 	"bufio"
+	"bytes"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -36,30 +38,14 @@ func cliCommand(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// captureRun runs the CLI in this process with args (after resetting the
-// subcommand's flags) and returns the exit status and what it wrote to
-// os.Stderr.
+// captureRun runs the CLI in this process (a fresh command tree) with sub
+// and args and returns the exit status and what it wrote to standard
+// error.
 func captureRun(t *testing.T, sub string, args ...string) (int, string) {
 	t.Helper()
-	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outFile, err := os.CreateTemp(t.TempDir(), "stdout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldErr, oldOut := os.Stderr, os.Stdout
-	os.Stderr, os.Stdout = errFile, outFile
-	code, _ := pincertsRun(t, sub, args...)
-	os.Stderr, os.Stdout = oldErr, oldOut
-	errFile.Close()
-	outFile.Close()
-	b, err := os.ReadFile(errFile.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code, string(b)
+	var stderr bytes.Buffer
+	code := execute(append([]string{sub}, args...), io.Discard, &stderr)
+	return code, stderr.String()
 }
 
 // freePort returns a loopback port with nothing listening on it.

@@ -18,8 +18,6 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 )
 
-func init() { rootCmd.AddCommand(newServeCmd()) }
-
 // serveEndpoints is the endpoint list printed when serving starts.
 const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /_stats"
 
