@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"os"
 	"os/signal"
@@ -163,7 +164,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	if !f.quiet && isTerminal(stderr) {
 		c.Progress = func(s gen.Second) {
-			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, fmtMicros(s.P99SoFarUs))
+			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
 		}
 	}
 	if f.cpuProf != "" {
@@ -216,13 +217,6 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
-}
-
-func fmtMicros(us int64) string {
-	if us >= 1000 {
-		return fmt.Sprintf("%.2fms", float64(us)/1000)
-	}
-	return fmt.Sprintf("%dµs", us)
 }
 
 // caughtSignal remembers which signal ended a run.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"os"
 	"strings"
 	"time"
@@ -112,9 +113,9 @@ func parseLabCheck(f labCheckFlags) (labCheckConfig, error) {
 			return c, usagef("%s: %v", v.flag, err)
 		}
 	}
-	mem, err := labCheckBytes(f.memory)
+	mem, err := units.ParseBytes(f.memory)
 	if err != nil {
-		return c, usagef("--memory: %v", err)
+		return c, usagef("--memory: %v (0 = no limit)", err)
 	}
 	if f.idleSamples < 1 || f.idleQuiet < 0 || f.idleEvery < 0 {
 		return c, usagef("--idle-samples must be at least 1 and --idle-quiet, --idle-every not negative")
@@ -156,28 +157,6 @@ func labCheckProfiles(list string) ([]proxy.Profile, error) {
 		return nil, usagef("--profiles is empty: give names such as nginx-stock,caddy-stock")
 	}
 	return out, nil
-}
-
-// labCheckBytes parses a size: a number of bytes or with a unit (K, M, G,
-// KiB, MiB, GiB; powers of 1024); 0 means no limit.
-func labCheckBytes(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}, {"", 1}}
-	for _, u := range units {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
-		}
-		var n float64
-		if _, err := fmt.Sscanf(num, "%g", &n); err != nil || n < 0 || strings.TrimSpace(num) != num || num == "" {
-			break
-		}
-		return int64(n * float64(u.mult)), nil
-	}
-	return 0, fmt.Errorf("bad size %q: use bytes or a unit, e.g. 512MiB or 2GiB (0 = no limit)", s)
 }
 
 // runLabCheck opens the lab, checks every profile and prints the rows.

@@ -55,19 +55,6 @@ func TestLabCheckUsage(t *testing.T) {
 	}
 }
 
-func TestLabCheckBytes(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "2GiB": 2 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "4096": 4096, "64K": 64 << 10, "10B": 10} {
-		if got, err := labCheckBytes(in); err != nil || got != want {
-			t.Errorf("labCheckBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1G", "2 GiB", "GiB", "two"} {
-		if _, err := labCheckBytes(bad); err == nil {
-			t.Errorf("labCheckBytes(%q) accepted", bad)
-		}
-	}
-}
-
 // A proxy that is not installed is a row that says how to install it, not
 // a failure.
 func TestLabCheckNotInstalledRow(t *testing.T) {

@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -121,12 +122,12 @@ func rateWords(rate float64) string {
 	if rate == 0 {
 		return "closed loop"
 	}
-	return search.FormatRate(rate) + " req/s"
+	return units.Rate(rate) + " req/s"
 }
 
 // stepDetail is the short summary of a step for the progress line.
 func stepDetail(r *gen.Result, st *results.Step) string {
-	s := fmt.Sprintf("%s/s 2xx, p99 %.2f ms", search.FormatRate(r.AchievedRate), float64(r.Latency.P99)/1000)
+	s := fmt.Sprintf("%s/s 2xx, p99 %s", units.Rate(r.AchievedRate), units.Micros(r.Latency.P99))
 	if bad := r.Requests - min(r.OK, r.Requests); bad > 0 {
 		s += fmt.Sprintf(", %d failed or non-2xx", bad)
 	}
