@@ -168,33 +168,6 @@ func TestLabTraffic(t *testing.T) {
 	}
 }
 
-func TestHostTimeWaitLoopback(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go serve(ln)
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	for i := 0; i < 3; i++ {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = c.Read(make([]byte, 64))
-		c.Close()
-	}
-	var n int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if n, err = HostTimeWait(port); err != nil || n == 3 {
-			break
-		}
-	}
-	if err != nil || n != 3 {
-		t.Errorf("HostTimeWait(%d) = %d, %v; want 3", port, n, err)
-	}
-}
-
 func TestLabCloseTwiceAndAfter(t *testing.T) {
 	l := newTestLab(t, []string{"gen"}, 0)
 	if err := l.Close(); err != nil {
