@@ -173,6 +173,17 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 	}
 }
 
+// writeExe writes an executable script at path.
+func writeExe(t *testing.T, path, script string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // installed returns the binary of prof or skips the test.
 func installed(t *testing.T, prof Profile) string {
 	t.Helper()
