@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -60,87 +58,11 @@ func freePort(t *testing.T) int {
 	return port
 }
 
-// httpServer is a minimal keep-alive HTTP/1.1 server on 127.0.0.1 that
-// answers every request with the same bytes. It is raw on purpose: one
-// goroutine and one small buffer per connection, so that it holds 10,000
-// connections cheaply.
-type httpServer struct {
-	ln    net.Listener
-	resp  []byte
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	done  bool
-}
-
-func startHTTPServer(t *testing.T, resp string) *httpServer {
+// startHTTPServer starts a keep-alive HTTP/1.1 server on 127.0.0.1 that
+// answers every GET with the same bytes (internal/testutil: one goroutine
+// and a 512-byte buffer per connection, so it holds 10,000 connections
+// cheaply).
+func startHTTPServer(t *testing.T, resp string) *testutil.Server {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &httpServer{ln: ln, resp: []byte(resp), conns: map[net.Conn]struct{}{}}
-	s.wg.Add(1)
-	go s.accept()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *httpServer) url() string { return "http://" + s.ln.Addr().String() + "/x" }
-
-func (s *httpServer) accept() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.done {
-			s.mu.Unlock()
-			c.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serve(c)
-	}
-}
-
-// serve answers each request head (GET, no body) with s.resp.
-func (s *httpServer) serve(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-	}()
-	br := bufio.NewReaderSize(c, 512)
-	for {
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			if len(line) <= 2 && strings.TrimSpace(string(line)) == "" {
-				break
-			}
-		}
-		if _, err := c.Write(s.resp); err != nil {
-			return
-		}
-	}
-}
-
-func (s *httpServer) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	s.done = true
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	return testutil.StartServer(t, testutil.Reply(resp))
 }

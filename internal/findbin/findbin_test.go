@@ -2,21 +2,14 @@ package findbin
 
 import (
 	"errors"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-func writeExe(t *testing.T, path, script string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeExe = testutil.WriteExe
 
 func TestFindBinaryPrefersEnvDirs(t *testing.T) {
 	a, b := t.TempDir(), t.TempDir()

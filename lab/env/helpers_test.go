@@ -2,31 +2,17 @@ package env
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
-
-	"golang.org/x/sys/unix"
 )
 
 // alive reports whether a process with this pid exists and is not a
 // zombie.
-func alive(pid int) bool {
-	if pid <= 0 || unix.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
+var alive = testutil.Alive
 
 // uidOf reads the real uid of a process.
 func uidOf(pid int) (int, error) {

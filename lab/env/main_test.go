@@ -3,13 +3,10 @@ package env
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -39,55 +36,15 @@ func TestMain(m *testing.M) {
 	}())
 }
 
-var (
-	buildOnce sync.Once
-	buildBin  string
-	buildErr  error
-)
-
-// loadlabBinary builds cmd/loadlab once per test binary: the backend
-// (`loadlab serve`) and the exec wrapper must be the real CLI, and
-// /proc/self/exe is this test binary.
+// loadlabBinary is cmd/loadlab built once into testRoot: the backend
+// (`loadlab serve`) and the exec wrapper must be the real CLI.
 func loadlabBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		goTool, err := exec.LookPath("go")
-		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
-		}
-		bin := filepath.Join(testRoot, "loadlab")
-		cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/loadlab")
-		cmd.Dir = moduleRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build ./cmd/loadlab: %v\n%s", err, out)
-			return
-		}
-		buildBin = bin
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildBin
-}
-
-// moduleRoot is the directory of go.mod above this package.
-func moduleRoot() string {
-	wd, _ := os.Getwd()
-	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-	}
-	return wd
+	return testutil.BuildLoadlab(t, testRoot)
 }
 
 // needRoot skips tests that need root (cgroups, namespaces, users).
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root (cgroups, network namespaces, the proxy user)")
-	}
-}
+var needRoot = testutil.NeedRoot
 
 // realLab skips under -short and without root: these tests start real
 // processes.
@@ -97,15 +54,6 @@ func realLab(t *testing.T) {
 		t.Skip("starts the backend and real proxies (skipped with -short)")
 	}
 	needRoot(t)
-}
-
-// logWriter sends an Env's progress lines to t.Log.
-type logWriter struct{ t *testing.T }
-
-func (w logWriter) Write(b []byte) (int, error) {
-	w.t.Helper()
-	w.t.Log(strings.TrimRight(string(b), "\n"))
-	return len(b), nil
 }
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
@@ -128,7 +76,7 @@ func openEnv(t *testing.T, o Options) *Env {
 		o.Keys = []certs.KeyType{certs.P256}
 	}
 	if o.Log == nil {
-		o.Log = logWriter{t}
+		o.Log = testutil.LogWriter{T: t}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

@@ -3,6 +3,7 @@ package netns
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"io"
 	"net"
 	"net/netip"
@@ -15,12 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-}
+var needRoot = testutil.NeedRoot
 
 // ipOutput returns `ip ARGS` output.
 func ipOutput(t *testing.T, args ...string) string {
@@ -249,11 +245,4 @@ func TestRemoveStale(t *testing.T) {
 	}
 }
 
-func deadPid(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
+var deadPid = testutil.DeadPID

@@ -12,6 +12,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"math/big"
 	"net"
 	"net/http"
@@ -174,15 +175,7 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 }
 
 // writeExe writes an executable script at path.
-func writeExe(t *testing.T, path, script string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-}
+var writeExe = testutil.WriteExe
 
 // installed returns the binary of prof or skips the test.
 func installed(t *testing.T, prof Profile) string {
