@@ -12,11 +12,12 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/lab/watch"
 	"github.com/loadlab/loadlab/pin"
 )
 
-// fakeLab stands in for lab/env: proxies with a fixed capacity per
+// fakeLab stands in for lab/session: proxies with a fixed capacity per
 // profile, a TIME_WAIT count that a failed step raises and that drains by
 // a fixed amount per reading, and a generator that answers from the model
 // without sending anything.
@@ -24,7 +25,7 @@ type fakeLab struct {
 	mu        sync.Mutex
 	capacity  map[string]float64 // profile -> req/s it sustains
 	startErr  map[string]error
-	opens     []EnvOptions
+	opens     []session.Options
 	closed    int
 	started   []string
 	stopped   int
@@ -45,28 +46,28 @@ func newFakeLab() *fakeLab {
 	return &fakeLab{capacity: map[string]float64{}, startErr: map[string]error{}, drain: 400}
 }
 
-func (f *fakeLab) open(_ context.Context, o EnvOptions) (Env, error) {
+func (f *fakeLab) open(_ context.Context, o session.Options) (Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opens = append(f.opens, o)
-	return &fakeEnv{lab: f, opts: o}, nil
+	return &fakeSession{lab: f, opts: o}, nil
 }
 
-type fakeEnv struct {
+type fakeSession struct {
 	lab  *fakeLab
-	opts EnvOptions
+	opts session.Options
 }
 
-func (e *fakeEnv) Plan() pin.Plan {
+func (e *fakeSession) Plan() pin.Plan {
 	return pin.Plan{Server: e.opts.ServerCPUs, Backend: e.opts.BackendCPUs, Loadgen: e.opts.LoadgenCPUs, Notes: []string{"fake layout"}}
 }
-func (e *fakeEnv) Net() string { return e.opts.Net }
-func (e *fakeEnv) BackendStats() (backend.Stats, error) {
+func (e *fakeSession) Net() string { return e.opts.Net }
+func (e *fakeSession) BackendStats() (backend.Stats, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
 	return e.lab.backend, nil
 }
-func (e *fakeEnv) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
+func (e *fakeSession) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
 	if err := e.lab.startErr[profile]; err != nil {
@@ -79,12 +80,12 @@ func (e *fakeEnv) StartProxy(_ context.Context, profile string, key certs.KeyTyp
 	e.lab.started = append(e.lab.started, profile+"/"+string(key))
 	return &fakeProxy{lab: e.lab, prof: p, key: key}, nil
 }
-func (e *fakeEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
+func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {
 	base.URL = "https://127.0.0.1:1" + base.URL
 	base.Headers = append(base.Headers, "Host: "+p.Profile().Name)
 	return base
 }
-func (e *fakeEnv) TimeWait(role string) (int, error) {
+func (e *fakeSession) TimeWait(role string) (int, error) {
 	if role != "proxy" {
 		return 0, nil
 	}
@@ -94,7 +95,7 @@ func (e *fakeEnv) TimeWait(role string) (int, error) {
 	e.lab.tw = max(0, e.lab.tw-e.lab.drain)
 	return n, nil
 }
-func (e *fakeEnv) Close() error {
+func (e *fakeSession) Close() error {
 	e.lab.mu.Lock()
 	e.lab.closed++
 	e.lab.mu.Unlock()

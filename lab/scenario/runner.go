@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/session"
 )
 
 // Runner runs the units of a plan and records them in a Store.
@@ -132,7 +133,7 @@ func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) err
 func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err error) {
 	lay := r.Store.F.Layout(id)
 	t0 := r.Now()
-	env, err := r.Open(ctx, EnvOptions{
+	env, err := r.Open(ctx, session.Options{
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
@@ -166,7 +167,7 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 
 // timeWait counts TIME_WAIT sockets of the proxy's and the generator's
 // connections (-1 if neither can be counted).
-func timeWait(env Env) int {
+func timeWait(env Session) int {
 	total, ok := 0, false
 	for _, role := range []string{"proxy", "gen"} {
 		if n, err := env.TimeWait(role); err == nil && n >= 0 {

@@ -17,7 +17,7 @@ import (
 // unitRun is one unit in progress.
 type unitRun struct {
 	r        *Runner
-	env      Env
+	env      Session
 	spec     UnitSpec
 	rec      *results.Unit
 	px       Proxy

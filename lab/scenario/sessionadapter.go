@@ -8,21 +8,20 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
-	"github.com/loadlab/loadlab/lab/env"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/pin"
 )
 
-// EnvOpener opens real lab sessions (package lab/env). Each session's
-// Close is registered with janitor (if not nil), so a signal handler
-// installed with janitor.OnSignal removes namespaces and cgroups even when
-// the run cannot reach its own cleanup.
-func EnvOpener(janitor *cleanup.Janitor) Opener {
-	return func(ctx context.Context, o EnvOptions) (Env, error) {
-		e, err := env.Open(ctx, env.Options{
-			Dir: o.Dir, Net: o.Net, NoCgroups: o.NoCgroups,
-			ServerCPUs: o.ServerCPUs, BackendCPUs: o.BackendCPUs, LoadgenCPUs: o.LoadgenCPUs,
-			MemoryLimit: o.MemoryLimit, Keys: o.Keys, CertDir: o.CertDir, Log: o.Log, Janitor: janitor,
-		})
+// SessionOpener opens real lab sessions (package lab/session). Each
+// session's Close is registered with janitor (if not nil), so a signal
+// handler installed with janitor.OnSignal removes namespaces and cgroups
+// even when the run cannot reach its own cleanup.
+func SessionOpener(janitor *cleanup.Janitor) Opener {
+	return func(ctx context.Context, o session.Options) (Session, error) {
+		if janitor != nil {
+			o.Janitor = janitor
+		}
+		e, err := session.Open(ctx, o)
 		if err != nil {
 			return nil, err
 		}
@@ -30,8 +29,8 @@ func EnvOpener(janitor *cleanup.Janitor) Opener {
 	}
 }
 
-// labEnv adapts *env.Env to Env.
-type labEnv struct{ e *env.Env }
+// labEnv adapts *session.Session to Session.
+type labEnv struct{ e *session.Session }
 
 func (l *labEnv) Plan() pin.Plan                       { return l.e.Plan() }
 func (l *labEnv) Net() string                          { return l.e.Net() }
@@ -58,8 +57,8 @@ func (l *labEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
 	return l.e.GenConfig(lp.Proxy, base)
 }
 
-// labProxy adapts *env.Proxy to Proxy and ErrorSampler.
-type labProxy struct{ *env.Proxy }
+// labProxy adapts *session.Proxy to Proxy and ErrorSampler.
+type labProxy struct{ *session.Proxy }
 
 // ErrorSamples returns the first log line of each known error cause.
 func (p *labProxy) ErrorSamples() map[string]string {
@@ -75,6 +74,6 @@ func (p *labProxy) ErrorSamples() map[string]string {
 }
 
 var (
-	_ Env   = (*labEnv)(nil)
-	_ Proxy = (*labProxy)(nil)
+	_ Session = (*labEnv)(nil)
+	_ Proxy   = (*labProxy)(nil)
 )

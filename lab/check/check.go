@@ -1,19 +1,42 @@
-package main
+// Package check is `loadlab lab check`: it opens one lab session, starts
+// each proxy profile in turn under its cgroup against the lab's backend and
+// checks it (bodies byte-identical to the backend's per key type and
+// protocol, idle memory, a restart), and writes the rows as a table. The
+// CLI parses flags and handles signals; everything else is here.
+package check
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"strings"
+	"time"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/lab/env"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/pin"
 )
 
-// labCheckReport is the outcome of `loadlab lab check` (its --json).
-type labCheckReport struct {
+// Config is what a check run checks and how.
+type Config struct {
+	Session  session.Options // the lab session the proxies run in
+	Profiles []proxy.Profile // in this order
+	Idle     Idle            // how idle memory is measured
+	Log      io.Writer       // one line per profile ("nginx-stock: ok"); nil = none
+}
+
+// Idle is seed 001's idle-memory method, shortened: one request, Quiet,
+// then Samples readings Every apart; the median is reported.
+type Idle struct {
+	Quiet   time.Duration
+	Samples int
+	Every   time.Duration
+}
+
+// Report is the outcome of `loadlab lab check` (its --json).
+type Report struct {
 	Dir         string          `json:"dir"`
 	Net         string          `json:"net"`
 	Cgroups     bool            `json:"cgroups"`
@@ -21,12 +44,12 @@ type labCheckReport struct {
 	ProxyUser   string          `json:"proxy_user"`
 	Plan        pin.Plan        `json:"plan"`
 	Keys        []certs.KeyType `json:"keys"`
-	Rows        []labCheckRow   `json:"profiles"`
+	Rows        []Row           `json:"profiles"`
 	Interrupted bool            `json:"interrupted"`
 }
 
-// labCheckRow is one profile.
-type labCheckRow struct {
+// Row is one profile.
+type Row struct {
 	Profile  string         `json:"profile"`
 	Proxy    string         `json:"proxy"`
 	Found    bool           `json:"found"`
@@ -45,21 +68,21 @@ type labCheckRow struct {
 	RestartSeconds float64  `json:"restart_s"`
 	CertUnchanged  bool     `json:"cert_unchanged"`
 
-	PerKey []labCheckKey `json:"per_key"`
-	Error  string        `json:"error,omitempty"` // the first failure
+	PerKey []KeyRun `json:"per_key"`
+	Error  string   `json:"error,omitempty"` // the first failure
 }
 
-// labCheckKey is one key type's run of a profile.
-type labCheckKey struct {
-	Key           certs.KeyType   `json:"key"`
-	Checks        []env.BodyCheck `json:"checks"`
-	ErrorLogLines int             `json:"error_log_lines"`
-	Causes        []env.Cause     `json:"causes,omitempty"`
-	Error         string          `json:"error,omitempty"`
+// KeyRun is one key type's run of a profile.
+type KeyRun struct {
+	Key           certs.KeyType       `json:"key"`
+	Checks        []session.BodyCheck `json:"checks"`
+	ErrorLogLines int                 `json:"error_log_lines"`
+	Causes        []session.Cause     `json:"causes,omitempty"`
+	Error         string              `json:"error,omitempty"`
 }
 
-// failed lists the installed profiles that failed a check.
-func (r labCheckReport) failed() []string {
+// Failed lists the installed profiles that failed a check.
+func (r Report) Failed() []string {
 	var out []string
 	for _, row := range r.Rows {
 		if row.Found && row.Error != "" {
@@ -69,22 +92,26 @@ func (r labCheckReport) failed() []string {
 	return out
 }
 
-// labCheckRun opens the lab and checks the profiles one after another; it
+// Run opens the lab session and checks the profiles one after another; it
 // stops early, with the rows so far, when ctx ends.
-func labCheckRun(ctx context.Context, c labCheckConfig, log io.Writer) (labCheckReport, error) {
-	rep := labCheckReport{Net: c.opts.Net, Keys: c.opts.Keys}
-	e, err := env.Open(ctx, c.opts)
+func Run(ctx context.Context, c Config) (Report, error) {
+	if c.Log == nil {
+		c.Log = io.Discard
+	}
+	rep := Report{Net: c.Session.Net, Keys: c.Session.Keys}
+	e, err := session.Open(ctx, c.Session)
 	if err != nil {
 		return rep, err
 	}
 	defer e.Close()
+	rep.Net, rep.Keys = e.Net(), e.Keys()
 	rep.Dir, rep.Plan, rep.ProxyUser = e.Dir(), e.Plan(), e.ProxyUser()
 	rep.Cgroups, rep.CgroupDirs = e.Cgroups()
-	for _, prof := range c.profiles {
+	for _, prof := range c.Profiles {
 		if ctx.Err() != nil {
 			break
 		}
-		row := labCheckProfile(ctx, e, c, prof, log)
+		row := checkProfile(ctx, e, c, prof)
 		if ctx.Err() != nil && row.Found && row.Error != "" {
 			break // cut short by the interrupt: not a result
 		}
@@ -93,14 +120,14 @@ func labCheckRun(ctx context.Context, c labCheckConfig, log io.Writer) (labCheck
 	return rep, e.Close()
 }
 
-// labCheckProfile checks one profile with every key type; idle memory and
-// the restart are measured with the first.
-func labCheckProfile(ctx context.Context, e *env.Env, c labCheckConfig, prof proxy.Profile, log io.Writer) labCheckRow {
-	row := labCheckRow{Profile: prof.Name, Proxy: prof.Proxy, Features: prof.Features}
+// checkProfile checks one profile with every key type; idle memory and the
+// restart are measured with the first.
+func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.Profile) Row {
+	row := Row{Profile: prof.Name, Proxy: prof.Proxy, Features: prof.Features}
 	found, path, version, err := proxy.Status(prof)
 	row.Found, row.Path, row.Version = found, path, version
 	if !found {
-		row.Install = labCheckInstallHint(prof)
+		row.Install = InstallHint(prof)
 		if err != nil && !errors.Is(err, proxy.ErrNotFound) {
 			row.Error = err.Error()
 		}
@@ -113,14 +140,14 @@ func labCheckProfile(ctx context.Context, e *env.Env, c labCheckConfig, prof pro
 	row.TLS, row.H2, row.H3, row.ByteIdentical = true, prof.Features.H2, prof.Features.H3, true
 	fail := func(err error) {
 		if row.Error == "" {
-			row.Error = oneLineErr(err)
+			row.Error = OneLine(err)
 		}
 	}
-	for i, key := range c.opts.Keys {
-		kr := labCheckKey{Key: key}
-		err := labCheckKeyRun(ctx, e, c, prof, key, i == 0, &row, &kr)
+	for i, key := range e.Keys() {
+		kr := KeyRun{Key: key}
+		err := checkKey(ctx, e, c, prof, key, i == 0, &row, &kr)
 		if err != nil {
-			kr.Error = oneLineErr(err)
+			kr.Error = OneLine(err)
 			fail(err)
 		}
 		for _, ch := range kr.Checks {
@@ -147,19 +174,19 @@ func labCheckProfile(ctx context.Context, e *env.Env, c labCheckConfig, prof pro
 	}
 	switch {
 	case ctx.Err() != nil:
-		fmt.Fprintf(log, "%s: interrupted\n", prof.Name)
+		fmt.Fprintf(c.Log, "%s: interrupted\n", prof.Name)
 	case row.Error == "":
-		fmt.Fprintf(log, "%s: ok\n", prof.Name)
+		fmt.Fprintf(c.Log, "%s: ok\n", prof.Name)
 	default:
-		fmt.Fprintf(log, "%s: FAILED: %s\n", prof.Name, row.Error)
+		fmt.Fprintf(c.Log, "%s: FAILED: %s\n", prof.Name, row.Error)
 	}
 	return row
 }
 
-// labCheckKeyRun starts the profile with one key type; with full it
-// measures idle memory first; it checks the bodies, with full restarts it,
-// reads the error log and stops it.
-func labCheckKeyRun(ctx context.Context, e *env.Env, c labCheckConfig, prof proxy.Profile, key certs.KeyType, full bool, row *labCheckRow, kr *labCheckKey) (err error) {
+// checkKey starts the profile with one key type; with full it measures idle
+// memory first; it checks the bodies, with full restarts it, reads the
+// error log and stops it.
+func checkKey(ctx context.Context, e *session.Session, c Config, prof proxy.Profile, key certs.KeyType, full bool, row *Row, kr *KeyRun) (err error) {
 	p, err := e.StartProxy(ctx, prof.Name, key)
 	if err != nil {
 		return err
@@ -173,7 +200,7 @@ func labCheckKeyRun(ctx context.Context, e *env.Env, c labCheckConfig, prof prox
 		// Idle memory first, as seed 001 measured it: a fresh proxy, one
 		// request, then quiet (the 1 MiB bodies of the checks would
 		// inflate a garbage-collected heap for minutes).
-		median, all, ierr := p.IdleMemory(ctx, c.idle.quiet, c.idle.samples, c.idle.every)
+		median, all, ierr := p.IdleMemory(ctx, c.Idle.Quiet, c.Idle.Samples, c.Idle.Every)
 		if ierr != nil {
 			return ierr
 		}
@@ -198,8 +225,8 @@ func labCheckKeyRun(ctx context.Context, e *env.Env, c labCheckConfig, prof prox
 	return err
 }
 
-// labCheckInstallHint says how to install a profile's proxy.
-func labCheckInstallHint(prof proxy.Profile) string {
+// InstallHint says how to install a profile's proxy.
+func InstallHint(prof proxy.Profile) string {
 	switch prof.Proxy {
 	case "traefik":
 		return "scripts/install-proxies.sh --with-traefik"
@@ -207,4 +234,9 @@ func labCheckInstallHint(prof proxy.Profile) string {
 		return "scripts/install-proxies.sh (go install, ~2.5 min)"
 	}
 	return "scripts/install-proxies.sh (apt-get install " + prof.Proxy + ")"
+}
+
+// OneLine flattens a joined error onto one line.
+func OneLine(err error) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }

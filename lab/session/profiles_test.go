@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var fullKeyMatrix = map[string]bool{"nginx-stock": true, "caddy-stock": true}
 // process, no cgroup left.
 func TestProfilesStartCheckStop(t *testing.T) {
 	realLab(t)
-	e := openEnv(t, Options{Keys: certs.AllKeyTypes(), MemoryLimit: 2 << 30})
+	e := openSession(t, Options{Keys: certs.AllKeyTypes(), MemoryLimit: 2 << 30})
 	for _, prof := range proxy.All() {
 		t.Run(prof.Name, func(t *testing.T) {
 			if _, err := prof.Find(); errors.Is(err, proxy.ErrNotFound) {
@@ -44,7 +44,7 @@ func TestProfilesStartCheckStop(t *testing.T) {
 
 // checkOneProxy runs the checks on one profile and key type; with full it
 // also measures idle memory and restarts.
-func checkOneProxy(t *testing.T, e *Env, prof proxy.Profile, key certs.KeyType, full bool) {
+func checkOneProxy(t *testing.T, e *Session, prof proxy.Profile, key certs.KeyType, full bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	p, err := e.StartProxy(ctx, prof.Name, key)

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -15,9 +15,9 @@ import (
 	"github.com/loadlab/loadlab/pin"
 )
 
-// Env is one lab session: backend, certificates, CPU plan, cgroups and
+// Session is one lab session: backend, certificates, CPU plan, cgroups and
 // namespaces. Create it with Open; Close undoes everything.
-type Env struct {
+type Session struct {
 	o     Options
 	plan  pin.Plan
 	user  runAs
@@ -43,12 +43,12 @@ type Env struct {
 // network namespaces in netns mode, and starts the backend under its own
 // cgroup on the backend CPUs, waiting until it answers. On error everything
 // made so far is undone.
-func Open(ctx context.Context, o Options) (*Env, error) {
+func Open(ctx context.Context, o Options) (*Session, error) {
 	o, err := o.withDefaults()
 	if err != nil {
 		return nil, err
 	}
-	e := &Env{o: o, running: map[*Proxy]bool{}}
+	e := &Session{o: o, running: map[*Proxy]bool{}}
 	if o.Janitor != nil {
 		o.Janitor.Add("close the lab", e.Close)
 	}
@@ -61,7 +61,7 @@ func Open(ctx context.Context, o Options) (*Env, error) {
 	return e, nil
 }
 
-func (e *Env) open(ctx context.Context) error {
+func (e *Session) open(ctx context.Context) error {
 	o := e.o
 	if removed, err := cleanup.RemoveLeftovers(!o.NoCgroups, netPrefix); len(removed) > 0 || err != nil {
 		if len(removed) > 0 {
@@ -108,7 +108,7 @@ func (e *Env) open(ctx context.Context) error {
 }
 
 // makePlan splits the CPUs between proxy, backend and generator.
-func (e *Env) makePlan() error {
+func (e *Session) makePlan() error {
 	topo, err := pin.ReadTopology()
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (e *Env) makePlan() error {
 }
 
 // logPlan prints the CPU plan and its notes.
-func (e *Env) logPlan() {
+func (e *Session) logPlan() {
 	p := e.plan
 	fmt.Fprintf(e.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Loadgen)
 	for _, n := range p.Notes {
@@ -136,7 +136,7 @@ func (e *Env) logPlan() {
 
 // ensureCerts creates or reuses a certificate per key type with the lab's
 // server name, 127.0.0.1 and the netns addresses as SANs.
-func (e *Env) ensureCerts() error {
+func (e *Session) ensureCerts() error {
 	names := []string{e.o.ServerName, "127.0.0.1"}
 	for _, a := range roleAddrs() {
 		names = append(names, a.String())
@@ -163,7 +163,7 @@ func (e *Env) ensureCerts() error {
 // Close stops every proxy and the backend, removes the cgroups and the
 // network namespaces. It is idempotent and safe from a signal handler's
 // janitor while other calls run.
-func (e *Env) Close() error {
+func (e *Session) Close() error {
 	e.mu.Lock()
 	e.closed = true
 	e.mu.Unlock()
@@ -172,24 +172,27 @@ func (e *Env) Close() error {
 
 // Plan returns the CPU groups in use; Notes say which groups share a core
 // and which hyperthread siblings stay idle.
-func (e *Env) Plan() pin.Plan { return e.plan }
+func (e *Session) Plan() pin.Plan { return e.plan }
 
 // Net returns the network mode: "loopback" or "netns".
-func (e *Env) Net() string { return e.o.Net }
+func (e *Session) Net() string { return e.o.Net }
+
+// Keys returns the certificate key types this session serves.
+func (e *Session) Keys() []certs.KeyType { return e.o.Keys }
 
 // ServerName returns the DNS name every proxy serves.
-func (e *Env) ServerName() string { return e.o.ServerName }
+func (e *Session) ServerName() string { return e.o.ServerName }
 
 // Dir returns the run directory.
-func (e *Env) Dir() string { return e.o.Dir }
+func (e *Session) Dir() string { return e.o.Dir }
 
 // CAFile returns the PEM file of the CA that signed every proxy
 // certificate.
-func (e *Env) CAFile() string { return e.ca }
+func (e *Session) CAFile() string { return e.ca }
 
 // Cgroups reports whether children run in cgroups (false with NoCgroups)
 // and, if so, the run directories that hold them (loadlab-<pid>).
-func (e *Env) Cgroups() (on bool, runDirs []string) {
+func (e *Session) Cgroups() (on bool, runDirs []string) {
 	if e.cg == nil {
 		return false, nil
 	}
@@ -197,11 +200,11 @@ func (e *Env) Cgroups() (on bool, runDirs []string) {
 }
 
 // ProxyUser returns the user proxies serve as.
-func (e *Env) ProxyUser() string { return e.user.String() }
+func (e *Session) ProxyUser() string { return e.user.String() }
 
 // NSPath returns the namespace file of a role in netns mode ("" in
 // loopback mode).
-func (e *Env) NSPath(role string) string {
+func (e *Session) NSPath(role string) string {
 	if e.lab == nil {
 		return ""
 	}
@@ -209,7 +212,7 @@ func (e *Env) NSPath(role string) string {
 }
 
 // checkOpen returns an error once Close has begun.
-func (e *Env) checkOpen() error {
+func (e *Session) checkOpen() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 // "proxy" and "backend" count sockets on the backend's port (both ends of
 // the proxy-to-backend connections), "gen" sockets on the listening ports
 // of the running proxies.
-func (e *Env) TimeWait(role string) (int, error) {
+func (e *Session) TimeWait(role string) (int, error) {
 	switch role {
 	case RoleProxy, RoleBackend, RoleGen:
 	default:

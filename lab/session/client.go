@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -28,13 +28,13 @@ const requestTimeout = 20 * time.Second
 
 // tlsConfig verifies the proxy's chain against the lab's CA for the lab's
 // server name, which is also the SNI.
-func (e *Env) tlsConfig() *tls.Config {
+func (e *Session) tlsConfig() *tls.Config {
 	return &tls.Config{ServerName: e.o.ServerName, RootCAs: e.pool, MinVersion: tls.VersionTLS12}
 }
 
 // httpsClient returns a client whose every request goes to the TCP address
 // addr (whatever the URL's host), over TLS with proto h1 or h2 only.
-func (e *Env) httpsClient(addr, proto string) *http.Client {
+func (e *Session) httpsClient(addr, proto string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return e.dialContext(ctx, network, addr)
@@ -56,7 +56,7 @@ func (e *Env) httpsClient(addr, proto string) *http.Client {
 
 // plainClient returns a client whose every request goes to the TCP address
 // addr over plain HTTP/1.1 (the backend).
-func (e *Env) plainClient(addr string) *http.Client {
+func (e *Session) plainClient(addr string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			return e.dialContext(ctx, network, addr)
@@ -69,7 +69,7 @@ func (e *Env) plainClient(addr string) *http.Client {
 
 // h3Client returns an HTTP/3 client whose every request goes to the UDP
 // address addr, from a socket where the generator sits; closeFn frees it.
-func (e *Env) h3Client(addr string) (c *http.Client, closeFn func(), err error) {
+func (e *Session) h3Client(addr string) (c *http.Client, closeFn func(), err error) {
 	udp, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, nil, err
@@ -116,7 +116,7 @@ func fetch(ctx context.Context, c *http.Client, url string) (status int, proto s
 
 // servedLeaf connects to the TLS address addr, verifies the chain and
 // returns the DER bytes of the leaf certificate served there.
-func (e *Env) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
+func (e *Session) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	raw, err := e.dialContext(ctx, "tcp", addr)

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func roleAddrs() []netip.Addr {
 // dialContext dials from where the generator sits: the host in loopback
 // mode, the gen namespace in netns mode. The connection is usable from any
 // goroutine.
-func (e *Env) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+func (e *Session) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
 	if e.lab != nil {
 		return e.lab.DialContext(RoleGen, nil)(ctx, network, addr)
 	}
@@ -36,7 +36,7 @@ func (e *Env) dialContext(ctx context.Context, network, addr string) (net.Conn, 
 
 // listenUDP opens an unbound UDP socket where the generator sits, for an
 // HTTP/3 client.
-func (e *Env) listenUDP() (net.PacketConn, error) {
+func (e *Session) listenUDP() (net.PacketConn, error) {
 	if e.lab != nil {
 		return e.lab.ListenPacket(RoleGen, "udp", ":0")
 	}
@@ -45,7 +45,7 @@ func (e *Env) listenUDP() (net.PacketConn, error) {
 
 // listenIn returns socket openers inside the role's namespace (the host's in
 // loopback mode), for picking free ports there.
-func (e *Env) listenIn(role string) (listen func(network, addr string) (net.Listener, error), listenPacket func(network, addr string) (net.PacketConn, error)) {
+func (e *Session) listenIn(role string) (listen func(network, addr string) (net.Listener, error), listenPacket func(network, addr string) (net.PacketConn, error)) {
 	if e.lab == nil {
 		return net.Listen, net.ListenPacket
 	}
@@ -55,7 +55,7 @@ func (e *Env) listenIn(role string) (listen func(network, addr string) (net.List
 
 // hostFor is the address a role listens on: 127.0.0.1 in loopback mode,
 // the role's namespace address in netns mode.
-func (e *Env) hostFor(role string) (netip.Addr, error) {
+func (e *Session) hostFor(role string) (netip.Addr, error) {
 	if e.lab == nil {
 		return netip.MustParseAddr("127.0.0.1"), nil
 	}

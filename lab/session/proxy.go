@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -38,7 +38,7 @@ var selfSwitching = map[string]bool{"nginx": true, "haproxy": true, "h2o": true}
 
 // Proxy is one running proxy profile with one certificate key type.
 type Proxy struct {
-	e        *Env
+	e        *Session
 	prof     proxy.Profile
 	key      certs.KeyType
 	path     string
@@ -62,7 +62,7 @@ type Proxy struct {
 // proxy user where the proxy supports it, and waits until it answers. A
 // missing binary gives an error wrapping proxy.ErrNotFound that says how to
 // install it.
-func (e *Env) StartProxy(ctx context.Context, profile string, key certs.KeyType) (*Proxy, error) {
+func (e *Session) StartProxy(ctx context.Context, profile string, key certs.KeyType) (*Proxy, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 func TestCloseRemovesEverything(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
-	e := openEnv(t, Options{Net: NetNS})
+	e := openSession(t, Options{Net: NetNS})
 	on, dirs := e.Cgroups()
 	if !on || len(dirs) == 0 {
 		t.Fatalf("Cgroups() = %v %v, want cgroup run directories", on, dirs)
@@ -69,7 +69,7 @@ func TestCloseRemovesEverything(t *testing.T) {
 func TestNoCgroups(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
-	e := openEnv(t, Options{NoCgroups: true})
+	e := openSession(t, Options{NoCgroups: true})
 	if on, dirs := e.Cgroups(); on || dirs != nil {
 		t.Fatalf("Cgroups() = %v %v with NoCgroups", on, dirs)
 	}
@@ -118,7 +118,7 @@ func TestNoCgroups(t *testing.T) {
 // types the lab did not prepare, before starting anything.
 func TestStartProxyErrors(t *testing.T) {
 	realLab(t)
-	e := openEnv(t, Options{})
+	e := openSession(t, Options{})
 	ctx := context.Background()
 	if _, err := e.StartProxy(ctx, "envoy", certs.P256); err == nil || !strings.Contains(err.Error(), "nginx-stock") {
 		t.Errorf("unknown profile: %v", err)
@@ -133,7 +133,7 @@ func TestStartProxyErrors(t *testing.T) {
 func TestStartProxyRetriesTakenPort(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "h2o")
-	e := openEnv(t, Options{})
+	e := openSession(t, Options{})
 	held, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

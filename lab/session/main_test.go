@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 // testRoot is a world-traversable temporary directory for the whole test
 // binary: the proxy user must reach run directories under it (t.TempDir's
 // parents are 0700). The certificates live in testRoot/certs, made once
-// (RSA-4096 included) and reused by every Env.
+// (RSA-4096 included) and reused by every Session.
 var testRoot string
 
 func TestMain(m *testing.M) {
@@ -58,10 +58,10 @@ func realLab(t *testing.T) {
 
 var unsafeName = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
 
-// openEnv opens an Env for the test in testRoot, with the shared
+// openSession opens a Session for the test in testRoot, with the shared
 // certificates and the built loadlab, and closes it at the end, failing
 // the test if Close fails.
-func openEnv(t *testing.T, o Options) *Env {
+func openSession(t *testing.T, o Options) *Session {
 	t.Helper()
 	if o.Dir == "" {
 		o.Dir = filepath.Join(testRoot, unsafeName.ReplaceAllString(t.Name(), "_"))

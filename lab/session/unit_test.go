@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"net"
@@ -61,15 +61,15 @@ func TestErrorLogReadsBothFiles(t *testing.T) {
 	}
 }
 
-// fakeEnv is an Env with just what GenConfig and TimeWait read.
-func fakeEnv() (*Env, *Proxy) {
-	e := &Env{o: Options{ServerName: "bench.lab"}, ca: "/run/ca.pem", plan: pin.Plan{Loadgen: pin.NewCPUSet(1)}, running: map[*Proxy]bool{}}
+// fakeSession is a Session with just what GenConfig and TimeWait read.
+func fakeSession() (*Session, *Proxy) {
+	e := &Session{o: Options{ServerName: "bench.lab"}, ca: "/run/ca.pem", plan: pin.Plan{Loadgen: pin.NewCPUSet(1)}, running: map[*Proxy]bool{}}
 	p := &Proxy{e: e, params: proxy.Params{HTTPPort: 21000, HTTPSPort: 21001}, addr: netip.MustParseAddrPort("127.0.0.1:21001")}
 	return e, p
 }
 
 func TestGenConfig(t *testing.T) {
-	e, p := fakeEnv()
+	e, p := fakeSession()
 	for _, c := range []struct {
 		base gen.Config
 		url  string
@@ -105,7 +105,7 @@ func TestGenConfig(t *testing.T) {
 }
 
 func TestProxyURL(t *testing.T) {
-	_, p := fakeEnv()
+	_, p := fakeSession()
 	if got := p.URL("/1k"); got != "https://127.0.0.1:21001/1k" {
 		t.Errorf("URL = %q", got)
 	}
@@ -115,7 +115,7 @@ func TestProxyURL(t *testing.T) {
 }
 
 func TestTimeWaitRoles(t *testing.T) {
-	e, _ := fakeEnv()
+	e, _ := fakeSession()
 	if _, err := e.TimeWait("client"); err == nil || !strings.Contains(err.Error(), "proxy, backend or gen") {
 		t.Errorf("unknown role error = %v", err)
 	}

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -36,7 +36,7 @@ type backendChild struct {
 // on the backend CPUs (in the backend namespace in netns mode) and waits
 // until it answers /_stats, then records the sha256 of /1k and /1m as it
 // serves them.
-func (e *Env) startBackend(ctx context.Context) error {
+func (e *Session) startBackend(ctx context.Context) error {
 	host, err := e.hostFor(RoleBackend)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (e *Env) startBackend(ctx context.Context) error {
 }
 
 // waitBackend polls /_stats until the backend answers.
-func (e *Env) waitBackend(ctx context.Context) error {
+func (e *Session) waitBackend(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
 	defer cancel()
 	var last error
@@ -107,7 +107,7 @@ func (e *Env) waitBackend(ctx context.Context) error {
 // hashBackendBodies fetches /1k and /1m from the backend and checks them
 // against backend.Body, so a proxy's bodies are compared with what the
 // backend really sent.
-func (e *Env) hashBackendBodies(ctx context.Context) error {
+func (e *Session) hashBackendBodies(ctx context.Context) error {
 	c := e.plainClient(e.backend.addr.String())
 	e.backend.sums = map[string][32]byte{}
 	for _, path := range checkPaths {
@@ -126,7 +126,7 @@ func (e *Env) hashBackendBodies(ctx context.Context) error {
 
 // BackendStats asks the backend for its counters (GET /_stats): TCP
 // connections accepted and open, requests served.
-func (e *Env) BackendStats() (backend.Stats, error) {
+func (e *Session) BackendStats() (backend.Stats, error) {
 	var st backend.Stats
 	if e.backend == nil {
 		return st, fmt.Errorf("backend not started")
@@ -147,7 +147,7 @@ func (e *Env) BackendStats() (backend.Stats, error) {
 }
 
 // BackendAddr returns the backend's address (host:port) as proxies reach it.
-func (e *Env) BackendAddr() string {
+func (e *Session) BackendAddr() string {
 	if e.backend == nil {
 		return ""
 	}
@@ -155,7 +155,7 @@ func (e *Env) BackendAddr() string {
 }
 
 // BackendPID returns the backend's process id.
-func (e *Env) BackendPID() int {
+func (e *Session) BackendPID() int {
 	if e.backend == nil || e.backend.proc == nil {
 		return 0
 	}

@@ -1,7 +1,7 @@
-// Package env is one lab session on this machine: the backend child process,
-// the certificates, the CPU plan, the control groups and (with Net "netns")
-// the network namespaces, and the proxies started one after another against
-// that backend.
+// Package session is one lab session on this machine: the backend child
+// process, the certificates, the CPU plan, the control groups and (with Net
+// "netns") the network namespaces, and the proxies started one after another
+// against that backend.
 //
 // Every child (the backend, each proxy) starts inside its own fresh cgroup
 // through lab/proc's wrapper (cpuset = its CPU group, a memory limit for
@@ -16,4 +16,4 @@
 // HTTP/3 where the profile serves it), idle memory as seed 001 measured it,
 // a restart timed until the proxy answers again with the same certificate,
 // and known causes counted in the proxy's error log.
-package env
+package session

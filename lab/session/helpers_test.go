@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"fmt"
@@ -34,7 +34,7 @@ func uidOf(pid int) (int, error) {
 // assertRunsAsProxyUser checks that the proxy serves as the proxy user
 // (every process for proxies started as it, the workers for those that
 // switch themselves) and that its directory is private to that user.
-func assertRunsAsProxyUser(t *testing.T, e *Env, p *Proxy) {
+func assertRunsAsProxyUser(t *testing.T, e *Session, p *Proxy) {
 	t.Helper()
 	if !e.user.switches() {
 		return

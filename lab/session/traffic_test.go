@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"context"
@@ -30,7 +30,7 @@ func installedProfile(t *testing.T, name string) {
 
 // runGen runs the generator through GenConfig with a bounded request count
 // and duration.
-func runGen(t *testing.T, e *Env, p *Proxy, base gen.Config) *gen.Result {
+func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *gen.Result {
 	t.Helper()
 	cfg := e.GenConfig(p, base)
 	cfg.Defaults()
@@ -51,7 +51,7 @@ func runGen(t *testing.T, e *Env, p *Proxy, base gen.Config) *gen.Result {
 func TestNetnsCarriesTraffic(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
-	e := openEnv(t, Options{Net: NetNS})
+	e := openSession(t, Options{Net: NetNS})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := e.StartProxy(ctx, "nginx-stock", certs.P256)
@@ -116,7 +116,7 @@ func nsNames(t *testing.T) string {
 func TestKeepaliveBackendConnections(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
-	e := openEnv(t, Options{})
+	e := openSession(t, Options{})
 	const requests = 500
 	for _, c := range []struct {
 		profile  string
@@ -192,7 +192,7 @@ func checkSamples(t *testing.T, name string, samples []watch.Sample, err error) 
 func TestNetnsPortExhaustionCliff(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
-	e := openEnv(t, Options{Net: NetNS})
+	e := openSession(t, Options{Net: NetNS})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	p, err := e.StartProxy(ctx, "nginx-stock", certs.P256)

@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"net/url"
@@ -15,7 +15,7 @@ import (
 // (unless base.CPUs is set), and in netns mode inside the generator's
 // namespace, with new connections spread over its source addresses when
 // base.NewConn is set and base.SrcAddrs is empty.
-func (e *Env) GenConfig(p *Proxy, base gen.Config) gen.Config {
+func (e *Session) GenConfig(p *Proxy, base gen.Config) gen.Config {
 	c := base
 	scheme, path := "https", "/"
 	if u, err := url.Parse(base.URL); err == nil && base.URL != "" {

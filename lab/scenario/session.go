@@ -2,19 +2,20 @@ package scenario
 
 import (
 	"context"
-	"io"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/lab/watch"
 	"github.com/loadlab/loadlab/pin"
 )
 
-// Env is one lab session: backend, namespaces, cgroups (lab/env.Env).
-type Env interface {
+// Session is one lab session: backend, namespaces, cgroups
+// (lab/session.Session).
+type Session interface {
 	Plan() pin.Plan
 	Net() string
 	BackendStats() (backend.Stats, error)
@@ -24,7 +25,7 @@ type Env interface {
 	Close() error
 }
 
-// Proxy is one running proxy (lab/env.Proxy).
+// Proxy is one running proxy (lab/session.Proxy).
 type Proxy interface {
 	Profile() proxy.Profile
 	Key() certs.KeyType
@@ -35,28 +36,14 @@ type Proxy interface {
 	Stop() error
 }
 
-// EnvOptions open one Env (the fields of lab/env.Options).
-type EnvOptions struct {
-	Dir         string
-	Net         string
-	NoCgroups   bool
-	ServerCPUs  pin.CPUSet
-	BackendCPUs pin.CPUSet
-	LoadgenCPUs pin.CPUSet
-	MemoryLimit int64
-	Keys        []certs.KeyType
-	CertDir     string // certificates shared by the sessions of one run ("" = Dir/certs)
-	Log         io.Writer
-}
-
 // ErrorSampler is optionally implemented by a Proxy: the first log line
 // of each known error cause.
 type ErrorSampler interface {
 	ErrorSamples() map[string]string
 }
 
-// Opener opens an Env.
-type Opener func(ctx context.Context, o EnvOptions) (Env, error)
+// Opener opens a Session with the options lab/session takes.
+type Opener func(ctx context.Context, o session.Options) (Session, error)
 
 // GenFunc runs the generator (gen.Run).
 type GenFunc func(ctx context.Context, cfg gen.Config) (*gen.Result, error)

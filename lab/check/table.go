@@ -1,4 +1,4 @@
-package main
+package check
 
 import (
 	"fmt"
@@ -7,10 +7,10 @@ import (
 	"text/tabwriter"
 )
 
-// writeLabCheckTable prints one row per profile: found and version, TLS,
-// h2 and h3 verified, idle memory, restart seconds, certificate unchanged
-// and byte-identical bodies; then the first failure of each failed row.
-func writeLabCheckTable(w io.Writer, r labCheckReport) {
+// WriteTable prints one row per profile: found and version, TLS, h2 and h3
+// verified, idle memory, restart seconds, certificate unchanged and
+// byte-identical bodies; then the first failure of each failed row.
+func (r Report) WriteTable(w io.Writer) {
 	cg := "cgroups"
 	if !r.Cgroups {
 		cg = "no cgroups (affinity only)"
@@ -37,7 +37,7 @@ func writeLabCheckTable(w io.Writer, r labCheckReport) {
 		}
 		bodies := map[bool]string{true: "identical", false: "DIFFER"}[row.ByteIdentical]
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
-			labCheckMark(true, row.TLS), labCheckMark(row.Features.H2, row.H2), labCheckMark(row.Features.H3, row.H3),
+			mark(true, row.TLS), mark(row.Features.H2, row.H2), mark(row.Features.H3, row.H3),
 			mem, restart, cert, bodies)
 	}
 	tw.Flush()
@@ -54,9 +54,9 @@ func writeLabCheckTable(w io.Writer, r labCheckReport) {
 	}
 }
 
-// labCheckMark is "ok", "FAIL", or "-" for a protocol the profile does not
+// mark is "ok", "FAIL", or "-" for a protocol the profile does not
 // serve.
-func labCheckMark(served, ok bool) string {
+func mark(served, ok bool) string {
 	switch {
 	case !served:
 		return "-"

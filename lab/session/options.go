@@ -1,4 +1,4 @@
-package env
+package session
 
 import (
 	"fmt"
@@ -45,7 +45,7 @@ const (
 	RoleGen     = "gen"
 )
 
-// Options configure an Env (one lab session on this machine).
+// Options configure a Session (one lab session on this machine).
 type Options struct {
 	Dir         string          // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
 	Net         string          // "loopback" (default) | "netns"
@@ -76,7 +76,7 @@ type Options struct {
 	// ReadyTimeout bounds the wait for the backend and each proxy to
 	// answer; 0 = DefaultReadyTimeout.
 	ReadyTimeout time.Duration
-	// Janitor, if set, gets the Env's Close as an undo step, so a signal
+	// Janitor, if set, gets the Session's Close as an undo step, so a signal
 	// handler installed with Janitor.OnSignal cleans up the lab too.
 	Janitor *cleanup.Janitor
 }
