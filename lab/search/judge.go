@@ -66,7 +66,8 @@ func Judge(c Criteria, m Measure) Outcome {
 		if us := c.P99.Microseconds(); m.P99us >= us {
 			reasons = append(reasons, fmt.Sprintf("p99 %s >= %s", units.Micros(m.P99us), units.Micros(us)))
 		}
-		if e := m.ErrorShare(); e >= c.MaxErrors {
+		// errors < max_errors; max_errors 0 allows none.
+		if e := m.ErrorShare(); e > 0 && e >= c.MaxErrors {
 			reasons = append(reasons, fmt.Sprintf("errors %.2f%% >= %.2f%%", e*100, c.MaxErrors*100))
 			proxyFault = true
 		}
