@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"github.com/loadlab/loadlab/internal/testutil"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"testing"
@@ -46,16 +45,11 @@ func captureRun(t *testing.T, sub string, args ...string) (int, string) {
 	return code, stderr.String()
 }
 
-// freePort returns a loopback port with nothing listening on it.
+// freePort returns a loopback TCP port where nothing listens for the rest
+// of the test (testutil.RefusedPort).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
+	return testutil.RefusedPort(t)
 }
 
 // startHTTPServer starts a keep-alive HTTP/1.1 server on 127.0.0.1 that

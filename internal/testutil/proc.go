@@ -140,3 +140,56 @@ func (w LogWriter) Write(b []byte) (int, error) {
 	w.T.Log(strings.TrimRight(string(b), "\n"))
 	return len(b), nil
 }
+
+// ListensTCP reports whether this process holds a listening TCP socket on
+// port (IPv4 or IPv6), from /proc/net/tcp{,6} and /proc/self/fd: unlike
+// trying to bind the port, the answer does not depend on other programs.
+func ListensTCP(t testing.TB, port int) bool {
+	t.Helper()
+	mine := map[string]bool{}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:[") {
+			mine[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	want := fmt.Sprintf(":%04X", port)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
+			if len(f) >= 10 && strings.HasSuffix(f[1], want) && f[3] == "0A" && mine[f[9]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RefusedPort returns a TCP port on 127.0.0.1 where nothing listens and
+// nothing can until the test ends: a socket bound to it without listen(2)
+// holds it, so connections to it are refused (RST) rather than reaching
+// whatever happened to bind a "free" port meanwhile.
+func RefusedPort(t testing.TB) int {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*unix.SockaddrInet4).Port
+}

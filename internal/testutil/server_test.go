@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -50,5 +51,36 @@ func TestWaitFileLineAndProcesses(t *testing.T) {
 	}
 	if !Alive(os.Getpid()) {
 		t.Error("this process is not alive")
+	}
+}
+
+func TestListensTCP(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	if !ListensTCP(t, port) {
+		t.Fatalf("ListensTCP(%d) = false while listening", port)
+	}
+	ln.Close()
+	if ListensTCP(t, port) {
+		t.Fatalf("ListensTCP(%d) = true after Close", port)
+	}
+}
+
+func TestRefusedPort(t *testing.T) {
+	port := RefusedPort(t)
+	c, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)
+	if err == nil {
+		c.Close()
+		t.Fatalf("connected to the refused port %d", port)
+	}
+	if !strings.Contains(err.Error(), "refused") {
+		t.Errorf("dial: %v, want connection refused", err)
+	}
+	if ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
+		ln.Close()
+		t.Errorf("could listen on the held port %d", port)
 	}
 }
