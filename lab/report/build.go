@@ -58,6 +58,7 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r.Notes = append(r.Notes, f.Notes...)
 	r.Notes = append(r.Notes, cooldownNotes(f)...)
+	r.Notes = append(r.Notes, uncleanNotes(f)...)
 	for _, l := range f.Layouts {
 		line := fmt.Sprintf("%s: server CPUs %s (asked: %s), backend %s, generator %s", l.ID, l.Server, orDash(l.Request), l.Backend, l.Loadgen)
 		if len(l.Notes) > 0 {
@@ -100,7 +101,59 @@ func summary(f *results.File) []string {
 		b, _ := p.MemoryLimit.MarshalText()
 		ml += "; proxy memory limit " + string(b)
 	}
-	return append(lines, ml+".")
+	lines = append(lines, ml+".")
+	if cs := cleanSlate(f); cs != "" {
+		lines = append(lines, cs)
+	}
+	return lines
+}
+
+// cleanSlate says in one line how the steps started: how many with TIME_WAIT
+// at its limit or below (netns: fresh namespaces each, 0), how many not.
+func cleanSlate(f *results.File) string {
+	var steps, clean, renewed int
+	var renew float64
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		if !st.StartChecked {
+			return
+		}
+		steps++
+		if !st.StartUnclean && st.StartTimeWait >= 0 {
+			clean++
+		}
+		if st.RenewS > 0 {
+			renewed++
+			renew += st.RenewS
+		}
+	})
+	if steps == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Clean slate: %d of %d steps started with no TIME_WAIT left by what ran before", clean, steps)
+	if renewed > 0 {
+		s += fmt.Sprintf(" (%d in fresh network namespaces with the backend and proxy restarted, %.2f s each on average)", renewed, renew/float64(renewed))
+	}
+	if clean < steps {
+		s += "; the others are listed under Notes"
+	}
+	return s + "."
+}
+
+// uncleanNotes lists the steps that started with TIME_WAIT above the limit.
+func uncleanNotes(f *results.File) []string {
+	var out []string
+	ports := f.Machine.Ports()
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		if !st.StartUnclean {
+			return
+		}
+		s := fmt.Sprintf("%s on %s (%s), step %d (%s): started with %s sockets in TIME_WAIT", u.Scenario, u.Profile, u.Key, st.Seq, st.Phase, fmtInt(int64(st.StartTimeWait)))
+		if ports > 0 {
+			s += fmt.Sprintf(" (%.0f%% of the port range)", 100*float64(st.StartTimeWait)/float64(ports))
+		}
+		out = append(out, s+": its result is skewed by the step before.")
+	})
+	return out
 }
 
 // proxiesTable lists every proxy started: version and idle memory.

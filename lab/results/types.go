@@ -146,6 +146,15 @@ type Step struct {
 	CooldownS      float64         `json:"cooldown_s"`                // waited after this step
 	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
 	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
+
+	// The state the step started in. In netns mode every step starts in
+	// fresh namespaces (RenewS: the time that took) and StartTimeWait
+	// must be 0; in loopback mode it is what the cool-down left.
+	RenewS            float64 `json:"renew_s,omitempty"`       // fresh namespaces, backend and proxy restarted (netns mode)
+	StartTimeWait     int     `json:"start_time_wait"`         // TIME_WAIT in the proxy's and the generator's namespaces when the step started (-1 = not counted)
+	StartChecked      bool    `json:"start_checked,omitempty"` // StartTimeWait was counted (results of older versions lack it)
+	StartUnclean      bool    `json:"start_unclean,omitempty"` // StartTimeWait was above the limit (netns: 0; loopback: the pre-run count plus cooldown_margin)
+	BackendReqsBefore uint64  `json:"backend_requests_before"` // requests the running backend had served before the step (through the proxy: the lab's own probes and earlier steps in these namespaces)
 }
 
 // SpectrumPoint is the corrected latency at one percentile.

@@ -27,6 +27,7 @@ type fakeLab struct {
 	startErr  map[string]error
 	opens     []session.Options
 	closed    int
+	renewals  int
 	started   []string
 	stopped   int
 	tw        int
@@ -94,6 +95,13 @@ func (e *fakeSession) TimeWait(role string) (int, error) {
 	n := e.lab.tw
 	e.lab.tw = max(0, e.lab.tw-e.lab.drain)
 	return n, nil
+}
+func (e *fakeSession) Renew(context.Context) (time.Duration, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	e.lab.renewals++
+	e.lab.tw = 0 // fresh namespaces: nothing in TIME_WAIT
+	return 200 * time.Millisecond, nil
 }
 func (e *fakeSession) Close() error {
 	e.lab.mu.Lock()

@@ -33,6 +33,9 @@ type Runner struct {
 	Poll time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Sleep waits d or until ctx ends (default a timer; tests pair it with
+	// Now).
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	prog *progress
 }
@@ -50,6 +53,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.Sleep == nil {
+		r.Sleep = sleep
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
 	if err := r.Store.Update(r.prepare); err != nil {
@@ -163,6 +169,18 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
 	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline}
 	return ur.run(ctx)
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
 }
 
 // timeWait counts TIME_WAIT sockets of the proxy's and the generator's

@@ -22,6 +22,9 @@ type Session interface {
 	StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error)
 	GenConfig(p Proxy, base gen.Config) gen.Config
 	TimeWait(role string) (int, error)
+	// Renew gives fresh network namespaces (netns mode) with the backend
+	// and the running proxies restarted in them; a no-op in loopback mode.
+	Renew(ctx context.Context) (time.Duration, error)
 	Close() error
 }
 

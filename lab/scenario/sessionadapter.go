@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
@@ -37,6 +38,9 @@ func (l *labEnv) Net() string                          { return l.e.Net() }
 func (l *labEnv) BackendStats() (backend.Stats, error) { return l.e.BackendStats() }
 func (l *labEnv) TimeWait(role string) (int, error)    { return l.e.TimeWait(role) }
 func (l *labEnv) Close() error                         { return l.e.Close() }
+func (l *labEnv) Renew(ctx context.Context) (time.Duration, error) {
+	return l.e.Renew(ctx)
+}
 
 func (l *labEnv) StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error) {
 	p, err := l.e.StartProxy(ctx, profile, key)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
+	"regexp"
 	"fmt"
 	"net"
 	"net/netip"
@@ -25,43 +27,63 @@ var checkPaths = []string{"/1k", "/1m"}
 
 // backendChild is the running `loadlab serve`.
 type backendChild struct {
-	proc  *proc.Process
-	group cgroup.Group // nil with NoCgroups
-	addr  netip.AddrPort
-	log   string
-	sums  map[string][32]byte // sha256 of the bodies it serves, fetched once
+	proc     *proc.Process
+	group    cgroup.Group // nil with NoCgroups
+	addr     netip.AddrPort
+	log      string
+	launches int                 // starts so far (Renew starts it again)
+	sums     map[string][32]byte // sha256 of the bodies it serves, fetched once
 }
+
+// servingRe finds the address in serve's first line: "serving http://ADDR ".
+var servingRe = regexp.MustCompile(`serving https?://(\S+) `)
 
 // startBackend runs `loadlab serve` through the wrapper in its own cgroup
 // on the backend CPUs (in the backend namespace in netns mode) and waits
 // until it answers /_stats, then records the sha256 of /1k and /1m as it
-// serves them.
+// serves them. In loopback mode it listens on a port the kernel picks
+// (read back from its first line), so no other program can be on it.
 func (e *Session) startBackend(ctx context.Context) error {
+	e.backend = &backendChild{}
+	if err := e.launchBackend(ctx); err != nil {
+		return err
+	}
+	return e.hashBackendBodies(ctx)
+}
+
+// launchBackend starts one instance of the backend in a fresh cgroup and
+// waits until it answers.
+func (e *Session) launchBackend(ctx context.Context) error {
+	b := e.backend
 	host, err := e.hostFor(RoleBackend)
 	if err != nil {
 		return err
 	}
 	port := netnsBackendPort
-	if e.lab == nil {
-		listen, listenPacket := e.listenIn(RoleBackend)
-		ports, err := freePorts(listen, listenPacket, host, 1, false)
-		if err != nil {
-			return err
-		}
-		port = ports[0]
+	if e.netLab() == nil {
+		port = 0
 	}
-	b := &backendChild{addr: netip.AddrPortFrom(host, uint16(port)), log: filepath.Join(e.o.Dir, "backend.log")}
+	b.launches++
+	name, logName := "backend", "backend.log"
+	if b.launches > 1 {
+		name, logName = fmt.Sprintf("backend-r%d", b.launches-1), fmt.Sprintf("backend-r%d.log", b.launches-1)
+	}
+	b.log = filepath.Join(e.o.Dir, logName)
+	b.group = nil
 	cpus := e.plan.Backend.String()
 	if e.cg != nil {
-		if b.group, err = e.cg.Create("backend", cgroup.Limits{CPUs: cpus}); err != nil {
+		if b.group, err = e.cg.Create(name, cgroup.Limits{CPUs: cpus}); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintf(e.o.Log, "starting backend on %s, cpus %s\n", b.addr, cpus)
+	listen := netip.AddrPortFrom(host, uint16(port))
+	if b.launches == 1 {
+		fmt.Fprintf(e.o.Log, "starting backend on %s, cpus %s\n", listen, cpus)
+	}
 	p, err := proc.Start(proc.Spec{
-		Name:    "backend",
+		Name:    name,
 		Path:    e.o.Self,
-		Args:    []string{"serve", "--listen", b.addr.String(), "--cpus", cpus},
+		Args:    []string{"serve", "--listen", listen.String(), "--cpus", cpus},
 		Group:   b.group,
 		CPUs:    cpus,
 		NetNS:   e.NSPath(RoleBackend),
@@ -70,15 +92,66 @@ func (e *Session) startBackend(ctx context.Context) error {
 		Wrapper: e.o.Self,
 	})
 	if err != nil {
+		if b.group != nil {
+			_ = b.group.Remove()
+		}
 		return err
 	}
 	b.proc = p
-	e.backend = b
-	e.j.Add("stop the backend", func() error { return p.Stop(5 * time.Second) })
-	if err := e.waitBackend(ctx); err != nil {
-		return err
+	if b.launches == 1 {
+		// One undo step for every instance: it stops whichever runs.
+		e.j.Add("stop the backend", e.stopBackend)
 	}
-	return e.hashBackendBodies(ctx)
+	if port == 0 {
+		if b.addr, err = e.servedAddr(ctx, b); err != nil {
+			return err
+		}
+	} else {
+		b.addr = listen
+	}
+	return e.waitBackend(ctx)
+}
+
+// servedAddr waits for the backend's "serving http://ADDR" line and
+// returns ADDR.
+func (e *Session) servedAddr(ctx context.Context, b *backendChild) (netip.AddrPort, error) {
+	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
+	defer cancel()
+	for {
+		if data, err := os.ReadFile(b.log); err == nil {
+			if m := servingRe.FindSubmatch(data); m != nil {
+				return netip.ParseAddrPort(string(m[1]))
+			}
+		}
+		if b.proc.Exited() {
+			return netip.AddrPort{}, fmt.Errorf("backend exited at start: %s", logTail(b.log))
+		}
+		select {
+		case <-ctx.Done():
+			if ctx.Err() == context.DeadlineExceeded {
+				return netip.AddrPort{}, fmt.Errorf("backend did not say where it listens within %s: see %s", e.o.ReadyTimeout, b.log)
+			}
+			return netip.AddrPort{}, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// stopBackend stops the running backend instance and removes its cgroup
+// (idempotent).
+func (e *Session) stopBackend() error {
+	e.mu.Lock()
+	b := e.backend
+	e.mu.Unlock()
+	if b == nil || b.proc == nil {
+		return nil
+	}
+	err := b.proc.Stop(5 * time.Second)
+	if b.group != nil {
+		err = errors.Join(err, b.group.Remove())
+	}
+	b.proc, b.group = nil, nil
+	return err
 }
 
 // waitBackend polls /_stats until the backend answers.
@@ -109,6 +182,7 @@ func (e *Session) waitBackend(ctx context.Context) error {
 // backend really sent.
 func (e *Session) hashBackendBodies(ctx context.Context) error {
 	c := e.plainClient(e.backend.addr.String())
+	defer c.CloseIdleConnections()
 	e.backend.sums = map[string][32]byte{}
 	for _, path := range checkPaths {
 		status, _, body, err := fetch(ctx, c, "http://"+e.backend.addr.String()+path)
@@ -133,7 +207,9 @@ func (e *Session) BackendStats() (backend.Stats, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	status, _, body, err := fetch(ctx, e.plainClient(e.backend.addr.String()), "http://"+e.backend.addr.String()+"/_stats")
+	c := e.plainClient(e.backend.addr.String())
+	defer c.CloseIdleConnections()
+	status, _, body, err := fetch(ctx, c, "http://"+e.backend.addr.String()+"/_stats")
 	if err != nil {
 		return st, fmt.Errorf("backend stats: %v", err)
 	}

@@ -55,16 +55,31 @@ func (e *Session) httpsClient(addr, proto string) *http.Client {
 }
 
 // plainClient returns a client whose every request goes to the TCP address
-// addr over plain HTTP/1.1 (the backend).
+// addr over plain HTTP/1.1 (the backend). Its connection is kept alive and
+// reset when the caller closes it (CloseIdleConnections): neither side
+// keeps a TIME_WAIT socket, so the lab's own requests to the backend do
+// not count in the TIME_WAIT a step starts with.
 func (e *Session) plainClient(addr string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return e.dialContext(ctx, network, addr)
+			c, err := e.dialContext(ctx, network, addr)
+			if err == nil {
+				resetOnClose(c)
+			}
+			return c, err
 		},
-		DisableKeepAlives:  true,
-		DisableCompression: true,
+		MaxIdleConnsPerHost: 1,
+		DisableCompression:  true,
 	}
 	return &http.Client{Transport: tr, Timeout: requestTimeout}
+}
+
+// resetOnClose makes closing c send RST (SO_LINGER 0): no TIME_WAIT on
+// either side.
+func resetOnClose(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
 }
 
 // h3Client returns an HTTP/3 client whose every request goes to the UDP
@@ -115,7 +130,8 @@ func fetch(ctx context.Context, c *http.Client, url string) (status int, proto s
 }
 
 // servedLeaf connects to the TLS address addr, verifies the chain and
-// returns the DER bytes of the leaf certificate served there.
+// returns the DER bytes of the leaf certificate served there. The
+// connection is reset afterwards, so it leaves no TIME_WAIT socket.
 func (e *Session) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -123,6 +139,7 @@ func (e *Session) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	resetOnClose(raw)
 	defer raw.Close()
 	cfg := e.tlsConfig()
 	cfg.NextProtos = []string{"http/1.1"}

@@ -49,10 +49,10 @@ func (e *Session) GenConfig(p *Proxy, base gen.Config) gen.Config {
 	if len(c.CPUs) == 0 {
 		c.CPUs = append(c.CPUs, e.plan.Loadgen...)
 	}
-	if e.lab != nil {
-		c.NetNS = e.lab.NSPath(RoleGen)
+	if l := e.netLab(); l != nil {
+		c.NetNS = l.NSPath(RoleGen)
 		if c.NewConn && len(c.SrcAddrs) == 0 {
-			c.SrcAddrs = e.lab.GenAddrs()
+			c.SrcAddrs = l.GenAddrs()
 		}
 	}
 	return c

@@ -27,8 +27,8 @@ func roleAddrs() []netip.Addr {
 // mode, the gen namespace in netns mode. The connection is usable from any
 // goroutine.
 func (e *Session) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	if e.lab != nil {
-		return e.lab.DialContext(RoleGen, nil)(ctx, network, addr)
+	if l := e.netLab(); l != nil {
+		return l.DialContext(RoleGen, nil)(ctx, network, addr)
 	}
 	var d net.Dialer
 	return d.DialContext(ctx, network, addr)
@@ -37,8 +37,8 @@ func (e *Session) dialContext(ctx context.Context, network, addr string) (net.Co
 // listenUDP opens an unbound UDP socket where the generator sits, for an
 // HTTP/3 client.
 func (e *Session) listenUDP() (net.PacketConn, error) {
-	if e.lab != nil {
-		return e.lab.ListenPacket(RoleGen, "udp", ":0")
+	if l := e.netLab(); l != nil {
+		return l.ListenPacket(RoleGen, "udp", ":0")
 	}
 	return net.ListenPacket("udp", ":0")
 }
@@ -46,20 +46,22 @@ func (e *Session) listenUDP() (net.PacketConn, error) {
 // listenIn returns socket openers inside the role's namespace (the host's in
 // loopback mode), for picking free ports there.
 func (e *Session) listenIn(role string) (listen func(network, addr string) (net.Listener, error), listenPacket func(network, addr string) (net.PacketConn, error)) {
-	if e.lab == nil {
+	l := e.netLab()
+	if l == nil {
 		return net.Listen, net.ListenPacket
 	}
-	return func(network, addr string) (net.Listener, error) { return e.lab.Listen(role, network, addr) },
-		func(network, addr string) (net.PacketConn, error) { return e.lab.ListenPacket(role, network, addr) }
+	return func(network, addr string) (net.Listener, error) { return l.Listen(role, network, addr) },
+		func(network, addr string) (net.PacketConn, error) { return l.ListenPacket(role, network, addr) }
 }
 
 // hostFor is the address a role listens on: 127.0.0.1 in loopback mode,
 // the role's namespace address in netns mode.
 func (e *Session) hostFor(role string) (netip.Addr, error) {
-	if e.lab == nil {
+	l := e.netLab()
+	if l == nil {
 		return netip.MustParseAddr("127.0.0.1"), nil
 	}
-	a := e.lab.Addr(role)
+	a := l.Addr(role)
 	if !a.IsValid() {
 		return netip.Addr{}, fmt.Errorf("network lab has no %s namespace", role)
 	}

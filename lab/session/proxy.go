@@ -92,7 +92,7 @@ func (e *Session) StartProxy(ctx context.Context, profile string, key certs.KeyT
 			return nil, err
 		}
 		e.j.Add("stop "+p.name, p.Stop)
-		err := p.launch(ctx)
+		err := p.launch(ctx, readyRequest)
 		if err == nil {
 			e.mu.Lock()
 			e.running[p] = true
@@ -163,9 +163,19 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 	return nil
 }
 
+// How launch waits for a proxy.
+const (
+	// readyRequest: GET /1k through the proxy answers the backend's bytes.
+	readyRequest = iota
+	// readyHandshake: a TLS handshake with the lab's certificate succeeds,
+	// and the connection is reset: nothing reaches the backend and no
+	// socket is left in TIME_WAIT (Renew's restarts).
+	readyHandshake
+)
+
 // launch starts one instance of the proxy in a fresh cgroup and waits until
-// it answers.
-func (p *Proxy) launch(ctx context.Context) error {
+// it is ready (ready: readyRequest or readyHandshake).
+func (p *Proxy) launch(ctx context.Context, ready int) error {
 	e := p.e
 	p.mu.Lock()
 	p.launches++
@@ -184,7 +194,9 @@ func (p *Proxy) launch(ctx context.Context) error {
 		}
 	}
 	argv := p.prof.Command(p.path, p.params)
-	fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s as %s: %s\n", p.prof.Name, p.key, cpus, e.user, p.version)
+	if ready == readyRequest {
+		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s as %s: %s\n", p.prof.Name, p.key, cpus, e.user, p.version)
+	}
 	pr, err := proc.Start(proc.Spec{
 		Name:       p.prof.Name,
 		Path:       argv[0],
@@ -212,7 +224,7 @@ func (p *Proxy) launch(ctx context.Context) error {
 	p.mu.Lock()
 	p.proc, p.group = pr, g
 	p.mu.Unlock()
-	return p.waitReady(ctx, pr)
+	return p.waitReady(ctx, pr, ready)
 }
 
 // environ is the proxy's environment: ours (the wrapper may need it) with
@@ -225,8 +237,13 @@ func (p *Proxy) environ() []string {
 
 // waitReady polls GET /1k through the proxy (Host and SNI = server name,
 // chain verified against the lab CA) until it answers 200 with the
-// backend's bytes, the process exits, or the ready timeout passes.
-func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process) error {
+// backend's bytes (readyHandshake: until a TLS handshake succeeds), the
+// process exits, or the ready timeout passes.
+func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process, ready int) error {
+	probe := p.probe
+	if ready == readyHandshake {
+		probe = p.probeHandshake
+	}
 	ctx, cancel := context.WithTimeout(ctx, p.e.o.ReadyTimeout)
 	defer cancel()
 	var last error
@@ -237,7 +254,7 @@ func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process) error {
 			}
 			return fmt.Errorf("%s exited at start: %s", p.prof.Name, p.logTail())
 		}
-		if last = p.probe(ctx); last == nil {
+		if last = probe(ctx); last == nil {
 			return nil
 		}
 		select {
@@ -265,6 +282,15 @@ func (p *Proxy) probe(ctx context.Context) error {
 		return fmt.Errorf("GET /1k answered %d with %d bytes", status, len(body))
 	}
 	return nil
+}
+
+// probeHandshake makes one TLS handshake with the proxy (the lab's CA and
+// server name) and resets the connection.
+func (p *Proxy) probeHandshake(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := p.e.servedLeaf(ctx, p.addr.String())
+	return err
 }
 
 // logTail is the last line the proxy wrote to its error log or output.

@@ -28,7 +28,7 @@ func (p *Proxy) Restart(ctx context.Context) (seconds float64, certUnchanged boo
 	if err := p.stopInstance(pr, g); err != nil {
 		return 0, false, fmt.Errorf("restart %s: %v", p.prof.Name, err)
 	}
-	if err := p.launch(ctx); err != nil {
+	if err := p.launch(ctx, readyRequest); err != nil {
 		return 0, false, fmt.Errorf("restart %s: %v", p.prof.Name, err)
 	}
 	seconds = time.Since(t0).Seconds()

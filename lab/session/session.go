@@ -22,7 +22,6 @@ type Session struct {
 	plan  pin.Plan
 	user  runAs
 	cg    *cgroup.Manager // nil with NoCgroups
-	lab   *netns.Lab      // nil in loopback mode
 	certs map[certs.KeyType]certs.Paths
 	ca    string // CA certificate file clients trust
 	pool  *x509.CertPool
@@ -31,10 +30,12 @@ type Session struct {
 
 	j cleanup.Janitor
 
-	mu      sync.Mutex
-	seq     int
-	running map[*Proxy]bool
-	closed  bool
+	mu       sync.Mutex
+	lab      *netns.Lab // nil in loopback mode; replaced by Renew
+	renewals int        // namespaces made after the first (Renew)
+	seq      int
+	running  map[*Proxy]bool
+	closed   bool
 }
 
 // Open prepares the lab: removes what crashed runs left, makes the CPU
@@ -82,12 +83,10 @@ func (e *Session) open(ctx context.Context) error {
 	// removes the cgroups (killing whatever is left in them) before it
 	// unpins the namespaces those processes sat in.
 	if o.Net == NetNS {
-		l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, o.ExtraGenAddrs)
-		if err != nil {
+		if err := e.newLab(); err != nil {
 			return err
 		}
-		e.lab = l
-		e.j.Add("remove network namespaces", l.Close)
+		e.j.Add("remove network namespaces", e.closeLab)
 	}
 	if !o.NoCgroups {
 		m, err := cgroup.NewManager("")
@@ -105,6 +104,34 @@ func (e *Session) open(ctx context.Context) error {
 		return err
 	}
 	return e.startBackend(ctx)
+}
+
+// newLab makes the network namespaces (backend, proxy, generator) joined by
+// a bridge.
+func (e *Session) newLab() error {
+	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, e.o.ExtraGenAddrs)
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.lab = l
+	e.mu.Unlock()
+	return nil
+}
+
+// closeLab removes the current network namespaces (idempotent).
+func (e *Session) closeLab() error {
+	if l := e.netLab(); l != nil {
+		return l.Close()
+	}
+	return nil
+}
+
+// netLab is the current network lab (nil in loopback mode).
+func (e *Session) netLab() *netns.Lab {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lab
 }
 
 // makePlan splits the CPUs between proxy, backend and generator.
@@ -205,10 +232,10 @@ func (e *Session) ProxyUser() string { return e.user.String() }
 // NSPath returns the namespace file of a role in netns mode ("" in
 // loopback mode).
 func (e *Session) NSPath(role string) string {
-	if e.lab == nil {
-		return ""
+	if l := e.netLab(); l != nil {
+		return l.NSPath(role)
 	}
-	return e.lab.NSPath(role)
+	return ""
 }
 
 // checkOpen returns an error once Close has begun.

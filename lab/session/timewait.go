@@ -18,8 +18,8 @@ func (e *Session) TimeWait(role string) (int, error) {
 	default:
 		return 0, fmt.Errorf("unknown role %q: use proxy, backend or gen", role)
 	}
-	if e.lab != nil {
-		return e.lab.TimeWait(role)
+	if l := e.netLab(); l != nil {
+		return l.TimeWait(role)
 	}
 	if role != RoleGen {
 		if e.backend == nil {

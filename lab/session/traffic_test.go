@@ -90,7 +90,7 @@ func TestNetnsCarriesTraffic(t *testing.T) {
 	}
 	t.Logf("netns: %d ok, backend accepted %d, proxy-namespace TIME_WAIT %d", res.OK, after.Accepted-before.Accepted, tw)
 	names := nsNames(t)
-	if !strings.Contains(names, e.lab.NSPath(RoleProxy)[len("/var/run/netns/"):]) {
+	if !strings.Contains(names, e.NSPath(RoleProxy)[len("/var/run/netns/"):]) {
 		t.Fatalf("ip netns list does not show the proxy namespace: %s", names)
 	}
 	if err := e.Close(); err != nil {
@@ -200,7 +200,7 @@ func TestNetnsPortExhaustionCliff(t *testing.T) {
 		t.Fatal(err)
 	}
 	const ports = 500
-	err = e.lab.Do(RoleProxy, func() error {
+	err = e.netLab().Do(RoleProxy, func() error {
 		return os.WriteFile("/proc/sys/net/ipv4/ip_local_port_range", []byte("40000 40499"), 0o644)
 	})
 	if err != nil {
