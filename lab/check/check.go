@@ -63,8 +63,10 @@ type Row struct {
 	H3            bool `json:"h3_verified"`
 	ByteIdentical bool `json:"byte_identical"` // every check of every key type
 
-	IdleMemory     uint64   `json:"idle_memory_bytes"`
-	IdleSamples    []uint64 `json:"idle_memory_samples,omitempty"`
+	IdleNeed       uint64   `json:"idle_anon_kernel_bytes"`        // what the proxy needs idle: anon + kernel memory (median)
+	IdleFile       uint64   `json:"idle_page_cache_bytes"`         // page cache charged to its cgroup (median)
+	IdleMemory     uint64   `json:"idle_memory_bytes"`             // memory.current (v1 usage_in_bytes), page cache included (median): the seeds' total
+	IdleSamples    []uint64 `json:"idle_memory_samples,omitempty"` // every memory.current reading
 	RestartSeconds float64  `json:"restart_s"`
 	CertUnchanged  bool     `json:"cert_unchanged"`
 
@@ -200,11 +202,11 @@ func checkKey(ctx context.Context, e *session.Session, c Config, prof proxy.Prof
 		// Idle memory first, as seed 001 measured it: a fresh proxy, one
 		// request, then quiet (the 1 MiB bodies of the checks would
 		// inflate a garbage-collected heap for minutes).
-		median, all, ierr := p.IdleMemory(ctx, c.Idle.Quiet, c.Idle.Samples, c.Idle.Every)
+		idle, ierr := p.IdleMemory(ctx, c.Idle.Quiet, c.Idle.Samples, c.Idle.Every)
 		if ierr != nil {
 			return ierr
 		}
-		row.IdleMemory, row.IdleSamples = median, all
+		row.IdleNeed, row.IdleFile, row.IdleMemory, row.IdleSamples = idle.Need, idle.File, idle.Total, idle.TotalSamples
 	}
 	kr.Checks, err = p.CheckBodiesDetail(ctx)
 	if full && err == nil {

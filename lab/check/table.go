@@ -21,24 +21,24 @@ func (r Report) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "lab check: net %s, %s, proxy cpus %s, proxies run as %s, keys %s\n", r.Net, cg, r.Plan.Server, r.ProxyUser, strings.Join(keys, ","))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tH2\tH3\tIDLE MEM\tRESTART\tCERT\tBODIES")
+	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tH2\tH3\tIDLE ANON+KERNEL\tPAGE CACHE\tMEMORY.CURRENT\tRESTART\tCERT\tBODIES")
 	for _, row := range r.Rows {
 		if !row.Found {
-			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
+			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
 			continue
 		}
-		mem, restart, cert := "-", "-", "-"
+		need, file, total, restart, cert := "-", "-", "-", "-", "-"
 		if row.IdleMemory > 0 {
-			mem = fmt.Sprintf("%.1f MiB", float64(row.IdleMemory)/(1<<20))
+			need, file, total = mib(row.IdleNeed), mib(row.IdleFile), mib(row.IdleMemory)
 		}
 		if row.RestartSeconds > 0 {
 			restart = fmt.Sprintf("%.2fs", row.RestartSeconds)
 			cert = map[bool]string{true: "unchanged", false: "CHANGED"}[row.CertUnchanged]
 		}
 		bodies := map[bool]string{true: "identical", false: "DIFFER"}[row.ByteIdentical]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
 			mark(true, row.TLS), mark(row.Features.H2, row.H2), mark(row.Features.H3, row.H3),
-			mem, restart, cert, bodies)
+			need, file, total, restart, cert, bodies)
 	}
 	tw.Flush()
 	for _, row := range r.Rows {
@@ -49,10 +49,16 @@ func (r Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "%s: %s\n", row.Profile, row.Error)
 		}
 	}
+	if len(r.Rows) > 0 {
+		fmt.Fprintln(w, "idle: anon+kernel is what the proxy needs (memory.stat, kmem); page cache is charged to whichever cgroup first read a file; memory.current is both (the seeds' number)")
+	}
 	if r.Interrupted {
 		fmt.Fprintln(w, "interrupted: profiles not listed were not checked")
 	}
 }
+
+// mib writes bytes as MiB with one decimal.
+func mib(b uint64) string { return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20)) }
 
 // mark is "ok", "FAIL", or "-" for a protocol the profile does not
 // serve.

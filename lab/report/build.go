@@ -156,27 +156,28 @@ func uncleanNotes(f *results.File) []string {
 	return out
 }
 
-// proxiesTable lists every proxy started: version and idle memory.
+// proxiesTable lists every proxy started: version and idle memory, the
+// headline (anon + kernel) first, page cache and memory.current beside it.
 func proxiesTable(f *results.File) Table {
-	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle memory", "Idle samples"}}
+	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)"}}
 	for _, p := range f.Proxies {
-		idle := fmtMiB(p.IdleMemory)
+		need, file, total := fmtMiB(p.IdleNeed), fmtMiB(p.IdleFile), fmtMiB(p.IdleMemory)
 		if p.Error != "" {
-			idle = p.Error
+			need, file, total = p.Error, "-", "-"
 		}
 		var samples []string
-		for _, s := range p.IdleSamples {
+		for _, s := range p.IdleNeedSamples {
 			samples = append(samples, fmt.Sprintf("%.1f", float64(s)/(1<<20)))
 		}
 		sm := "-"
 		if len(samples) > 0 {
 			sm = strings.Join(samples, ", ") + " MiB"
 		}
-		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, idle, sm})
+		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
 		t.Marked = append(t.Marked, false)
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
-		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: memory charged to the proxy's cgroup after one request, %s quiet, then %d samples %s apart; the median (seed 001's method).", ms.Quiet, ms.Samples, ms.Every))
+		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: read from the proxy's cgroup after it served one request, %s quiet, then %d samples %s apart; the median (seed 001's method). Anon+kernel (memory.stat anon plus kernel memory) is what the proxy needs; page cache is charged to whichever cgroup first read a file's pages, so it depends on what ran before; memory.current is both, the seeds' number.", ms.Quiet, ms.Samples, ms.Every))
 	}
 	return t
 }

@@ -122,8 +122,8 @@ func (p *fakeProxy) Version() string        { return p.prof.Proxy + " 0.0-fake" 
 func (p *fakeProxy) Watch(every time.Duration) *watch.Watcher {
 	return watch.Start(nil, func() (int, error) { return 7, nil }, every)
 }
-func (p *fakeProxy) IdleMemory(context.Context, time.Duration, int, time.Duration) (uint64, []uint64, error) {
-	return 5 << 20, []uint64{5 << 20, 5 << 20, 5 << 20}, nil
+func (p *fakeProxy) IdleMemory(context.Context, time.Duration, int, time.Duration) (watch.Idle, error) {
+	return watch.Idle{Need: 4 << 20, File: 1 << 20, Total: 5 << 20, NeedSamples: []uint64{4 << 20, 4 << 20, 4 << 20}, TotalSamples: []uint64{5 << 20, 5 << 20, 5 << 20}}, nil
 }
 func (p *fakeProxy) ErrorLog() (int, map[string]int, error) {
 	return 1, map[string]int{"addr_not_avail": 1}, nil

@@ -34,7 +34,7 @@ type Proxy interface {
 	Key() certs.KeyType
 	Version() string
 	Watch(every time.Duration) *watch.Watcher
-	IdleMemory(ctx context.Context, quiet time.Duration, samples int, every time.Duration) (median uint64, all []uint64, err error)
+	IdleMemory(ctx context.Context, quiet time.Duration, samples int, every time.Duration) (watch.Idle, error)
 	ErrorLog() (lines int, causes map[string]int, err error)
 	Stop() error
 }
