@@ -138,7 +138,7 @@ func TestLabCheckRealProxies(t *testing.T) {
 		t.Fatalf("%d rows for %d profiles:\n%s", len(rep.Rows), len(profiles), stdout)
 	}
 	for _, r := range rep.Rows {
-		if !r.Found || !r.TLS || !r.H2 || !r.ByteIdentical || r.IdleMemory == 0 || r.RestartSeconds <= 0 || !r.CertUnchanged || r.Error != "" {
+		if !r.Found || !r.TLS || !r.H2 || !r.ByteIdentical || !r.WebSocket || r.IdleNeed == 0 || r.IdleMemory == 0 || r.RestartSeconds <= 0 || !r.CertUnchanged || r.Error != "" {
 			t.Errorf("row %+v: want every check passed", r)
 		}
 		if !strings.Contains(stdout, r.Profile) {

@@ -61,7 +61,8 @@ type Row struct {
 	TLS           bool `json:"tls_verified"` // HTTPS/1.1 bodies identical with every key type
 	H2            bool `json:"h2_verified"`
 	H3            bool `json:"h3_verified"`
-	ByteIdentical bool `json:"byte_identical"` // every check of every key type
+	ByteIdentical bool `json:"byte_identical"`     // every check of every key type
+	WebSocket     bool `json:"websocket_verified"` // Upgrade: websocket and Connection: Upgrade reached the backend, which answered 101 and echoed, with every key type
 
 	IdleNeed       uint64   `json:"idle_anon_kernel_bytes"`        // what the proxy needs idle: anon + kernel memory (median)
 	IdleFile       uint64   `json:"idle_page_cache_bytes"`         // page cache charged to its cgroup (median)
@@ -76,11 +77,12 @@ type Row struct {
 
 // KeyRun is one key type's run of a profile.
 type KeyRun struct {
-	Key           certs.KeyType       `json:"key"`
-	Checks        []session.BodyCheck `json:"checks"`
-	ErrorLogLines int                 `json:"error_log_lines"`
-	Causes        []session.Cause     `json:"causes,omitempty"`
-	Error         string              `json:"error,omitempty"`
+	Key           certs.KeyType          `json:"key"`
+	Checks        []session.BodyCheck    `json:"checks"`
+	WebSocket     session.WebSocketCheck `json:"websocket"`
+	ErrorLogLines int                    `json:"error_log_lines"`
+	Causes        []session.Cause        `json:"causes,omitempty"`
+	Error         string                 `json:"error,omitempty"`
 }
 
 // Failed lists the installed profiles that failed a check.
@@ -139,7 +141,7 @@ func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.
 		row.Error = err.Error()
 		return row
 	}
-	row.TLS, row.H2, row.H3, row.ByteIdentical = true, prof.Features.H2, prof.Features.H3, true
+	row.TLS, row.H2, row.H3, row.ByteIdentical, row.WebSocket = true, prof.Features.H2, prof.Features.H3, true, true
 	fail := func(err error) {
 		if row.Error == "" {
 			row.Error = OneLine(err)
@@ -168,6 +170,9 @@ func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.
 		}
 		if len(kr.Checks) == 0 {
 			row.TLS, row.H2, row.H3, row.ByteIdentical = false, false, false, false
+		}
+		if !kr.WebSocket.OK {
+			row.WebSocket = false
 		}
 		row.PerKey = append(row.PerKey, kr)
 		if ctx.Err() != nil {
@@ -209,6 +214,9 @@ func checkKey(ctx context.Context, e *session.Session, c Config, prof proxy.Prof
 		row.IdleNeed, row.IdleFile, row.IdleMemory, row.IdleSamples = idle.Need, idle.File, idle.Total, idle.TotalSamples
 	}
 	kr.Checks, err = p.CheckBodiesDetail(ctx)
+	if kr.WebSocket = p.CheckWebSocket(ctx); !kr.WebSocket.OK && err == nil {
+		err = fmt.Errorf("websocket route through %s: %s", prof.Name, kr.WebSocket.Error)
+	}
 	if full && err == nil {
 		secs, same, rerr := p.Restart(ctx)
 		if rerr != nil {

@@ -22,7 +22,7 @@ func TestLabCheckNotInstalledRow(t *testing.T) {
 	}
 	rep := Report{Net: "loopback", Cgroups: true, Keys: []certs.KeyType{certs.P256}, Rows: []Row{row, {
 		Profile: "nginx-stock", Found: true, Version: "nginx 1.22.1", Features: proxy.Features{TLS: true, H2: true},
-		TLS: true, H2: true, ByteIdentical: true, IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
+		TLS: true, H2: true, ByteIdentical: true, WebSocket: true, IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
 	}, {
 		Profile: "caddy-stock", Found: true, Version: "caddy 2.11.9", Features: proxy.Features{TLS: true, H2: true, H3: true},
 		TLS: true, H2: true, Error: "h3 /1m through caddy-stock: status 502",
@@ -33,6 +33,17 @@ func TestLabCheckNotInstalledRow(t *testing.T) {
 	var b bytes.Buffer
 	rep.WriteTable(&b)
 	out := b.String()
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 6 && f[0] == "PROFILE" && f[5] != "WS":
+			t.Errorf("header %q: want WS after H3", line)
+		case len(f) > 6 && f[0] == "nginx-stock" && f[6] != "ok":
+			t.Errorf("nginx-stock row %q: want the websocket route ok", line)
+		case len(f) > 6 && f[0] == "caddy-stock" && f[6] != "FAIL":
+			t.Errorf("caddy-stock row %q: want the websocket route FAIL", line)
+		}
+	}
 	for _, want := range []string{
 		"traefik  ", "not installed", "traefik: not installed: install it with scripts/install-proxies.sh --with-traefik",
 		"nginx-stock", "5.0 MiB", "1.0 MiB", "6.0 MiB", "0.10s", "unchanged", "identical",

@@ -56,6 +56,9 @@ func checkOneProxy(t *testing.T, e *Session, prof proxy.Profile, key certs.KeyTy
 	if err != nil {
 		t.Errorf("%s %s: %v", prof.Name, key, err)
 	}
+	if ws := p.CheckWebSocket(ctx); !ws.OK {
+		t.Errorf("%s %s: websocket route: %+v", prof.Name, key, ws)
+	}
 	want := 2 * (1 + btoi(prof.Features.H2) + btoi(prof.Features.H3))
 	if len(checks) != want {
 		t.Errorf("%s: %d checks, want %d: %+v", prof.Name, len(checks), want, checks)
