@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"github.com/loadlab/loadlab/internal/units"
 	"io"
@@ -33,7 +32,7 @@ type genFlags struct {
 	cpuProf   string
 }
 
-// newGenCmd builds `loadlab gen`; its flag defaults are gen's.
+// newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
 func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
@@ -52,8 +51,16 @@ Go 1.26 would otherwise offer X25519MLKEM768 first, a larger and slower
 handshake. --client-hello chrome|firefox sends a uTLS preset instead, with the
 preset's own groups.
 
-Every result says whether the generator itself was the bottleneck (a loop more
-than 90% busy, or an open-loop send lag p99 above 1 ms).`,
+Every request due in the measured window ends in one outcome: a response, or
+an error class (still unanswered when the drain ends one --timeout after the
+stop: timeout; evicted from the full pending queue: dropped). latency_us counts
+failures at the time they were given up; latency_2xx_us is 2xx only.
+
+Every result says whether the generator itself was the bottleneck: when a loop
+was busy + starved (runnable but not running, plus its CPU's softirq and steal
+time) above 90% of its wall time, or, in open loop, when the send lag at p50,
+p99 or p99.9 is above 1 ms and above 10% of the corrected latency at the same
+quantile.`,
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure`,
@@ -188,13 +195,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return err
 	}
 	if jsonW != nil {
-		enc := json.NewEncoder(jsonW)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
-		}
-		if err := closeJSON(); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
+		if err := writeJSON(jsonW, closeJSON, res); err != nil {
+			return err
 		}
 	}
 	if !f.quiet {

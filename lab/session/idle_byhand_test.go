@@ -165,7 +165,9 @@ func idleByHand(t *testing.T, e *Session, p *Proxy, memRoot, own string, quiet t
 func requestByHand(e *Session, prm proxy.Params, exited chan struct{}) error {
 	addr := net.JoinHostPort(prm.ListenHost, strconv.Itoa(prm.HTTPSPort))
 	tr := &http.Transport{
-		DialContext:     func(ctx context.Context, network, _ string) (net.Conn, error) { return (&net.Dialer{}).DialContext(ctx, network, addr) },
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		},
 		TLSClientConfig: &tls.Config{ServerName: e.ServerName(), RootCAs: e.pool},
 	}
 	defer tr.CloseIdleConnections()
