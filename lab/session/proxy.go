@@ -70,6 +70,12 @@ func (e *Session) StartProxy(ctx context.Context, profile string, key certs.KeyT
 	if err != nil {
 		return nil, err
 	}
+	return e.start(ctx, prof, key)
+}
+
+// start prepares and launches one instance of prof with key's certificate.
+func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyType) (*Proxy, error) {
+	profile := prof.Name
 	paths, ok := e.certs[key]
 	if !ok {
 		return nil, fmt.Errorf("no %s certificate in this lab: add %s to Options.Keys (--keys)", key, key)
