@@ -110,22 +110,34 @@ func IsUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
-// Defaults fills unset fields with the CLI's defaults.
+// The defaults of a run: Defaults fills them in and the CLI's flags start
+// from them.
+const (
+	DefaultMethod      = "GET"
+	DefaultConnections = 50
+	DefaultDuration    = 10 * time.Second
+	DefaultTimeout     = 10 * time.Second
+	DefaultTLSVersion  = "1.3"
+	DefaultClientHello = "go"
+)
+
+// Defaults fills unset fields with the defaults above (TLS 1.2 also offers
+// P-256).
 func (c *Config) Defaults() {
 	if c.Method == "" {
-		c.Method = "GET"
+		c.Method = DefaultMethod
 	}
 	if c.Connections == 0 {
-		c.Connections = 50
+		c.Connections = DefaultConnections
 	}
 	if c.Duration == 0 {
-		c.Duration = 10 * time.Second
+		c.Duration = DefaultDuration
 	}
 	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.TLS.Version == "" {
-		c.TLS.Version = "1.3"
+		c.TLS.Version = DefaultTLSVersion
 	}
 	if len(c.TLS.Curves) == 0 {
 		c.TLS.Curves = []string{"x25519"}
@@ -136,7 +148,7 @@ func (c *Config) Defaults() {
 		}
 	}
 	if c.TLS.ClientHello == "" {
-		c.TLS.ClientHello = "go"
+		c.TLS.ClientHello = DefaultClientHello
 	}
 }
 

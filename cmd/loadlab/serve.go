@@ -18,10 +18,8 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 )
 
-func init() { rootCmd.AddCommand(newServeCmd()) }
-
 // serveEndpoints is the endpoint list printed when serving starts.
-const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /_stats"
+const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /ws /_stats"
 
 func newServeCmd() *cobra.Command {
 	var cfg backend.Config
@@ -38,6 +36,8 @@ Endpoints:
   /chunked        the 1k body with Transfer-Encoding: chunked (four chunks)
   /close          the 1k body with Connection: close
   /delay/D        sleep D (e.g. 50ms; bare numbers are ms; capped at 10s), then 1k
+  /ws             101 to an Upgrade: websocket with Connection: Upgrade (both
+                  reported back as X-Loadlab-Upgrade/-Connection), then an echo
   /_stats         {"accepted": n, "open": n, "requests": n}: TCP connections
                   accepted and open, requests served (/_stats itself excluded)
 Anything else is 404.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -93,20 +92,11 @@ func TestRunServeServesUntilCancelled(t *testing.T) {
 	}
 }
 
-// runQuiet runs the CLI with stderr discarded and returns its exit status.
+// runQuiet runs the CLI with its output discarded and returns its exit
+// status.
 func runQuiet(t *testing.T, args []string) int {
 	t.Helper()
-	old := os.Stderr
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr = devnull
-	defer func() { os.Stderr = old; devnull.Close() }()
-	rootCmd.SetErr(io.Discard)
-	defer rootCmd.SetErr(nil)
-	resetFlags(rootCmd) // flag values persist across runs in one process
-	return run(args)
+	return execute(args, io.Discard, io.Discard)
 }
 
 // lineWriter hands the first complete line written to it to line.

@@ -59,6 +59,8 @@ func (h h3Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeFixed(w, http.StatusOK, ctText, echoHTTP(req))
 	case kindBad:
 		writeFixed(w, http.StatusBadRequest, ctText, []byte(r.msg))
+	case kindUpgrade:
+		writeFixed(w, http.StatusBadRequest, ctText, []byte(upgradeOverH3))
 	default:
 		writeFixed(w, http.StatusNotFound, ctText, []byte(notFoundBody))
 	}
