@@ -2,8 +2,8 @@ package gen
 
 import (
 	"bytes"
-	"crypto/rand"
 	"crypto"
+	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
