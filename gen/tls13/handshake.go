@@ -102,6 +102,7 @@ type Handshake struct {
 	group  Group
 	key    *keyPair
 	fresh  keyPair // FreshKeyShare: this handshake's pair
+	first  bool    // no record from the server yet
 	retry  bool    // a HelloRetryRequest was answered
 	sentCC bool    // the client's ChangeCipherSpec was sent
 
@@ -137,6 +138,7 @@ type Handshake struct {
 func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
 	h.c = c
 	h.state = stateServerHello
+	h.first = true
 	h.suite, h.kdf, h.pub = nil, nil, nil
 	h.retry, h.sentCC, h.certReq = false, false, false
 	h.in, h.out = protection{}, protection{}
@@ -203,6 +205,7 @@ func (h *Handshake) ApplicationKeys() (client, server *RecordKeys) {
 
 var (
 	errRecordOverflow  = fail(alertRecordOverflow, "tls: the server sent an oversized record")
+	errNotTLS          = fail(alertDecodeError, "tls: first record does not look like a TLS handshake (is the server speaking plain HTTP? then use http://)")
 	errUnexpectedRec   = fail(alertUnexpectedMessage, "tls: the server sent an unexpected record type during the handshake")
 	errUnexpectedCCS   = fail(alertUnexpectedMessage, "tls: the server sent a malformed or misplaced ChangeCipherSpec")
 	errMessageTooLarge = fail(alertIllegalParameter, "tls: the server sent a handshake message larger than 256 KiB")
@@ -223,6 +226,11 @@ func (h *Handshake) Read(src, out []byte) (used int, res []byte, done bool, err 
 		return 0, out, h.state == stateDone, errNotStarted
 	}
 	for len(src)-used >= RecordHeaderLen {
+		if h.first && ((src[used] != TypeHandshake && src[used] != TypeAlert) || src[used+1] != 3) {
+			out, err = h.fail(out, errNotTLS)
+			return used, out, false, err
+		}
+		h.first = false
 		n := int(src[used+3])<<8 | int(src[used+4])
 		if n > MaxCiphertext {
 			out, err = h.fail(out, errRecordOverflow)
