@@ -315,12 +315,23 @@ func (c *tlsClient) capture(version, cipher uint16, curve tls.CurveID, alpn stri
 			ALPN:    alpn,
 		}
 		if curve != 0 {
-			c.inf.Curve = strings.ToLower(curve.String())
+			c.inf.Curve = curveName(curve)
 		}
 		if len(peer) > 0 {
 			c.inf.ServerKey = serverKeyName(peer[0])
 		}
 	})
+}
+
+// curveName names a group the way --curves does ("p256", not crypto/tls's
+// "CurveP256").
+func curveName(id tls.CurveID) string {
+	for name, v := range curveNames {
+		if v == id {
+			return name
+		}
+	}
+	return strings.ToLower(id.String())
 }
 
 func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
