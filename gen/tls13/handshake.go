@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/subtle"
 	"hash"
+	"io"
 	"slices"
 )
 
@@ -25,6 +26,12 @@ type Client struct {
 	// KeepLeaf makes each handshake keep a copy of the server's leaf
 	// certificate (Handshake.Leaf), e.g. until its key type is noted.
 	KeepLeaf bool
+	// Trace, if set, is called with each handshake message from the
+	// server (its 4-byte header included) before it is processed; msg is
+	// valid only during the call. For debugging and capturing fuzz seeds.
+	Trace func(msg []byte)
+
+	rand io.Reader // tests: the source of randoms (nil: crypto/rand)
 }
 
 // NewClient returns a Client for cfg, which must be prepared.
@@ -150,7 +157,11 @@ func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
 		h.sha256, h.sha384 = crypto.SHA256.New(), crypto.SHA384.New()
 		h.rnd = make([]byte, 64)
 	}
-	if _, err := rand.Read(h.rnd); err != nil {
+	src := c.rand
+	if src == nil {
+		src = rand.Reader
+	}
+	if _, err := io.ReadFull(src, h.rnd); err != nil {
 		h.state = stateFailed
 		return out, err
 	}
@@ -333,6 +344,9 @@ func (h *Handshake) messages(out []byte) ([]byte, error) {
 		}
 		m := h.msg[off : off+4+n]
 		off += 4 + n
+		if h.c.Trace != nil {
+			h.c.Trace(m)
+		}
 		before := h.in.aead
 		if out, err = h.message(m, out); err != nil {
 			return out, err
