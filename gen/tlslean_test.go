@@ -2,6 +2,7 @@ package gen
 
 import (
 	"crypto/tls"
+	"io"
 	"net"
 	"strings"
 	"testing"
@@ -166,5 +167,38 @@ func TestLeanWrongCertificate(t *testing.T) {
 	res = leanRun(t, srv, func(c *Config) { c.TLS.Insecure = true })
 	if res.OK == 0 || res.ErrorCount() != 0 {
 		t.Fatalf("--insecure: ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+}
+
+// A server that answers the ClientHello with a malformed ServerHello (or
+// an alert): every request is a tls error whose sample says what was
+// wrong, the run ends on time, and nothing panics.
+func TestLeanMalformedServer(t *testing.T) {
+	cases := []struct {
+		name   string
+		answer []byte
+		sample string
+	}{
+		{"short ServerHello", []byte{22, 3, 3, 0, 6, 2, 0, 0, 2, 3, 3}, "tls: malformed ServerHello"},
+		{"TLS 1.2 ServerHello", append([]byte{22, 3, 3, 0, 42, 2, 0, 0, 38, 3, 3}, make([]byte, 32+1+2+1)...), "did not select TLS 1.3"},
+		{"alert", []byte{21, 3, 3, 0, 2, 2, 40}, "remote error: tls: handshake failure"},
+		{"oversized record", []byte{22, 3, 3, 0xff, 0xff}, "oversized record"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startServer(t, func(c net.Conn) {
+				hdr := make([]byte, 5)
+				if _, err := io.ReadFull(c, hdr); err != nil {
+					return
+				}
+				io.CopyN(io.Discard, c, int64(hdr[3])<<8|int64(hdr[4]))
+				c.Write(tc.answer)
+				io.Copy(io.Discard, c)
+			})
+			res := leanRun(t, srv, func(c *Config) { c.TLS.Insecure = true; c.Timeout = time.Second })
+			if res.OK != 0 || res.Requests == 0 || res.Errors["tls"] != res.Requests || !strings.Contains(res.ErrorSamples["tls"], tc.sample) {
+				t.Fatalf("ok %d of %d, errors %v, samples %v; want every request a tls error with %q", res.OK, res.Requests, res.Errors, res.ErrorSamples, tc.sample)
+			}
+		})
 	}
 }
