@@ -484,9 +484,12 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 		l.fail(c, classifyHandshake(err), err, now)
 		return
 	}
-	if err := s.flush(); err != nil {
-		l.fail(c, classify(err), err, now)
-		return
+	lean := s.hs != nil
+	if !lean {
+		if err := s.flush(); err != nil {
+			l.fail(c, classify(err), err, now)
+			return
+		}
 	}
 	done := l.now()
 	if c.intended >= l.r.warmup {
@@ -495,6 +498,13 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 	}
 	l.noteSession(c, s)
 	l.writeRequest(c, done)
+	if lean && c.sec == s {
+		// The lean handshake's Finished flight and the request, queued
+		// together (see stepLean).
+		if err := s.flush(); err != nil {
+			l.fail(c, classify(err), err, done)
+		}
+	}
 }
 
 // classifyHandshake maps a handshake's failure to its class: socket errors

@@ -21,7 +21,9 @@ import (
 // as after the handshake. When the server's Finished has been checked the
 // connection switches to its own record layer, keyed from the handshake's
 // application traffic keys; bytes read past the Finished stay in the carry
-// for it.
+// for it. The client's Finished flight is held back and leaves in one write
+// with the first request (one system call and one segment fewer per
+// handshake; the server's work is the same).
 //
 // secureConns and handshakes are reused through the loop's free lists, and
 // the record layer lives inside the secureConn, so a handshake allocates
@@ -102,7 +104,12 @@ func (s *secureConn) stepLean(buf []byte) (ended bool, err error) {
 		src := buf[:k+n]
 		used, out, done, herr := s.hs.Read(src, s.tl.seal[:0])
 		s.tl.seal = out[:0]
-		if len(out) > 0 {
+		switch {
+		case done && herr == nil:
+			// The client's Finished flight waits for the request: both
+			// leave in one write (resumeHandshake flushes).
+			s.out = append(s.out, out...)
+		case len(out) > 0:
 			if err := s.send(out); err != nil && herr == nil {
 				return false, err
 			}
