@@ -7,7 +7,9 @@ OUT     ?= results/quick
 PLAN    ?= quick
 FUZZTIME ?= 10
 
-.PHONY: all build deps test test-go fuzz lab bench bench-gen bench-handshake bench-h3 clean
+IMAGE   ?= loadlab:dev
+
+.PHONY: all build deps test test-go fuzz lab image bench bench-gen bench-handshake bench-h3 clean
 
 all: build
 
@@ -35,6 +37,15 @@ fuzz:
 # $(OUT) to start over. Re-render only: bin/loadlab report $(OUT).
 lab: deps build
 	$(BIN) lab run --plan $(PLAN) --out $(OUT)
+
+# The container image the Kubernetes Job runs (loadlab k8s job): a static
+# binary (CGO off) on an empty base, written offline as bin/loadlab-image.tar
+# (an OCI layout that is also a docker-archive). No container engine is
+# used; load or push the archive with skopeo, docker/podman load, kind load
+# image-archive or ctr import.
+image:
+	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadlab-static ./cmd/loadlab
+	bin/loadlab-static k8s image -o bin/loadlab-image.tar --tag $(IMAGE)
 
 bench: bench-gen bench-handshake bench-h3
 

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -34,10 +35,11 @@ type secondAcc struct {
 	n      int
 	counts secondCounts
 	hist   *hdr.Histogram
+	dur    int64 // the longest any loop covered of this second
 }
 
 func newAggregator(r *run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: newHist(),
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(),
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
 	if r.cfg.HdrLog != nil {
 		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
@@ -85,13 +87,7 @@ func (a *aggregator) run() {
 	go a.sampleTimeWait()
 	defer func() { close(a.twStop); <-a.twDone }()
 	if a.log != nil {
-		a.log.OutputLogFormatVersion()
-		a.log.OutputComment("[loadlab corrected latency, microseconds, one interval per second]")
-		ms := a.r.start.UnixMilli()
-		a.log.OutputStartTime(ms)
-		a.log.OutputBaseTime(ms)
-		a.log.SetBaseTime(ms)
-		a.log.OutputLegend()
+		a.startLog()
 	}
 	for rep := range a.r.reports {
 		acc := a.open[rep.t]
@@ -104,6 +100,7 @@ func (a *aggregator) run() {
 		acc.counts.non2xx += rep.counts.non2xx
 		acc.counts.errors += rep.counts.errors
 		acc.counts.bytes += rep.counts.bytes
+		acc.dur = max(acc.dur, rep.dur)
 		acc.hist.Merge(rep.hist)
 		rep.hist.Reset()
 		select {
@@ -135,7 +132,7 @@ func (a *aggregator) spareHist() *hdr.Histogram {
 		a.spare = a.spare[:n-1]
 		return h
 	}
-	return newHist()
+	return a.r.newHist()
 }
 
 func (a *aggregator) emit(t int, acc *secondAcc) {
@@ -158,22 +155,48 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 	a.merged.Merge(acc.hist)
 	ps := PerSecond{
 		T:        t,
+		DurS:     round3(float64(acc.dur) / 1e9),
 		OK:       acc.counts.ok,
 		Non2xx:   acc.counts.non2xx,
 		Errors:   acc.counts.errors,
 		P99us:    acc.hist.ValueAtQuantile(99),
+		Maxus:    acc.hist.Max(),
 		Bytes:    acc.counts.bytes,
 		TimeWait: tw,
 	}
 	a.seconds = append(a.seconds, ps)
 	if a.log != nil {
-		start := a.r.start.Add(time.Duration(t) * time.Second)
-		acc.hist.SetStartTimeMs(start.UnixMilli())
-		acc.hist.SetEndTimeMs(start.Add(time.Second).UnixMilli())
-		a.log.OutputIntervalHistogram(acc.hist)
+		a.logInterval(t, acc)
 	}
 	if p := a.r.cfg.Progress; p != nil {
 		p(Second{T: t, OK: ps.OK, Non2xx: ps.Non2xx, Errors: ps.Errors, P99us: ps.P99us, P99SoFarUs: a.merged.ValueAtQuantile(99),
 			Elapsed: time.Since(a.r.start).Seconds()})
 	}
+}
+
+// The HdrHistogram interval log (.hlog), in the format HdrHistogram's
+// HistogramLogProcessor and the Go library's reader read: a whole-second
+// BaseTime, a StartTime with millisecond precision, and one line per second
+// "start,length,max,payload" with start relative to BaseTime and max in
+// milliseconds (the recorded values are microseconds: ratio 1000).
+const hlogMaxRatio = 1000.0
+
+func (a *aggregator) startLog() {
+	ms := a.r.start.UnixMilli()
+	a.log.OutputLogFormatVersion()
+	a.log.OutputComment("[loadlab corrected latency, microseconds, one interval per second; Interval_Max in milliseconds]")
+	a.log.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]", float64(ms)/1000, a.r.start.UTC().Format(time.RFC3339Nano)))
+	base := ms - ms%1000
+	a.log.OutputBaseTime(base)
+	a.log.SetBaseTime(base)
+	a.log.OutputLegend()
+}
+
+func (a *aggregator) logInterval(t int, acc *secondAcc) {
+	payload, err := acc.hist.EncodeV2()
+	if err != nil {
+		return
+	}
+	start := float64(a.r.start.Add(time.Duration(t)*time.Second).UnixMilli()-a.log.BaseTime()) / 1000
+	fmt.Fprintf(a.r.cfg.HdrLog, "%.3f,%.3f,%.3f,%s\n", start, float64(acc.dur)/1e9, float64(acc.hist.Max())/hlogMaxRatio, payload)
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/pin"
 )
 
 // The allocation tests drive one loop by hand, on the test goroutine,
@@ -26,6 +27,10 @@ import (
 const allocServerEnv = "LOADLAB_ALLOC_SERVER"
 
 func TestMain(m *testing.M) {
+	if os.Getenv(spinEnv) != "" {
+		spinner()
+		return
+	}
 	if mode := os.Getenv(allocServerEnv); mode != "" {
 		allocServer(mode, os.Getenv("LOADLAB_ALLOC_BODY"))
 		return
@@ -36,6 +41,16 @@ func TestMain(m *testing.M) {
 // allocServer answers every request on every connection with a fixed
 // response until stdin closes. It prints its port first.
 func allocServer(mode, bodySize string) {
+	if c := os.Getenv("LOADLAB_ALLOC_CPUS"); c != "" {
+		cpus, err := pin.ParseList(c)
+		if err == nil {
+			err = pin.RestrictProcess(cpus)
+		}
+		if err != nil {
+			fmt.Println("ERR", err)
+			return
+		}
+	}
 	size, _ := strconv.Atoi(bodySize)
 	resp := []byte(fmt.Sprintf("HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", size, strings.Repeat("x", size)))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -82,8 +97,17 @@ func allocServer(mode, bodySize string) {
 }
 
 func startAllocServer(t testing.TB, mode string, body int, certDir string) string {
+	return startAllocServerOn(t, mode, body, certDir, nil)
+}
+
+// startAllocServerOn is startAllocServer with the server process confined
+// to cpus (nil: anywhere).
+func startAllocServerOn(t testing.TB, mode string, body int, certDir string, cpus pin.CPUSet) string {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	cmd.Env = append(os.Environ(), allocServerEnv+"="+mode, "LOADLAB_ALLOC_BODY="+strconv.Itoa(body), "LOADLAB_ALLOC_CERTS="+certDir)
+	if cpus != nil {
+		cmd.Env = append(cmd.Env, "LOADLAB_ALLOC_CPUS="+cpus.String())
+	}
 	stdin, _ := cmd.StdinPipe()
 	out, _ := cmd.StdoutPipe()
 	if err := cmd.Start(); err != nil {

@@ -62,6 +62,15 @@ type Config struct {
 	NetNS        string        // network namespace path to run the loops in ("" = current)
 	AllowRemote  bool          // allow targets reached through a gateway (default: loopback and directly attached networks only)
 
+	// Shard, if set, runs only this generator's part of the schedule (see
+	// Shard); Connections and Requests are then the whole run's.
+	Shard Shard
+	// StartAt, if set, is the wall-clock time the schedule starts (every
+	// shard of a run is given the same one); the run waits for it and fails
+	// if it is ready later than StartTolerance (0 = DefaultStartTolerance).
+	StartAt        time.Time
+	StartTolerance time.Duration
+
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
 	// HdrLog, if set, receives an HdrHistogram interval log (one interval
@@ -197,6 +206,9 @@ func (c *Config) Validate() error {
 		if _, err := os.Stat(c.NetNS); err != nil {
 			return usage("network namespace %s: %v", c.NetNS, err)
 		}
+	}
+	if err := c.validateStart(time.Now()); err != nil {
+		return err
 	}
 	if err := c.validateH3(); err != nil {
 		return err

@@ -26,6 +26,8 @@ type conn struct {
 	written   int64 // when its first byte was written
 	connStart int64
 	retryAt   int64 // closed loop: reconnect not before this time
+	reused    bool  // the request went out on a kept-alive connection
+	retried   bool  // it was already resent once (see retryable)
 
 	p    Parser
 	sum  hash.Hash // body digest when verifying
@@ -33,9 +35,10 @@ type conn struct {
 	reqs int // requests completed on the current socket
 }
 
-func (c *conn) init(idx int, verify bool) {
+func (c *conn) init(idx int, verify, head bool) {
 	c.idx = int32(idx)
 	c.fd = -1
+	c.p.NoBody = head // a HEAD response has headers only, whatever its Content-Length
 	if verify {
 		c.sum = sha256.New()
 		c.p.BodySink = c.sum
@@ -44,7 +47,6 @@ func (c *conn) init(idx int, verify bool) {
 
 // connect opens a new non-blocking socket for c and starts connecting.
 func (l *loop) connect(c *conn, now int64) {
-	c.started = now
 	c.connStart = now
 	r := l.r
 	fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
@@ -144,7 +146,6 @@ func (l *loop) handle(c *conn, ev uint32) {
 func (l *loop) writeRequest(c *conn, now int64) {
 	req := l.r.req
 	if c.wrOff == 0 {
-		c.started = now
 		c.written = now
 	}
 	var n int
@@ -211,7 +212,11 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 		}
 		if done {
 			if used < n {
-				l.fail(c, ErrParse, errTrailingBytes, l.now())
+				// Bytes beyond a complete response: the response stands,
+				// but nothing was asked for after it (no pipelining), so the
+				// connection cannot be trusted for the next one.
+				l.rec.unsolicited++
+				l.complete(c, true)
 				return
 			}
 			l.complete(c, false)
@@ -230,7 +235,6 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 // complete records a finished response and moves c on.
 func (l *loop) complete(c *conn, eof bool) {
 	now := l.now()
-	measured := c.intended >= l.r.warmup
 	if c.sum != nil {
 		var d [sha256.Size]byte
 		if string(c.sum.Sum(d[:0])) != string(l.r.cfg.VerifySHA256) {
@@ -240,7 +244,7 @@ func (l *loop) complete(c *conn, eof bool) {
 		}
 		c.sum.Reset()
 	}
-	l.rec.response(c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes, measured)
+	l.rec.response(c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
 	c.busy = false
 	l.inflight--
 	c.reqs++
@@ -251,10 +255,14 @@ func (l *loop) complete(c *conn, eof bool) {
 	l.next(c, now)
 }
 
-// fail records a failed request on c, closes its socket and moves c on.
+// fail records a failed request on c, closes its socket and moves c on;
+// a request that lost a keep-alive race is resent instead (see retryable).
 func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
-	measured := c.intended >= l.r.warmup
-	l.rec.failure(class, err, measured)
+	if l.retryable(c, class) {
+		l.retry(c, now)
+		return
+	}
+	l.rec.failure(class, err, c.intended, now)
 	if c.busy {
 		c.busy = false
 		l.inflight--
@@ -276,6 +284,38 @@ func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
 		return
 	}
 	l.next(c, now)
+}
+
+// retryable reports whether a failed request lost the keep-alive race: it
+// went out on a connection kept alive from an earlier request, and the
+// server closed that connection (FIN or reset, or the write hit the closed
+// socket) before any byte of the response arrived. HTTP lets a client resend
+// such a request on a new connection (RFC 9112 9.3.1); wrk, browsers and
+// Go's client do. Once per request, so a server that closes every
+// connection unanswered still shows its errors.
+func (l *loop) retryable(c *conn, class ErrorClass) bool {
+	switch class {
+	case ErrClosed, ErrReset, ErrBrokenPipe:
+	default:
+		return false
+	}
+	return c.busy && c.reused && !c.retried && !l.ended && !c.handshake && !c.connecting && !c.p.Started()
+}
+
+// retry resends c's request on a new connection. It keeps its intended
+// time and its timeout clock.
+func (l *loop) retry(c *conn, now int64) {
+	c.retried = true
+	c.reused = false
+	if l.rec.owed(c.intended) {
+		l.rec.retries++
+	}
+	l.closeConn(c)
+	c.p.Reset()
+	if c.sum != nil {
+		c.sum.Reset()
+	}
+	l.connect(c, now)
 }
 
 // idleEvent handles activity on a connection with no request in progress.

@@ -23,12 +23,13 @@ const (
 	ErrTLS                              // TLS handshake or record failure
 	ErrBodyMismatch                     // body digest differs from --verify-sha256
 	ErrOther                            // anything else (the first sample message says what)
+	ErrDropped                          // open loop: evicted from a full pending queue, never sent
 	numErrorClasses
 )
 
 var errorClassNames = [numErrorClasses]string{
 	"connect_refused", "addr_not_avail", "reset", "broken_pipe", "timeout",
-	"parse", "closed", "tls", "body_mismatch", "other",
+	"parse", "closed", "tls", "body_mismatch", "other", "dropped",
 }
 
 // String returns the result key of the class, e.g. "connect_refused".
@@ -42,8 +43,12 @@ func (c ErrorClass) String() string {
 // ErrorClasses lists every class name, in a stable order.
 func ErrorClasses() []string { return errorClassNames[:] }
 
-// errTimeout is the error recorded for requests that exceeded --timeout.
-var errTimeout = errors.New("no complete response within the timeout")
+// Errors recorded for requests the generator gave up on.
+var (
+	errTimeout = errors.New("no complete response within the timeout")
+	errDrained = errors.New("no complete response when the run's drain ended (one timeout after the stop)")
+	errDropped = errors.New("evicted unsent from the full pending queue (raise the queue bound or lower the rate)")
+)
 
 // classify maps a socket or protocol error to its class.
 func classify(err error) ErrorClass {

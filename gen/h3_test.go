@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -137,9 +138,6 @@ func TestH3OpenLoopRate(t *testing.T) {
 	}
 	if got := res.Requests; got < 700 || got > 800 {
 		t.Errorf("requests %d, want ~750 (1.5 s at 500/s)", got)
-	}
-	if res.Generator.LagMaxus == 0 {
-		t.Errorf("no send lag recorded")
 	}
 }
 
@@ -431,5 +429,62 @@ func TestH3RequestsLimit(t *testing.T) {
 		if time.Since(start) > 10*time.Second {
 			t.Errorf("rate %v: the run did not stop after its 137 requests", rate)
 		}
+	}
+}
+
+// The self-check for HTTP/3 judges each CPU of the run, from all of the
+// process's threads that ran there.
+
+func TestH3VerdictStarved(t *testing.T) {
+	cpu := lastCPU(t)
+	s := startH3Server(t, fixedBody(100))
+	startSpinner(t, cpu)
+	cfg := h3Config(s)
+	cfg.CPUs = pin.CPUSet{cpu}
+	cfg.Duration = 2 * time.Second
+	res := runH3Test(t, cfg)
+	g := res.Generator
+	t.Logf("cpus %v busy %v starved %v: %s", g.CPUs, g.Busy, g.Starved, g.Reason)
+	if !g.Bottleneck || !strings.Contains(g.Reason, "cpu "+strconv.Itoa(cpu)) || !strings.Contains(g.Reason, "it was starved") {
+		t.Errorf("bottleneck %v reason %q: want true, naming cpu %d and starvation", g.Bottleneck, g.Reason, cpu)
+	}
+}
+
+func TestH3VerdictSaturatedServer(t *testing.T) {
+	var mu sync.Mutex
+	body := fixedBody(100)
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		time.Sleep(10 * time.Millisecond) // a capacity of 100/s
+		mu.Unlock()
+		body.ServeHTTP(w, r)
+	}))
+	cfg := h3Config(s)
+	cfg.Rate = 200
+	cfg.Duration = 2 * time.Second
+	res := runH3Test(t, cfg)
+	g := res.Generator
+	if g.Bottleneck {
+		t.Errorf("generator blamed itself for a saturated server: %s (busy %v starved %v)", g.Reason, g.Busy, g.Starved)
+	}
+	if res.Latency.P50 < 200_000 {
+		t.Errorf("corrected p50 %d µs: the server's queue must show", res.Latency.P50)
+	}
+	if len(g.Busy) != len(g.CPUs) || len(g.Starved) != len(g.CPUs) {
+		t.Errorf("busy %v starved %v for cpus %v: one entry per CPU", g.Busy, g.Starved, g.CPUs)
+	}
+}
+
+func TestH3VerdictHealthy(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.Rate = 200
+	cfg.Duration = 2 * time.Second
+	res := runH3Test(t, cfg)
+	if g := res.Generator; g.Bottleneck {
+		t.Errorf("bottleneck at 200/s against a fast server: %s (busy %v starved %v)", g.Reason, g.Busy, g.Starved)
+	}
+	if res.Requests != 400 {
+		t.Errorf("requests %d, want 400", res.Requests)
 	}
 }

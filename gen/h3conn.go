@@ -20,19 +20,17 @@ import (
 // h3BufSize is each worker's body read buffer.
 const h3BufSize = 16 << 10
 
-// h3Job is one request handed to a worker: when it was due, and whether it
-// went straight to an idle connection (its start delay is then the
-// generator's own lag).
+// h3Job is one request handed to a worker: when it was due.
 type h3Job struct {
 	intended int64
-	fromIdle bool
 }
 
 // h3Out is the outcome of one request, filled by the worker and recorded by
 // its loop's settle. Times are ns since the run start.
 type h3Out struct {
 	intended, started, written, done int64
-	fromIdle                         bool
+	failed                           int64 // when a failed request was given up
+	retried                          bool  // resent once on a new connection (see do)
 	status                           int
 	bytes                            int64 // body bytes (QPACK-compressed headers are not counted)
 	err                              error
@@ -62,6 +60,11 @@ type h3Conn struct {
 	buf []byte
 	sum hash.Hash
 	out h3Out
+
+	// Guarded by l.mu: the request in flight, for the loop to give up
+	// when the drain ends.
+	busy     bool
+	intended int64
 }
 
 func newH3Conn(l *h3Loop, idx int, req *http.Request, verify bool) *h3Conn {
@@ -91,8 +94,12 @@ func (c *h3Conn) run() {
 		return
 	}
 	if !l.open {
-		for l.startClosed() {
-			c.do(h3Job{intended: l.now()})
+		for {
+			job, ok := l.startClosed(c)
+			if !ok {
+				break
+			}
+			c.do(job)
 			l.settle(c)
 			if c.out.err != nil && l.ctx.Err() == nil {
 				time.Sleep(l.backoff) // do not spin on a failing server
@@ -117,36 +124,42 @@ func (c *h3Conn) run() {
 func (c *h3Conn) do(job h3Job) {
 	l := c.l
 	o := &c.out
-	*o = h3Out{intended: job.intended, fromIdle: job.fromIdle}
+	*o = h3Out{intended: job.intended}
 	o.started = l.now()
+	// The timeout runs from here, through the dial and the exchange.
+	deadline := l.r.start.Add(time.Duration(o.started) + l.r.cfg.Timeout)
 	if c.qc != nil && c.qc.Context().Err() != nil {
 		c.drop() // the server closed it while idle: not an error, reconnect
 	}
-	if c.qc == nil && !c.dial(o) {
+	if c.qc == nil && !c.dial(o, deadline) {
+		o.failed = l.now()
 		return
 	}
-	err := c.exchange(o)
+	err := c.exchange(o, deadline)
 	var noStream *streamOpenError
 	if errors.As(err, &noStream) && !o.handshake {
 		// A kept-alive connection took no new request (the server is
 		// shutting it down: GOAWAY). Nothing was sent: reconnect and send
-		// it, like the HTTP/1.1 engine after a keep-alive close.
+		// it once, like the HTTP/1.1 engine after a keep-alive close.
+		o.retried = true
 		c.drop()
-		if !c.dial(o) {
+		if !c.dial(o, deadline) {
+			o.failed = l.now()
 			return
 		}
-		err = c.exchange(o)
+		err = c.exchange(o, deadline)
 	}
 	if err != nil && errors.Is(err, quic.Err0RTTRejected) {
 		// The server refused the early data: finish the handshake and send
 		// the request again at 1-RTT (it still counts from its intended time).
-		if err = c.after0RTTRejected(); err == nil {
-			err = c.exchange(o)
+		if err = c.after0RTTRejected(deadline); err == nil {
+			err = c.exchange(o, deadline)
 		}
 	}
 	if err == nil {
 		o.done = l.now()
 	} else {
+		o.failed = l.now()
 		o.class, o.err = classifyH3(err)
 	}
 	if o.handshake && c.qc != nil {
@@ -159,10 +172,10 @@ func (c *h3Conn) do(job h3Job) {
 
 // dial opens a new QUIC connection: a full handshake, or a resumed one
 // when TLS.Resume left a session ticket, with early data when TLS.ZeroRTT.
-func (c *h3Conn) dial(o *h3Out) bool {
+func (c *h3Conn) dial(o *h3Out, deadline time.Time) bool {
 	l, e := c.l, c.e
 	t0 := l.now()
-	ctx, cancel := context.WithTimeout(l.ctx, l.r.cfg.Timeout)
+	ctx, cancel := context.WithDeadline(l.ctx, deadline)
 	var qc *quic.Conn
 	var err error
 	if l.r.cfg.TLS.ZeroRTT {
@@ -192,8 +205,8 @@ func (c *h3Conn) dial(o *h3Out) bool {
 
 // after0RTTRejected makes the connection usable after the server refused
 // 0-RTT (quic-go resets its streams; HTTP/3 needs a new control stream).
-func (c *h3Conn) after0RTTRejected() error {
-	ctx, cancel := context.WithTimeout(c.l.ctx, c.l.r.cfg.Timeout)
+func (c *h3Conn) after0RTTRejected(deadline time.Time) error {
+	ctx, cancel := context.WithDeadline(c.l.ctx, deadline)
 	defer cancel()
 	qc, err := c.qc.NextConnection(ctx)
 	if err != nil {
@@ -203,11 +216,10 @@ func (c *h3Conn) after0RTTRejected() error {
 	return nil
 }
 
-// exchange sends the request and reads the whole response. The timeout
-// runs from here (the write), like the HTTP/1.1 engine's.
-func (c *h3Conn) exchange(o *h3Out) error {
+// exchange sends the request and reads the whole response by deadline
+// (the request's start plus the timeout, like the HTTP/1.1 engine's).
+func (c *h3Conn) exchange(o *h3Out, deadline time.Time) error {
 	o.written = c.l.now()
-	deadline := time.Now().Add(c.l.r.cfg.Timeout)
 	if c.e.body != nil {
 		return c.exchangeBody(o, deadline)
 	}

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"runtime"
 	"sync"
@@ -37,7 +38,7 @@ type h3Loop struct {
 	idle     []*h3Conn // open loop: workers waiting for a request
 	inflight int
 	stopping bool // no new requests (pending ones still go out)
-	ended    bool // drain over: results still arriving are not counted
+	ended    bool // drain over: what was still owed is counted as timeouts; later results are not counted
 
 	// Loop goroutine only.
 	// schedule: pending, started and quota are guarded by mu.
@@ -93,21 +94,25 @@ func (l *h3Loop) main() {
 			l.mu.Lock()
 			done := l.inflight == 0 && l.pending.len() == 0
 			l.mu.Unlock()
-			if done || now >= l.drainEnd {
+			if done {
+				break
+			}
+			if now >= l.drainEnd {
+				l.abandon(now)
 				break
 			}
 		}
 		if !l.warmupSeen && now >= l.r.warmup {
 			l.warmupSeen = true
 			if l.id == 0 {
-				l.e.warmCPU, _ = pin.ProcessCPUTime()
+				l.e.acct.begin()
 			}
 		}
 		if l.open && !l.stopBegun {
 			l.admit(now)
 		}
 		if now >= l.nextSecond {
-			l.flushSecond()
+			l.flushSecond(int64(time.Second))
 		}
 		l.sleep(l.wakeIn(now))
 	}
@@ -122,7 +127,7 @@ func (l *h3Loop) setup() error {
 	}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
-		return errorf("timerfd_create: %v", err)
+		return fmt.Errorf("timerfd_create: %w", err)
 	}
 	l.timerfd = fd
 	l.timer = os.NewFile(uintptr(fd), "timerfd") // non-blocking: Go's netpoller waits on it
@@ -177,31 +182,51 @@ func (l *h3Loop) wakeIn(now int64) int64 {
 }
 
 // admit hands every request whose intended time has come to an idle
-// connection, or queues it when all are busy (dropping it when the queue
-// is full).
+// connection, or queues it when all are busy (evicting the longest-waiting
+// one when the queue is full). Like the HTTP/1.1 loop, it first records how
+// late this wakeup came for the earliest due request.
 func (l *h3Loop) admit(now int64) {
 	l.mu.Lock()
-	for l.nextDue <= now && l.nextDue < l.stopAt && !l.quotaSpent() {
-		due := l.nextDue
-		l.seq++
-		l.nextDue = l.intendedAt(l.seq)
+	if l.due(now) {
+		l.rec.wokeLate(now, l.nextDue)
+	}
+	for l.due(now) {
+		due := l.take()
 		if l.pending.len() == 0 && len(l.idle) > 0 {
 			c := l.idle[len(l.idle)-1]
 			l.idle = l.idle[:len(l.idle)-1]
-			l.inflight++
-			l.started++
-			c.work <- h3Job{intended: due, fromIdle: true} // c was idle: its channel is empty
+			l.assign(c, due)
+			c.work <- h3Job{intended: due} // c was idle: its channel is empty
+			now = l.now()
 			continue
 		}
-		if l.pending.full() {
-			if due >= l.r.warmup {
-				l.rec.dropped++
-			}
-			continue
-		}
-		l.pending.push(due)
+		l.enqueue(l.rec, due, now)
 	}
 	l.mu.Unlock()
+}
+
+// assign marks c busy with the request intended at due. Called under mu.
+func (l *h3Loop) assign(c *h3Conn, due int64) {
+	l.inflight++
+	l.started++
+	c.busy, c.intended = true, due
+}
+
+// abandon ends the drain: every request still in flight or pending is
+// given up as a timeout now, and results arriving later are not counted.
+func (l *h3Loop) abandon(now int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, c := range l.conns {
+		if c.busy {
+			c.busy = false
+			l.inflight--
+			l.rec.failure(ErrTimeout, errDrained, c.intended, now)
+			l.r.unfinished.Add(1)
+		}
+	}
+	l.r.unfinished.Add(l.abandonPending(l.rec, now))
+	l.ended = true
 }
 
 // beginStop stops admitting requests; the ones in flight or queued get
@@ -212,15 +237,16 @@ func (l *h3Loop) beginStop(now int64) {
 	}
 	l.mu.Lock()
 	l.stopping = true
-	l.rec.windowEnd = now
+	l.rec.windowEnd = min(now, l.stopAt)
 	l.mu.Unlock()
 	l.stopBegun = true
 	l.stopWall = now
 	if l.id == 0 {
-		l.e.stopCPU, _ = pin.ProcessCPUTime()
 		if !l.warmupSeen {
-			l.e.warmCPU = l.e.stopCPU
+			l.warmupSeen = true // interrupted during the warmup: an empty window
+			l.e.acct.begin()
 		}
+		l.e.acct.end()
 	}
 	drain := int64(l.r.cfg.Timeout)
 	if l.r.stopped.Load() && drain > int64(time.Second) {
@@ -230,15 +256,15 @@ func (l *h3Loop) beginStop(now int64) {
 }
 
 // flushSecond hands this second's tallies and interval histogram to the
-// aggregator.
-func (l *h3Loop) flushSecond() {
+// aggregator; dur is how much of the second the loop covered.
+func (l *h3Loop) flushSecond(dur int64) {
 	l.mu.Lock()
-	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval}
+	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval, dur: dur}
 	select {
 	case h := <-l.r.histPool:
 		l.rec.interval = h
 	default:
-		l.rec.interval = newHist()
+		l.rec.interval = l.r.newHist()
 	}
 	l.rec.sec = secondCounts{}
 	l.mu.Unlock()
@@ -247,13 +273,12 @@ func (l *h3Loop) flushSecond() {
 	l.nextSecond += int64(time.Second)
 }
 
-// finish ends the loop: what is still in flight or queued is unfinished,
-// the connections are closed (which ends their requests at once), the
-// workers leave and the last partial second is reported.
+// finish ends the loop: the connections are closed (which ends their
+// requests at once: the drain is over, their outcomes are already counted),
+// the workers leave and the last partial second is reported.
 func (l *h3Loop) finish() {
 	l.mu.Lock()
 	l.ended = true
-	l.r.unfinished.Add(int64(l.inflight + l.pending.len()))
 	open := make([]*quic.Conn, 0, len(l.conns))
 	for _, c := range l.conns {
 		if c.qc != nil {
@@ -266,7 +291,7 @@ func (l *h3Loop) finish() {
 		qc.CloseWithError(0, "")
 	}
 	l.workers.Wait()
-	l.flushSecond()
+	l.flushSecond(l.now() - (l.nextSecond - int64(time.Second)))
 }
 
 // settle records the outcome of c's request (unless the loop has ended)
@@ -276,18 +301,18 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 	o := &c.out
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended {
+	if l.ended || !c.busy {
 		return h3Job{}, false
 	}
+	c.busy = false
 	l.inflight--
-	measured := o.intended >= l.r.warmup
 	rec := l.rec
+	measured := rec.owed(o.intended)
 	if measured && o.started-o.intended > lateThreshold {
 		rec.lateSends++
 	}
-	if o.fromIdle {
-		// The connection was free: any delay is the generator's own.
-		record(rec.lag, (o.started-o.intended)/1000)
+	if measured && o.retried {
+		rec.retries++
 	}
 	if o.handshake && measured {
 		rec.handshakes++
@@ -300,14 +325,14 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 		rec.zeroRTT++
 	}
 	if o.err != nil {
-		rec.failure(o.class, o.err, measured)
+		rec.failure(o.class, o.err, o.intended, o.failed)
 	} else {
-		rec.response(o.status, o.intended, o.written, o.done, o.bytes, measured)
+		rec.response(o.status, o.intended, o.written, o.done, o.bytes)
 	}
 	if l.open && l.pending.len() > 0 {
-		l.inflight++
-		l.started++
-		return h3Job{intended: l.pending.pop()}, true
+		due := l.pending.pop()
+		l.assign(c, due)
+		return h3Job{intended: due}, true
 	}
 	if l.open {
 		l.idle = append(l.idle, c)
@@ -318,17 +343,17 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 	return h3Job{}, false
 }
 
-// startClosed reserves the next closed-loop request for a worker, or
-// reports that the loop is stopping.
-func (l *h3Loop) startClosed() bool {
+// startClosed reserves the next closed-loop request for c's worker, intended
+// now, or reports that the loop is stopping.
+func (l *h3Loop) startClosed(c *h3Conn) (h3Job, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.stopping || l.quotaSpent() {
-		return false
+		return h3Job{}, false
 	}
-	l.inflight++
-	l.started++
-	return true
+	due := l.now()
+	l.assign(c, due)
+	return h3Job{intended: due}, true
 }
 
 // setConn publishes c's new QUIC connection so that finish can close it;

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/pin"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -69,9 +68,9 @@ type h3Engine struct {
 	versionOnce sync.Once
 	version     string
 
-	// Process CPU time at the end of the warmup and at the stop, sampled
-	// by loop 0.
-	warmCPU, stopCPU time.Duration
+	// The process's threads per CPU over the measured window; loop 0
+	// begins and ends it.
+	acct *processAccount
 
 	bufNote string // UDP buffer remark for generator.notes
 }
@@ -97,7 +96,7 @@ func prepareH3(ctx context.Context, cfg *Config) (*h3Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, target: t, dst: dst, netns: -1, diagFd: -1, go_: make(chan struct{})}
+	r := newRun(cfg, t, dst)
 	if r.tls, err = newTLSClient(cfg, t); err != nil {
 		return nil, err
 	}
@@ -237,12 +236,8 @@ func (e *h3Engine) execute(ctx context.Context) (*Result, error) {
 	if maxPending == 0 {
 		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
 	}
-	r.reports = make(chan secondReport, nloops*64)
-	r.histPool = make(chan *hdr.Histogram, nloops*4)
-	for i := 0; i < nloops*3; i++ {
-		r.histPool <- newHist()
-	}
-	r.warmup = int64(cfg.Warmup)
+	r.fillHistPool(nloops)
+	e.acct = newProcessAccount(cpus, 50*time.Millisecond)
 	req, err := e.newRequest()
 	if err != nil {
 		return nil, err
@@ -279,7 +274,7 @@ func (e *h3Engine) buildLoops(nloops, maxPending int, req *http.Request) error {
 	cfg := r.cfg
 	scanEvery := max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
 	for i := 0; i < nloops; i++ {
-		l := &h3Loop{id: i, cpu: e.cpus[i], e: e, r: r, rec: newRecorder(), backoff: time.Duration(scanEvery)}
+		l := &h3Loop{id: i, cpu: e.cpus[i], e: e, r: r, rec: newRecorder(r.warmup, r.histMax), backoff: time.Duration(scanEvery)}
 		l.ctx, l.cancel = context.WithCancel(context.Background())
 		n := share(cfg.Connections, i, nloops)
 		l.schedule = newSchedule(cfg, i, nloops, maxPending)
@@ -329,19 +324,9 @@ func (e *h3Engine) noteVersion(v quic.Version) {
 	e.versionOnce.Do(func() { e.version = v.String() })
 }
 
-// outcome collects the loops' recorders and the generator's CPU account.
-//
-// Busy: the loops' threads do little of the work (quic-go's goroutines
-// do the packets, crypto and streams, on whichever of the run's threads
-// is free), so per-thread CPU time would under-count. Busy is the process's
-// CPU time (getrusage RUSAGE_SELF, every thread, so the aggregator and
-// anything else in the process count too) over the measured window, divided
-// by wall time x the number of CPUs: the average load of the CPU set,
-// reported as the same value for each CPU. Threads migrate between the
-// run's CPUs, so a per-CPU split from /proc/self/task/*/stat ("processor",
-// the last CPU a thread ran on) would be a guess, not a measurement.
+// outcome collects the loops' recorders and the generator's account of
+// each CPU of the run (see processAccount).
 func (e *h3Engine) outcome(maxPending int) outcome {
-	r := e.r
 	o := outcome{protocol: "h3", quicVersion: e.version,
 		g: Generator{CPUs: e.cpus, Loops: len(e.loops), MaxPending: maxPending}}
 	for _, l := range e.loops {
@@ -353,17 +338,8 @@ func (e *h3Engine) outcome(maxPending int) outcome {
 		o.recs = append(o.recs, l.rec)
 		o.ends = append(o.ends, end)
 	}
-	w := float64(o.ends[0]-r.warmup) / 1e9
-	cpuS := (e.stopCPU - e.warmCPU).Seconds() / float64(len(e.cpus))
-	busy := 0.0
-	if w > 0 {
-		busy = cpuS / w
-	}
-	for range e.cpus {
-		o.g.Busy = append(o.g.Busy, round3(busy))
-		o.g.CPUSeconds = append(o.g.CPUSeconds, round3(cpuS))
-	}
-	o.g.Notes = append(o.g.Notes, "h3: busy is the whole process's CPU time / (wall time x CPUs), the same value for each CPU (quic-go's goroutines move between them)")
+	o.shares = e.acct.shares()
+	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
 	if e.bufNote != "" {
 		o.g.Notes = append(o.g.Notes, e.bufNote)
 	}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -16,6 +17,7 @@ const (
 	readBufSize   = 256 << 10 // per loop; every response is parsed in place here
 	lateThreshold = int64(time.Millisecond)
 	eventWake     = -1 // epoll data index of the loop's wake-up eventfd
+	eventTimer    = -2 // epoll data index of the fallback sleep timerfd
 )
 
 // loop is one event loop: a locked OS thread pinned to one CPU, an epoll
@@ -47,6 +49,7 @@ type loop struct {
 	// open loop
 	schedule
 	stopping  bool
+	ended     bool  // the drain is over: what is still owed has been given up
 	stopWall  int64 // when the stop began (an interrupt stops early)
 	drainEnd  int64
 	nextScan  int64
@@ -54,11 +57,12 @@ type loop struct {
 
 	nextSecond int64
 	secIdx     int
-	warmupCPU  time.Duration
-	stopCPU    time.Duration
 	warmupSeen bool
+	acct       threadAccount // this loop's thread: CPU, run-queue wait, its CPU's softirq and steal
 
-	err error // setup failure
+	timerfd  int // -1, or the fallback sleep timer when epoll_pwait2 is unavailable
+	timerAt  int64
+	timerIts unix.ItimerSpec
 }
 
 // now returns nanoseconds since the run start (monotonic clock).
@@ -69,7 +73,6 @@ func (l *loop) now() int64 { return int64(time.Since(l.r.start)) }
 func (l *loop) main() {
 	defer l.r.loopsDone.Done()
 	if err := l.setup(); err != nil {
-		l.err = err
 		l.r.fail(err)
 		return
 	}
@@ -91,28 +94,33 @@ func (l *loop) main() {
 		if !l.stopping && (now >= l.stopAt || l.r.stopped.Load() || l.quotaSpent()) {
 			l.beginStop(now)
 		}
-		if l.stopping && ((l.inflight == 0 && l.pending.len() == 0) || now >= l.drainEnd) {
-			break
+		if now >= l.nextScan {
+			l.scan(now)
+		}
+		if l.stopping {
+			if l.inflight == 0 && l.pending.len() == 0 {
+				break
+			}
+			if now >= l.drainEnd {
+				l.abandon(now)
+				break
+			}
 		}
 		if !l.warmupSeen && now >= l.r.warmup {
 			l.warmupSeen = true
-			l.warmupCPU, _ = pin.ThreadCPUTime()
+			l.acct.begin()
 		}
 		if l.open && !l.stopping {
 			l.admit(now)
 		}
-		if now >= l.nextScan {
-			l.scan(now)
-		}
 		if now >= l.nextSecond {
-			l.flushSecond()
+			l.flushSecond(int64(time.Second))
 		}
 		n := l.wait(l.wakeIn(now))
 		for i := 0; i < n; i++ {
 			ev := &l.events[i]
-			if ev.Fd == eventWake {
-				var b [8]byte
-				unix.Read(l.wakefd, b[:])
+			if ev.Fd < 0 {
+				l.drainWakeup(ev.Fd)
 				continue
 			}
 			c := &l.conns[ev.Fd]
@@ -135,24 +143,38 @@ func (l *loop) setup() error {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if l.r.netns >= 0 {
 		if err := unix.Setns(l.r.netns, unix.CLONE_NEWNET); err != nil {
-			return errorf("enter network namespace %s: %v", l.r.cfg.NetNS, err)
+			return fmt.Errorf("enter network namespace %s: %w", l.r.cfg.NetNS, err)
 		}
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
-		return errorf("epoll_create1: %v", err)
+		return fmt.Errorf("epoll_create1: %w", err)
 	}
 	l.epfd = epfd
 	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
-		return errorf("eventfd: %v", err)
+		return fmt.Errorf("eventfd: %w", err)
 	}
 	l.wakefd = wfd
 	ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: eventWake}
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &ev); err != nil {
-		return errorf("epoll_ctl: %v", err)
+		return fmt.Errorf("epoll_ctl: %w", err)
+	}
+	if !l.r.pwait2 {
+		// No epoll_pwait2 (older kernel, or a seccomp filter refuses it):
+		// sleep in epoll_wait on a timerfd armed with the ns deadline.
+		tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("timerfd_create: %w", err)
+		}
+		l.timerfd = tfd
+		ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: eventTimer}
+		if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, tfd, &ev); err != nil {
+			return fmt.Errorf("epoll_ctl: %w", err)
+		}
 	}
 	l.buf = make([]byte, readBufSize)
+	l.acct.init(l.cpu)
 	return nil
 }
 
@@ -163,6 +185,9 @@ func (l *loop) teardown() {
 		}
 	}
 	unix.Close(l.wakefd)
+	if l.timerfd >= 0 {
+		unix.Close(l.timerfd)
+	}
 	unix.Close(l.epfd)
 }
 
@@ -202,42 +227,76 @@ func (l *loop) wakeIn(now int64) int64 {
 // system call: the loop keeps its P while it sleeps (see rawio.go). A
 // signal (e.g. the runtime's preemption request) ends the wait early with
 // no events; the caller's next function call then lets the runtime in.
+// Without epoll_pwait2 (probed once per run) the loop arms its timerfd
+// with the deadline and sleeps in epoll_wait.
 func (l *loop) wait(ns int64) int {
 	if ns < 0 {
 		ns = 0
+	}
+	if l.timerfd >= 0 {
+		return l.waitTimer(ns)
 	}
 	l.ts = unix.NsecToTimespec(ns)
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
 		uintptr(unsafe.Pointer(&l.events[0])), maxEvents,
 		uintptr(unsafe.Pointer(&l.ts)), 0, 0)
 	if e != 0 {
+		return 0 // EINTR: a signal; the loop goes round and waits again
+	}
+	return int(n)
+}
+
+// waitTimer is wait without epoll_pwait2: the timerfd is re-armed only
+// when the deadline moves.
+func (l *loop) waitTimer(ns int64) int {
+	timeout := 0
+	if ns > 0 {
+		timeout = -1
+		at := l.now() + ns
+		if at != l.timerAt {
+			l.timerAt = at
+			l.timerIts.Value = unix.NsecToTimespec(ns)
+			unix.TimerfdSettime(l.timerfd, 0, &l.timerIts, nil)
+		}
+	}
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(l.epfd),
+		uintptr(unsafe.Pointer(&l.events[0])), maxEvents, uintptr(timeout), 0, 0)
+	if e != 0 {
 		return 0
 	}
 	return int(n)
 }
 
+// drainWakeup empties the eventfd or timerfd that woke the loop.
+func (l *loop) drainWakeup(which int32) {
+	var b [8]byte
+	if which == eventWake {
+		rawRead(l.wakefd, b[:])
+		return
+	}
+	rawRead(l.timerfd, b[:])
+	l.timerAt = 0
+}
+
 // admit moves every request whose intended time has come to a free
-// connection, or to the pending queue when all connections are busy.
+// connection, or to the pending queue when all connections are busy. It
+// first records how late this wakeup is for the earliest due request: the
+// generator's own lag, whatever the server is doing. Each dispatch reads
+// the clock afresh, so a long batch neither hides its own duration nor
+// leaves requests that fell due meanwhile for the next wakeup.
 func (l *loop) admit(now int64) {
-	for l.nextDue <= now && l.nextDue < l.stopAt && !l.quotaSpent() {
-		due := l.nextDue
-		l.seq++
-		l.nextDue = l.intendedAt(l.seq)
+	if !l.due(now) {
+		return
+	}
+	l.rec.wokeLate(now, l.nextDue)
+	for l.due(now) {
+		due := l.take()
 		if l.pending.len() == 0 && len(l.idle) > 0 {
-			c := l.popIdle()
-			// The connection was free: any delay is the generator's own.
-			lag := now - due
-			record(l.rec.lag, lag/1000)
-			l.dispatch(c, due, now)
+			l.dispatch(l.popIdle(), due, now)
+			now = l.now()
 			continue
 		}
-		if l.pending.full() {
-			if due >= l.r.warmup {
-				l.rec.dropped++
-			}
-			continue
-		}
-		l.pending.push(due)
+		l.enqueue(l.rec, due, now)
 	}
 }
 
@@ -251,7 +310,7 @@ func (l *loop) popIdle() *conn {
 // immediately in closed loop, the oldest pending one in open loop.
 func (l *loop) next(c *conn, now int64) {
 	switch {
-	case l.stopping && l.pending.len() == 0:
+	case l.ended || (l.stopping && l.pending.len() == 0):
 		l.idle = append(l.idle, c.idx)
 	case !l.open:
 		if l.stopping || l.quotaSpent() {
@@ -272,7 +331,10 @@ func (l *loop) next(c *conn, now int64) {
 // dispatch starts a request on c: connect first if needed, then write.
 func (l *loop) dispatch(c *conn, intended, now int64) {
 	c.intended = intended
+	c.started = now // the timeout runs from here, through connect and handshake
 	c.busy = true
+	c.reused = c.fd >= 0
+	c.retried = false
 	l.started++
 	c.written = 0
 	l.inflight++
@@ -286,7 +348,8 @@ func (l *loop) dispatch(c *conn, intended, now int64) {
 	l.writeRequest(c, now)
 }
 
-// scan fails requests past their timeout and restarts closed-loop
+// scan fails requests past their timeout (counted from when work on them
+// began: connect, handshake and write included) and restarts closed-loop
 // connections whose reconnect backoff has passed.
 func (l *loop) scan(now int64) {
 	l.nextScan = now + l.scanEvery
@@ -311,8 +374,12 @@ func (l *loop) beginStop(now int64) {
 	}
 	l.stopping = true
 	l.stopWall = now
-	l.rec.windowEnd = now
-	l.stopCPU, _ = pin.ThreadCPUTime()
+	l.rec.windowEnd = min(now, l.stopAt)
+	if !l.warmupSeen {
+		l.warmupSeen = true // interrupted during the warmup: an empty window
+		l.acct.begin()
+	}
+	l.acct.end()
 	drain := int64(l.r.cfg.Timeout)
 	if l.r.stopped.Load() && drain > int64(time.Second) {
 		drain = int64(time.Second) // interrupted: finish quickly
@@ -320,16 +387,31 @@ func (l *loop) beginStop(now int64) {
 	l.drainEnd = now + drain
 }
 
+// abandon ends the drain: every request still in flight or pending is
+// given up as a timeout at this moment (each has waited at least a timeout
+// since its intended time, or the shortened drain of an interrupted run),
+// so no owed request leaves the run without an outcome.
+func (l *loop) abandon(now int64) {
+	l.ended = true
+	for i := range l.conns {
+		if c := &l.conns[i]; c.busy {
+			l.fail(c, ErrTimeout, errDrained, now)
+			l.r.unfinished.Add(1)
+		}
+	}
+	l.r.unfinished.Add(l.abandonPending(l.rec, now))
+}
+
 // flushSecond hands this second's tallies and interval histogram to the
-// aggregator and starts the next second. It never blocks on the aggregator.
-func (l *loop) flushSecond() {
-	cpu, _ := pin.ThreadCPUTime()
-	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval, cpu: cpu}
+// aggregator and starts the next second; dur is how much of the second
+// the loop covered (less than 1 s for the last one).
+func (l *loop) flushSecond(dur int64) {
+	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval, dur: dur}
 	select {
 	case h := <-l.r.histPool:
 		l.rec.interval = h
 	default:
-		l.rec.interval = newHist() // aggregator behind: rare, bounded by its backlog
+		l.rec.interval = l.r.newHist() // aggregator behind: rare, bounded by its backlog
 	}
 	l.r.reports <- rep
 	l.rec.sec = secondCounts{}
@@ -337,17 +419,7 @@ func (l *loop) flushSecond() {
 	l.nextSecond += int64(time.Second)
 }
 
-// finish records what is left when the loop ends: unfinished requests, the
-// last partial second, the CPU time used.
+// finish reports the last, partial second with its length.
 func (l *loop) finish() {
-	for i := range l.conns {
-		if l.conns[i].busy {
-			l.r.unfinished.Add(1)
-		}
-	}
-	l.r.unfinished.Add(int64(l.pending.len()))
-	if l.stopCPU == 0 {
-		l.stopCPU, _ = pin.ThreadCPUTime()
-	}
-	l.flushSecond()
+	l.flushSecond(l.now() - (l.nextSecond - int64(time.Second)))
 }

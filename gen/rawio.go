@@ -38,3 +38,25 @@ func rawWrite(fd int, b []byte) (int, error) {
 	}
 	return int(n), nil
 }
+
+// noPwait2 makes probePwait2 fail, so tests can run the fallback here.
+var noPwait2 bool
+
+// probePwait2 reports whether epoll_pwait2 (Linux 5.11) works here: an
+// older kernel answers ENOSYS, a seccomp filter (some container runtimes)
+// EPERM or ENOSYS. Without it the loops fall back to a timerfd.
+func probePwait2() bool {
+	if noPwait2 {
+		return false
+	}
+	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(epfd)
+	var ev [1]unix.EpollEvent
+	var ts unix.Timespec
+	_, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
+		uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
+	return e == 0
+}

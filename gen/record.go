@@ -1,26 +1,42 @@
 package gen
 
 import (
-	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
-// Histogram range: 1 µs to 60 s at 3 significant figures, in microseconds.
+// Histogram range: 1 µs up to a run's ceiling, at 3 significant figures,
+// in microseconds.
 const (
 	histMin     = 1
-	histMax     = 60_000_000
 	histSigFigs = 3
+	// histFloor is the least ceiling: 60 s.
+	histFloor = 60_000_000
 )
 
-func newHist() *hdr.Histogram { return hdr.New(histMin, histMax, histSigFigs) }
+// histCeiling is the largest latency a run can record, in µs: the longest
+// any owed request can wait is the run's duration (intended at the start,
+// still pending at the stop) plus the drain (one timeout) plus its own
+// timeout, so duration + 2 x timeout, and never less than 60 s.
+func histCeiling(cfg *Config) int64 {
+	return max(histFloor, int64(cfg.Duration+2*cfg.Timeout)/int64(time.Microsecond))
+}
 
-// record adds v (µs) to h, clamped into the histogram's range so that a
-// value beyond 60 s is kept as 60 s rather than dropped.
+func newHistMax(ceiling int64) *hdr.Histogram { return hdr.New(histMin, ceiling, histSigFigs) }
+
+// newHist returns a histogram with the least ceiling (60 s), for values that
+// are not request latencies (send lag, handshakes) and for tests.
+func newHist() *hdr.Histogram { return newHistMax(histFloor) }
+
+// record adds v (µs) to h, clamped into the histogram's range, so that a
+// value beyond the ceiling is kept as the ceiling rather than dropped.
 func record(h *hdr.Histogram, v int64) {
 	if v < histMin {
 		v = histMin
-	} else if v > histMax {
-		v = histMax
+	} else if top := h.HighestTrackableValue(); v > top {
+		v = top
 	}
 	h.RecordValue(v) // in range by construction: cannot fail
 }
@@ -36,28 +52,44 @@ type counters struct {
 	non2xx      uint64
 	bytes       uint64 // header + body bytes read, measured window
 	lateSends   uint64
-	dropped     uint64
+	dropped     uint64 // also in errors[ErrDropped]
+	retries     uint64 // requests resent once on a new connection (kept-alive connection closed before any response byte)
 	handshakes  uint64 // completed TCP+TLS handshakes, measured window
 	resumed     uint64
 	zeroRTT     uint64 // HTTP/3: requests sent as 0-RTT early data the server accepted
-	unsolicited uint64 // idle connections closed because the server sent bytes with no request in flight
+	unsolicited uint64 // connections dropped because the server sent bytes no request asked for
 }
 
 // recorder holds one loop's histograms and counters. No locks: the loop
-// thread owns it.
+// thread owns it (HTTP/3: its loop's mutex guards it).
+//
+// Coordinated omission: every latency that measures the server is taken
+// from the request's intended time (the schedule's slot, or in closed loop
+// the moment its connection became free), not from the moment the
+// generator got round to writing it. A request that waited in the pending
+// queue because every connection was busy, or behind a slow response,
+// carries that wait in its latency, as a real client of a slow server
+// would. The intended time travels with the request: the schedule hands
+// it out (schedule.take), the connection keeps it while the request is in
+// flight (conn.intended, h3Job.intended), and the recorder subtracts it
+// here. The uncorrected histogram, from the actual write, is kept to show
+// the difference.
 type recorder struct {
 	counters
-	corrected   *hdr.Histogram // from intended send time, measured window
-	uncorrected *hdr.Histogram // from the actual write, measured window
-	lag         *hdr.Histogram // open loop: how late the loop dispatched a due request to a free connection
+	corrected   *hdr.Histogram // every owed outcome, from its intended time, measured window
+	corrected2x *hdr.Histogram // 2xx responses only, from their intended time, measured window
+	uncorrected *hdr.Histogram // responses, from the actual write, measured window
+	lag         *hdr.Histogram // open loop: how late the loop woke for its earliest due request, measured window
 	handshake   *hdr.Histogram // connect start to handshake done
-	interval    *hdr.Histogram // corrected, this second, warmup included
+	interval    *hdr.Histogram // corrected, every outcome completed this second, warmup included
 
 	sec secondCounts
 
-	// windowEnd is when the measured window ended (set when the loop
-	// stops; MaxInt64 until then); okInWindow and bytesInWindow count
-	// measured responses completed by then, for the rates.
+	// warmup and windowEnd bound the measured window (windowEnd is
+	// MaxInt64 until the loop stops); okInWindow and bytesInWindow count
+	// responses completed inside it, whatever their intended time, for
+	// the rates.
+	warmup        int64
 	windowEnd     int64
 	okInWindow    uint64
 	bytesInWindow uint64
@@ -69,21 +101,29 @@ type secondCounts struct {
 	bytes              uint64
 }
 
-func newRecorder() *recorder {
+// newRecorder returns a recorder for a run whose measured window starts at
+// warmup (ns since the start) and whose latencies reach up to ceiling µs.
+func newRecorder(warmup, ceiling int64) *recorder {
 	return &recorder{
-		corrected:   newHist(),
-		uncorrected: newHist(),
+		corrected:   newHistMax(ceiling),
+		corrected2x: newHistMax(ceiling),
+		uncorrected: newHistMax(ceiling),
 		lag:         newHist(),
 		handshake:   newHist(),
-		interval:    newHist(),
+		interval:    newHistMax(ceiling),
+		warmup:      warmup,
 		windowEnd:   math.MaxInt64,
 	}
 }
 
+// owed reports whether a request intended at t belongs to the measured
+// window (the window's end is enforced by the schedule, which hands out no
+// request intended after the stop).
+func (r *recorder) owed(intended int64) bool { return intended >= r.warmup }
+
 // response records a complete response. intended, written and done are
-// nanoseconds since the run start; measured says whether the request
-// belongs to the measured window.
-func (r *recorder) response(status int, intended, written, done int64, nbytes int64, measured bool) {
+// nanoseconds since the run start.
+func (r *recorder) response(status int, intended, written, done int64, nbytes int64) {
 	corr := (done - intended) / 1000
 	record(r.interval, corr)
 	ok := status >= 200 && status < 300
@@ -93,10 +133,23 @@ func (r *recorder) response(status int, intended, written, done int64, nbytes in
 		r.sec.non2xx++
 	}
 	r.sec.bytes += uint64(nbytes)
-	if !measured {
+	if done >= r.warmup && done <= r.windowEnd {
+		// Rates count what completed inside the window, whatever its
+		// intended time: under overload most of what completes in the
+		// window was intended earlier, and responses that straggle in
+		// while the run drains do not inflate the rate.
+		if ok {
+			r.okInWindow++
+		}
+		r.bytesInWindow += uint64(nbytes)
+	}
+	if !r.owed(intended) {
 		return
 	}
 	record(r.corrected, corr)
+	if ok {
+		record(r.corrected2x, corr)
+	}
 	record(r.uncorrected, (done-written)/1000)
 	if status >= 0 && status < len(r.status) {
 		r.status[status]++
@@ -107,23 +160,30 @@ func (r *recorder) response(status int, intended, written, done int64, nbytes in
 		r.non2xx++
 	}
 	r.bytes += uint64(nbytes)
-	if done <= r.windowEnd {
-		// Rates count what completed inside the window: responses that
-		// straggle in while the run drains do not inflate them.
-		if ok {
-			r.okInWindow++
-		}
-		r.bytesInWindow += uint64(nbytes)
-	}
 }
 
-// failure records a failed request of class c.
-func (r *recorder) failure(c ErrorClass, err error, measured bool) {
+// failure records a request of class c given up at done. Its corrected
+// latency is the time it had waited when it was given up: a lower bound of
+// what a client would have seen (vegeta and k6 record failures the same
+// way), so a server that stops answering shows in the percentiles instead
+// of vanishing from them.
+func (r *recorder) failure(c ErrorClass, err error, intended, done int64) {
 	if r.firstErr[c] == nil {
 		r.firstErr[c] = err
 	}
+	corr := (done - intended) / 1000
+	record(r.interval, corr)
 	r.sec.errors++
-	if measured {
+	if r.owed(intended) {
 		r.errors[c]++
+		record(r.corrected, corr)
+	}
+}
+
+// wokeLate records how late the loop woke for the earliest due request
+// (open loop; one sample per wakeup that found requests due).
+func (r *recorder) wokeLate(now, due int64) {
+	if r.owed(due) {
+		record(r.lag, (now-due)/1000)
 	}
 }

@@ -30,36 +30,51 @@ func latencyOf(h *hdr.Histogram) Latency {
 	}
 }
 
-// PerSecond is one second of the run (warmup included).
+// PerSecond is one second of the run (warmup included), by completion
+// time: what completed or was given up in that second.
 type PerSecond struct {
-	T      int    `json:"t"`
-	OK     uint64 `json:"ok"`
-	Non2xx uint64 `json:"non2xx"`
-	Errors uint64 `json:"errors"`
-	P99us  int64  `json:"p99_us"`
-	Bytes  uint64 `json:"bytes"`
+	T      int     `json:"t"`
+	DurS   float64 `json:"dur_s"` // length of this entry: 1 but for the last, partial one
+	OK     uint64  `json:"ok"`
+	Non2xx uint64  `json:"non2xx"`
+	Errors uint64  `json:"errors"`
+	P99us  int64   `json:"p99_us"` // corrected, every outcome of the second
+	Maxus  int64   `json:"max_us"`
+	Bytes  uint64  `json:"bytes"`
 	// TimeWait is the number of the generator's sockets to the target in
 	// TIME_WAIT at the end of this second (-1 when it could not be read).
 	TimeWait int `json:"time_wait"`
+
+	SecondMergeable // wall-clock key and histogram (mergeable.go)
 }
 
 // Generator is the generator's account of itself: was it the bottleneck?
+//
+// Busy, Starved and CPUSeconds have one entry per loop (HTTP/1.1: each loop
+// is a thread pinned to CPUs[i]) or per CPU (HTTP/3). See verdict.go for
+// the rule behind Bottleneck.
 type Generator struct {
-	CPUs         []int     `json:"cpus"`
-	Loops        int       `json:"loops"`
-	Busy         []float64 `json:"busy"`       // fraction of wall time each loop's thread was on CPU (measured window)
-	CPUSeconds   []float64 `json:"cpu_s"`      // CPU seconds each loop used (measured window)
-	LagP99us     int64     `json:"lag_p99_us"` // open loop: how late the loop sent due requests to free connections
-	LagMaxus     int64     `json:"lag_max_us"`
-	LateSends    uint64    `json:"late_sends"` // requests sent more than 1 ms after their intended time (any cause)
-	Dropped      uint64    `json:"dropped"`    // open loop: requests not sent because the pending queue was full
-	MaxPending   int       `json:"max_pending"`
-	Unfinished   int64     `json:"unfinished"`     // requests still queued or in flight when the run ended
-	TimeWaitPeak int       `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited  uint64    `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck   bool      `json:"bottleneck"`
-	Reason       string    `json:"reason"`
-	Notes        []string  `json:"notes,omitempty"`
+	CPUs       []int     `json:"cpus"`
+	Loops      int       `json:"loops"`
+	Busy       []float64 `json:"busy"`    // fraction of wall time on CPU (measured window)
+	Starved    []float64 `json:"starved"` // fraction of wall time runnable but not running, plus the CPU's softirq and steal
+	CPUSeconds []float64 `json:"cpu_s"`   // CPU seconds used (measured window)
+	// Send lag, open loop: on every wakeup that found requests due, how
+	// late it came for the earliest of them (measured window).
+	LagP50us     int64    `json:"lag_p50_us"`
+	LagP99us     int64    `json:"lag_p99_us"`
+	LagP999us    int64    `json:"lag_p999_us"`
+	LagMaxus     int64    `json:"lag_max_us"`
+	LateSends    uint64   `json:"late_sends"` // requests sent more than 1 ms after their intended time (any cause)
+	Dropped      uint64   `json:"dropped"`    // open loop: requests evicted unsent from the full pending queue (also errors.dropped)
+	MaxPending   int      `json:"max_pending"`
+	Unfinished   int64    `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak int      `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited  uint64   `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck   bool     `json:"bottleneck"`
+	lagSamples   int64    // wakeups the lag was sampled on (for the verdict)
+	Reason       string   `json:"reason"`
+	Notes        []string `json:"notes,omitempty"`
 }
 
 // TLSInfo describes the TLS sessions of the run (from the first handshake).
@@ -88,17 +103,19 @@ type Result struct {
 	DurationS      float64           `json:"duration_s"` // measured window (warmup excluded)
 	WarmupS        float64           `json:"warmup_s"`
 	RequestedRate  float64           `json:"requested_rate"`
-	AchievedRate   float64           `json:"achieved_rate"` // 2xx completed inside the measured window, per second
-	Requests       uint64            `json:"requests"`      // completed + failed, measured window
+	AchievedRate   float64           `json:"achieved_rate"` // 2xx completed inside the measured window (whatever their intended time) / window
+	Requests       uint64            `json:"requests"`      // every request owed in the measured window (by intended time): ok + non-2xx + errors
 	OK             uint64            `json:"ok"`
+	Retries        uint64            `json:"retries"` // requests resent once after a kept-alive connection closed before any response byte
 	Status         map[string]uint64 `json:"status"`
 	Errors         map[string]uint64 `json:"errors"`
 	ErrorSamples   map[string]string `json:"error_samples,omitempty"` // first message per error class
 	BytesRead      uint64            `json:"bytes_read"`              // HTTP/1.1: headers + bodies; h3: bodies (headers are QPACK-compressed)
 	ThroughputGbps float64           `json:"throughput_gbps"`
 
-	Latency            Latency `json:"latency_us"`
-	LatencyUncorrected Latency `json:"latency_uncorrected_us"`
+	Latency            Latency `json:"latency_us"`             // corrected, every owed request (failures at the time they were given up)
+	Latency2xx         Latency `json:"latency_2xx_us"`         // corrected, 2xx responses only
+	LatencyUncorrected Latency `json:"latency_uncorrected_us"` // from the actual write, responses only
 
 	Handshakes    uint64   `json:"handshakes"`
 	HandshakeRate float64  `json:"handshake_rate"`
@@ -110,10 +127,13 @@ type Result struct {
 	Generator   Generator   `json:"generator"`
 	Interrupted bool        `json:"interrupted"`
 
+	Mergeable // shard, host, schedule, histograms (mergeable.go)
+
 	// Histograms for callers that want more than the fixed percentiles
 	// (e.g. the lab's percentile spectrum). Not part of the JSON.
-	CorrectedHist   *hdr.Histogram `json:"-"`
-	UncorrectedHist *hdr.Histogram `json:"-"`
+	CorrectedHist    *hdr.Histogram `json:"-"`
+	Corrected2xxHist *hdr.Histogram `json:"-"`
+	UncorrectedHist  *hdr.Histogram `json:"-"`
 }
 
 // ErrorCount returns the total of all error classes.

@@ -40,6 +40,9 @@ type run struct {
 	unfinished atomic.Int64
 	reports    chan secondReport
 	histPool   chan *hdr.Histogram
+	histMax    int64 // latency histogram ceiling, µs (see histCeiling)
+	pwait2     bool  // the kernel lets us call epoll_pwait2
+	notes      []string
 
 	failMu  sync.Mutex
 	failErr error
@@ -53,7 +56,7 @@ type secondReport struct {
 	t      int
 	counts secondCounts
 	hist   *hdr.Histogram
-	cpu    time.Duration
+	dur    int64 // ns of the second the loop covered (1 s but for the last)
 }
 
 func (r *run) fail(err error) {
@@ -65,8 +68,23 @@ func (r *run) fail(err error) {
 	r.ready.Done()
 }
 
-// errorf builds a run error (not a usage error).
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+// newHist returns a latency histogram with the run's ceiling.
+func (r *run) newHist() *hdr.Histogram { return newHistMax(r.histMax) }
+
+// newRun returns the shared state of a run against dst.
+func newRun(cfg *Config, t Target, dst netip.AddrPort) *run {
+	return &run{cfg: cfg, target: t, dst: dst, netns: -1, diagFd: -1, go_: make(chan struct{}),
+		histMax: histCeiling(cfg), warmup: int64(cfg.Warmup)}
+}
+
+// fillHistPool prepares the interval histograms the loops swap each second.
+func (r *run) fillHistPool(nloops int) {
+	r.reports = make(chan secondReport, nloops*64)
+	r.histPool = make(chan *hdr.Histogram, nloops*4)
+	for i := 0; i < nloops*3; i++ {
+		r.histPool <- r.newHist()
+	}
+}
 
 // Run executes one load run and returns its result. It returns an error only
 // when the run could not start (bad Config: a *UsageError; unreachable
@@ -100,7 +118,11 @@ func prepare(ctx context.Context, cfg *Config) (*run, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &run{cfg: cfg, target: t, dst: dst, netns: -1, diagFd: -1, go_: make(chan struct{})}
+	r := newRun(cfg, t, dst)
+	r.pwait2 = probePwait2()
+	if !r.pwait2 {
+		r.notes = append(r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
+	}
 	r.family = unix.AF_INET
 	if dst.Addr().Is6() {
 		r.family = unix.AF_INET6
@@ -259,21 +281,14 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	if maxPending == 0 {
 		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
 	}
-	r.reports = make(chan secondReport, nloops*64)
-	r.histPool = make(chan *hdr.Histogram, nloops*4)
-	for i := 0; i < nloops*3; i++ {
-		r.histPool <- newHist()
-	}
-	r.warmup = int64(cfg.Warmup)
+	r.fillHistPool(nloops)
 	for i := 0; i < nloops; i++ {
 		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], share(cfg.Connections, i, nloops), maxPending))
 	}
 	// Each loop holds a P for the whole run (raw system calls, see
 	// rawio.go); one more P runs everything else.
-	if procs := runtime.GOMAXPROCS(0); procs < nloops+1 {
-		runtime.GOMAXPROCS(nloops + 1)
-		defer runtime.GOMAXPROCS(procs)
-	}
+	holdPs(nloops)
+	defer releasePs(nloops)
 	r.ready.Add(nloops)
 	r.loopsDone.Add(nloops)
 	for _, l := range r.loops {
@@ -320,10 +335,47 @@ func (r *run) drive(ctx context.Context, nloops int, wakeAll func()) *aggregator
 
 func (c *Config) openLoop() bool { return c.Rate > 0 }
 
+// The epoll loops of every run in the process hold a P each (raw system
+// calls keep it while they sleep), so GOMAXPROCS must cover all of them
+// plus one for everything else, or a run started beside another would
+// leave its own loops, or the process's other goroutines (a library
+// caller's servers, say), without a P. holdPs and releasePs keep one
+// process-wide count and restore the caller's setting when the last run ends.
+var procs struct {
+	sync.Mutex
+	held int // loops of the runs in progress
+	base int // GOMAXPROCS before the first of them
+}
+
+func holdPs(n int) {
+	procs.Lock()
+	defer procs.Unlock()
+	if procs.held == 0 {
+		procs.base = runtime.GOMAXPROCS(0)
+	}
+	procs.held += n
+	if want := procs.held + 1; want > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(want)
+	}
+}
+
+func releasePs(n int) {
+	procs.Lock()
+	defer procs.Unlock()
+	procs.held -= n
+	want := max(procs.base, procs.held+1)
+	if procs.held == 0 {
+		want = procs.base
+	}
+	if want != runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(want)
+	}
+}
+
 // newLoop builds loop i of nloops, on cpu, with n connections.
 func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 	cfg := r.cfg
-	l := &loop{id: i, cpu: cpu, r: r, rec: newRecorder(), epfd: -1, wakefd: -1}
+	l := &loop{id: i, cpu: cpu, r: r, rec: newRecorder(r.warmup, r.histMax), epfd: -1, wakefd: -1, timerfd: -1}
 	l.dst = sockaddr(r.dst)
 	for _, a := range cfg.SrcAddrs {
 		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
@@ -335,7 +387,7 @@ func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 	l.idle = make([]int32, 0, n)
 	l.schedule = newSchedule(cfg, i, nloops, maxPending)
 	for j := range l.conns {
-		l.conns[j].init(j, cfg.VerifySHA256 != nil)
+		l.conns[j].init(j, cfg.VerifySHA256 != nil, cfg.Method == "HEAD")
 		if l.open {
 			l.idle = append(l.idle, int32(j))
 		}
@@ -348,18 +400,18 @@ func (r *run) newLoop(i, nloops, cpu, n, maxPending int) *loop {
 
 // outcome is what either engine hands result: each loop's recorder and
 // the end of its measured window, and the generator's own account of its
-// CPUs (busy fractions, CPU seconds), which the engines measure differently.
+// CPUs, which the engines measure differently.
 type outcome struct {
 	recs        []*recorder
-	ends        []int64 // per loop: end of the measured window, ns since start
+	ends        []int64    // per loop: end of the measured window, ns since start
+	shares      []cpuShare // per loop (HTTP/1.1) or per CPU (HTTP/3)
 	g           Generator
 	protocol    string // "http/1.1" or "h3"
 	quicVersion string
 }
 
-// h1Outcome collects the epoll loops' recorders, windows and per-thread CPU
-// time: each loop's busy fraction is its own thread's CPU time over its
-// measured window.
+// h1Outcome collects the epoll loops' recorders, windows and accounts: each
+// loop's thread is pinned to its own CPU, so its account is its CPU's.
 func (r *run) h1Outcome(cpus pin.CPUSet, maxPending int) outcome {
 	o := outcome{protocol: "http/1.1", g: Generator{CPUs: cpus, Loops: len(r.loops), MaxPending: maxPending}}
 	for _, l := range r.loops {
@@ -370,13 +422,7 @@ func (r *run) h1Outcome(cpus pin.CPUSet, maxPending int) outcome {
 		}
 		o.recs = append(o.recs, l.rec)
 		o.ends = append(o.ends, end)
-		w := float64(end-r.warmup) / 1e9
-		busy, cpuS := 0.0, (l.stopCPU - l.warmupCPU).Seconds()
-		if w > 0 {
-			busy = cpuS / w
-		}
-		o.g.Busy = append(o.g.Busy, round3(busy))
-		o.g.CPUSeconds = append(o.g.CPUSeconds, round3(cpuS))
+		o.shares = append(o.shares, l.acct.share())
 	}
 	return o
 }
@@ -384,13 +430,14 @@ func (r *run) h1Outcome(cpus pin.CPUSet, maxPending int) outcome {
 // result merges the loops' recorders into the Result.
 func (r *run) result(agg *aggregator, o outcome) *Result {
 	cfg := r.cfg
-	total := newRecorder()
+	total := newRecorder(r.warmup, r.histMax)
 	var lagMerged = newHist()
 	g := o.g
 	interrupted := r.stopped.Load()
 	var window float64
 	for i, rec := range o.recs {
 		total.corrected.Merge(rec.corrected)
+		total.corrected2x.Merge(rec.corrected2x)
 		total.uncorrected.Merge(rec.uncorrected)
 		total.handshake.Merge(rec.handshake)
 		lagMerged.Merge(rec.lag)
@@ -410,6 +457,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		total.bytesInWindow += rec.bytesInWindow
 		total.lateSends += rec.lateSends
 		total.dropped += rec.dropped
+		total.retries += rec.retries
 		total.handshakes += rec.handshakes
 		total.resumed += rec.resumed
 		total.unsolicited += rec.unsolicited
@@ -421,16 +469,27 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	if window <= 0 {
 		window = math.SmallestNonzeroFloat64
 	}
+	for _, s := range o.shares {
+		g.Busy = append(g.Busy, round3(s.busy))
+		g.Starved = append(g.Starved, round3(s.starved()))
+		g.CPUSeconds = append(g.CPUSeconds, round3(s.cpuS))
+	}
+	g.LagP50us = lagMerged.ValueAtQuantile(50)
 	g.LagP99us = lagMerged.ValueAtQuantile(99)
+	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
+	g.lagSamples = lagMerged.TotalCount()
 	g.LateSends = total.lateSends
 	g.Dropped = total.dropped
 	g.Unfinished = r.unfinished.Load()
 	g.Unsolicited = total.unsolicited
 	g.TimeWaitPeak = agg.twPeak
-	g.verdict(cfg.openLoop())
+	g.Notes = append(g.Notes, r.notes...)
 	if r.tls != nil {
 		g.Notes = append(g.Notes, r.tls.notes()...)
+	}
+	if interrupted && g.Unfinished > 0 {
+		g.Notes = append(g.Notes, fmt.Sprintf("interrupted: %d requests still unanswered after the shortened drain are counted as timeouts", g.Unfinished))
 	}
 
 	res := &Result{
@@ -443,21 +502,25 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		WarmupS:            cfg.Warmup.Seconds(),
 		RequestedRate:      cfg.Rate,
 		OK:                 total.ok,
+		Retries:            total.retries,
 		Status:             map[string]uint64{},
 		Errors:             map[string]uint64{},
 		BytesRead:          total.bytes,
 		Latency:            latencyOf(total.corrected),
+		Latency2xx:         latencyOf(total.corrected2x),
 		LatencyUncorrected: latencyOf(total.uncorrected),
 		Handshakes:         total.handshakes,
 		PerSecond:          agg.seconds,
-		Generator:          g,
 		Interrupted:        interrupted,
 		CorrectedHist:      total.corrected,
+		Corrected2xxHist:   total.corrected2x,
 		UncorrectedHist:    total.uncorrected,
 	}
 	if cfg.openLoop() {
 		res.Mode = "open"
 	}
+	g.verdict(o.shares, res)
+	res.Generator = g
 	res.AchievedRate = round3(float64(total.okInWindow) / window)
 	res.ThroughputGbps = round3(float64(total.bytesInWindow) * 8 / window / 1e9)
 	for code, v := range total.status {

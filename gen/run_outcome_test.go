@@ -30,7 +30,4 @@ func TestHTTP1ResultAssembly(t *testing.T) {
 	if g.Loops < 1 || len(g.Busy) != g.Loops || len(g.CPUs) != g.Loops || len(g.CPUSeconds) != g.Loops {
 		t.Errorf("generator %+v", g)
 	}
-	if res.DurationS < 0.6 || res.DurationS > 0.8 {
-		t.Errorf("duration %.3f s for a 0.7 s run", res.DurationS)
-	}
 }

@@ -12,28 +12,36 @@ import (
 // side by side, status codes, errors, bytes and the generator's verdict.
 func (r *Result) WriteText(w io.Writer) {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	if r.writeLogText(p) {
+		return
+	}
 	rate := "closed loop"
 	if r.Mode == "open" {
 		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
 	}
 	p("%s  %s, %d connections, %s\n", r.Target, rate, r.Connections, r.Protocol)
 	p("  measured %.1fs (after %.1fs warmup)%s\n", r.DurationS, r.WarmupS, map[bool]string{true: "  [INTERRUPTED: partial result]", false: ""}[r.Interrupted])
+	r.writeShardLine(p)
 	achieved := fmtFloat(r.AchievedRate) + " req/s (2xx)"
 	if r.Mode == "open" && r.RequestedRate > 0 {
 		achieved += fmt.Sprintf(", %.1f%% of requested", 100*r.AchievedRate/r.RequestedRate)
 	}
 	p("  achieved  %s\n", achieved)
-	p("  requests  %d, ok %d, non-2xx %d, errors %d\n", r.Requests, r.OK, r.nonOK(), r.ErrorCount())
-	p("\n  latency        corrected   uncorrected\n")
-	row := func(name string, a, b int64) { p("  %-8s %12s  %12s\n", name, fmtUs(a), fmtUs(b)) }
-	c, u := r.Latency, r.LatencyUncorrected
-	row("p50", c.P50, u.P50)
-	row("p90", c.P90, u.P90)
-	row("p95", c.P95, u.P95)
-	row("p99", c.P99, u.P99)
-	row("p99.9", c.P999, u.P999)
-	row("max", c.Max, u.Max)
-	p("  %-8s %12s  %12s\n", "mean", fmtUs(int64(c.Mean)), fmtUs(int64(u.Mean)))
+	p("  requests  %d, ok %d, non-2xx %d, errors %d", r.Requests, r.OK, r.nonOK(), r.ErrorCount())
+	if r.Retries > 0 {
+		p(", retried %d", r.Retries)
+	}
+	p("\n\n  latency        corrected   corrected 2xx   uncorrected\n")
+	row := func(name string, a, b, c int64) { p("  %-8s %12s  %14s  %12s\n", name, fmtUs(a), fmtUs(b), fmtUs(c)) }
+	c, k, u := r.Latency, r.Latency2xx, r.LatencyUncorrected
+	row("p50", c.P50, k.P50, u.P50)
+	row("p90", c.P90, k.P90, u.P90)
+	row("p95", c.P95, k.P95, u.P95)
+	row("p99", c.P99, k.P99, u.P99)
+	row("p99.9", c.P999, k.P999, u.P999)
+	row("max", c.Max, k.Max, u.Max)
+	row("mean", int64(c.Mean), int64(k.Mean), int64(u.Mean))
+	p("  (corrected: from each request's intended time, failures at the time they were given up)\n")
 	if r.Mode == "closed" {
 		p("  (closed loop: each request is sent when the previous one completes, so corrected = uncorrected apart from connect time)\n")
 	}
@@ -70,14 +78,19 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.QUICVersion != "" {
 		p("  quic      %s\n", r.QUICVersion)
 	}
+	r.writeShardTable(p)
 	g := r.Generator
 	busy := make([]string, len(g.Busy))
 	for i, b := range g.Busy {
-		busy[i] = fmt.Sprintf("cpu%d %.0f%%", g.CPUs[i], b*100)
+		st := 0.0
+		if i < len(g.Starved) {
+			st = g.Starved[i]
+		}
+		busy[i] = fmt.Sprintf("cpu%d busy %.0f%% starved %.0f%%", g.CPUs[i], b*100, st*100)
 	}
 	p("\n  generator %d loops (%s)", g.Loops, strings.Join(busy, ", "))
 	if r.Mode == "open" {
-		p(", send lag p99 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP99us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
+		p(", send lag p50 %s p99 %s p99.9 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP50us), fmtUs(g.LagP99us), fmtUs(g.LagP999us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
 	}
 	if g.TimeWaitPeak > 0 {
 		p(", TIME_WAIT peak %d", g.TimeWaitPeak)

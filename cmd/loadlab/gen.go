@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -32,7 +31,10 @@ type genFlags struct {
 	cpuProf   string
 }
 
-func init() {
+func init() { rootCmd.AddCommand(newGenCmd()) }
+
+// newGenCmd builds `loadlab gen` with fresh flags.
+func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
 		Use:   "gen [flags] URL",
@@ -58,8 +60,16 @@ once per distinct certificate and the server's signature on every handshake
 crypto/tls (or uTLS) runs TLS 1.2, --client-hello presets, --resume and
 --curves other than x25519/p256; --tls-engine std forces it, to compare.
 
-Every result says whether the generator itself was the bottleneck (a loop more
-than 90% busy, or an open-loop send lag p99 above 1 ms).`,
+Every request due in the measured window ends in one outcome: a response, or
+an error class (still unanswered when the drain ends one --timeout after the
+stop: timeout; evicted from the full pending queue: dropped). latency_us counts
+failures at the time they were given up; latency_2xx_us is 2xx only.
+
+Every result says whether the generator itself was the bottleneck: when a loop
+was busy + starved (runnable but not running, plus its CPU's softirq and steal
+time) above 90% of its wall time, or, in open loop, when the send lag at p50,
+p99 or p99.9 is above 1 ms and above 10% of the corrected latency at the same
+quantile.`,
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure`,
@@ -106,7 +116,7 @@ than 90% busy, or an open-loop send lag p99 above 1 ms).`,
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 func runGen(cmd *cobra.Command, f *genFlags, url string) error {
@@ -196,13 +206,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return err
 	}
 	if jsonW != nil {
-		enc := json.NewEncoder(jsonW)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
-		}
-		if err := closeJSON(); err != nil {
-			return fmt.Errorf("write JSON result: %v", err)
+		if err := writeJSON(jsonW, closeJSON, res); err != nil {
+			return err
 		}
 	}
 	if !f.quiet {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -88,6 +89,20 @@ func checkWritable(path string) error {
 	}
 	if err := unix.Access(dir, unix.W_OK); err != nil {
 		return fmt.Errorf("cannot create files in %s: %v", dir, err)
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON to w (from openOut) and closes it,
+// the way every --json output is written.
+func writeJSON(w io.Writer, closeW func() error, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write JSON result: %v", err)
+	}
+	if err := closeW(); err != nil {
+		return fmt.Errorf("write JSON result: %v", err)
 	}
 	return nil
 }

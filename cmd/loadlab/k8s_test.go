@@ -1,0 +1,66 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/yaml"
+)
+
+func TestK8sJobCLI(t *testing.T) {
+	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
+	code, stdout, stderr := runCLI(t, "k8s", "job", "--shards", "3", "--cpus-per-shard", "2", "--spread", "--image", "reg/loadlab:1",
+		"--start-at", start.Format(time.RFC3339), "--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--allow-remote", "http://svc.ns:8080/1k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	c := job.Spec.Template.Spec.Containers[0]
+	wantName := "loadlab-" + start.Format("20060102-150405")
+	if job.Name != wantName || *job.Spec.Completions != 3 || c.Args[1] != "--shard=$(JOB_COMPLETION_INDEX)/3" ||
+		c.Args[2] != "--start-at="+start.Format(time.RFC3339) || c.Args[len(c.Args)-1] != "http://svc.ns:8080/1k" {
+		t.Fatalf("job %s, args %q", job.Name, c.Args)
+	}
+	// The deadline covers the start, the run and its drain (2 x the 10 s
+	// default timeout), plus the margin.
+	min := int64((90*time.Second + 30*time.Second + 20*time.Second + jobMargin).Seconds())
+	if d := *job.Spec.ActiveDeadlineSeconds; d < min-5 || d > min+1 {
+		t.Fatalf("deadline %d s, want about %d", d, min)
+	}
+	if !strings.Contains(stderr, "kubectl logs -l job-name="+wantName+" --tail=-1 --max-log-requests=3 > shards.jsonl") || strings.Contains(stderr, "--allow-remote") {
+		t.Fatalf("stderr %q", stderr)
+	}
+}
+
+// TestK8sJobCLIRefuses: bad input is one line on stderr and exit 2.
+func TestK8sJobCLIRefuses(t *testing.T) {
+	base := []string{"k8s", "job", "--shards", "4", "--image", "img"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"k8s", "job", "--image", "img", "--", "gen", "http://x/"}, "--shards must be at least 1"},
+		{[]string{"k8s", "job", "--shards", "2", "--", "gen", "http://x/"}, "--image is required"},
+		{append(base, "gen", "http://x/"), "after --"},
+		{append(base, "--", "gen"), "exactly one URL"},
+		{append(base, "--", "gen", "--json", "out.json", "http://x/"), "gen argument --json"},
+		{append(base, "--", "gen", "-q", "http://x/"), "gen argument --quiet"},
+		{append(base, "--", "gen", "-c", "3", "http://x/"), "cannot be split over 4 shards"},
+		{append(base, "--", "gen", "--nope", "http://x/"), "unknown flag: --nope"},
+		{append(base, "--", "gen", "ftp://x/"), "gen arguments:"},
+		{append(base, "--start-at", "2020-01-01T00:00:00Z", "--", "gen", "http://x/"), "not in the future"},
+		{append(base, "--cpus-per-shard", "0", "--", "gen", "http://x/"), "whole number"},
+		{append(base, "--name", "Bad_Name", "--", "gen", "http://x/"), "job name"},
+	}
+	for _, c := range cases {
+		code, _, stderr := runCLI(t, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, code, stderr, c.want)
+		}
+	}
+}

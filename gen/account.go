@@ -1,0 +1,195 @@
+package gen
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+)
+
+// The generator's account of its own CPUs over the measured window.
+//
+// busy is the time a loop's thread ran on its CPU. starved is the time it
+// could not run although its CPU was meant for it: runnable but waiting on
+// the run queue (another task had the CPU: a competing process, the
+// generator's own aggregator, GC or TIME_WAIT scan when they land on that
+// CPU), plus the CPU's softirq time (network receive processing the kernel
+// accounts apart from tasks) and steal (the hypervisor ran someone else).
+// busy + starved near 1 means the loop had no time to spare: whatever it
+// measured, it may have shaped.
+
+// cpuShare is a loop's (or a CPU's) account as fractions of wall time.
+type cpuShare struct {
+	busy    float64
+	wait    float64 // runnable, not running
+	softirq float64
+	steal   float64
+	cpuS    float64 // CPU seconds used
+}
+
+func (s cpuShare) starved() float64 { return s.wait + s.softirq + s.steal }
+
+// threadAccount samples one pinned loop thread at the start and the end of
+// the measured window. begin and end must run on the loop's own thread.
+// Not safe for concurrent use.
+type threadAccount struct {
+	cpu    int
+	stat   *pin.StatReader
+	t0, t1 accountSample
+}
+
+type accountSample struct {
+	at      time.Time
+	thread  time.Duration // thread CPU time
+	sched   pin.SchedStat
+	cpu     pin.CPUTimes
+	schedOK bool
+	cpuOK   bool
+}
+
+// init prepares the account of a thread pinned to cpu (at loop setup: it
+// allocates the /proc/stat buffer).
+func (a *threadAccount) init(cpu int) {
+	a.cpu = cpu
+	a.stat = pin.NewStatReader()
+}
+
+func (a *threadAccount) begin() { a.t0 = a.sample() }
+func (a *threadAccount) end()   { a.t1 = a.sample() }
+
+func (a *threadAccount) sample() accountSample {
+	s := accountSample{at: time.Now()}
+	s.thread, _ = pin.ThreadCPUTime()
+	var err error
+	s.sched, err = pin.ThreadSchedStat()
+	s.schedOK = err == nil
+	if a.stat != nil {
+		s.cpu, err = a.stat.Read(a.cpu)
+		s.cpuOK = err == nil
+	}
+	return s
+}
+
+// share returns the account over the window begin..end.
+func (a *threadAccount) share() cpuShare {
+	wall := a.t1.at.Sub(a.t0.at).Seconds()
+	if wall <= 0 || a.t0.at.IsZero() {
+		return cpuShare{}
+	}
+	s := cpuShare{cpuS: (a.t1.thread - a.t0.thread).Seconds()}
+	s.busy = s.cpuS / wall
+	if a.t0.schedOK && a.t1.schedOK {
+		s.wait = (a.t1.sched.Wait - a.t0.sched.Wait).Seconds() / wall
+	}
+	if a.t0.cpuOK && a.t1.cpuOK {
+		s.softirq = (a.t1.cpu.SoftIRQ - a.t0.cpu.SoftIRQ).Seconds() / wall
+		s.steal = (a.t1.cpu.Steal - a.t0.cpu.Steal).Seconds() / wall
+	}
+	return s
+}
+
+// processAccount is the HTTP/3 engine's account: quic-go's goroutines run on
+// whichever of the run's threads is free and those threads move between the
+// run's CPUs, so no thread stands for one CPU. It samples every thread of
+// the process periodically and attributes each thread's run and wait time
+// since the previous sample to the CPU it is on now; each CPU of the run is
+// then judged on its own (one saturated CPU of four is not an average of
+// 25%). Softirq and steal come from /proc/stat per CPU.
+type processAccount struct {
+	cpus  pin.CPUSet
+	every time.Duration
+
+	stat   *pin.StatReader
+	c0, c1 []pin.CPUTimes
+	t0, t1 time.Time
+	cpuOK  bool
+
+	prev  map[int]pin.SchedStat
+	tasks []pin.Task
+	run   []time.Duration // per CPU of cpus
+	wait  []time.Duration
+
+	stop, done chan struct{}
+}
+
+func newProcessAccount(cpus pin.CPUSet, every time.Duration) *processAccount {
+	return &processAccount{cpus: cpus, every: every, stat: pin.NewStatReader(),
+		c0: make([]pin.CPUTimes, len(cpus)), c1: make([]pin.CPUTimes, len(cpus)),
+		prev: map[int]pin.SchedStat{}, run: make([]time.Duration, len(cpus)), wait: make([]time.Duration, len(cpus))}
+}
+
+// begin starts the window: the first sample and the sampler goroutine.
+func (p *processAccount) begin() {
+	p.t0 = time.Now()
+	p.cpuOK = p.stat.ReadAll(p.cpus, p.c0) == nil
+	p.sample(false)
+	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(p.done)
+		t := time.NewTicker(p.every)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.sample(true)
+			case <-p.stop:
+				return
+			}
+		}
+	}()
+}
+
+// end closes the window with a last sample. Call it once, after begin.
+func (p *processAccount) end() {
+	if p.stop == nil {
+		return
+	}
+	close(p.stop)
+	<-p.done
+	p.sample(true)
+	p.t1 = time.Now()
+	p.cpuOK = p.cpuOK && p.stat.ReadAll(p.cpus, p.c1) == nil
+}
+
+func (p *processAccount) sample(attribute bool) {
+	var err error
+	if p.tasks, err = pin.Tasks(p.tasks); err != nil {
+		return
+	}
+	for _, tk := range p.tasks {
+		was, seen := p.prev[tk.TID]
+		p.prev[tk.TID] = tk.Sched
+		if !attribute {
+			continue
+		}
+		if !seen {
+			was = pin.SchedStat{} // started during the window: all of it is in the window
+		}
+		for i, c := range p.cpus {
+			if c == tk.CPU {
+				p.run[i] += tk.Sched.Run - was.Run
+				p.wait[i] += tk.Sched.Wait - was.Wait
+				break
+			}
+		}
+	}
+}
+
+// shares returns each CPU's account over the window.
+func (p *processAccount) shares() []cpuShare {
+	out := make([]cpuShare, len(p.cpus))
+	wall := p.t1.Sub(p.t0).Seconds()
+	if wall <= 0 {
+		return out
+	}
+	for i := range p.cpus {
+		s := cpuShare{cpuS: p.run[i].Seconds()}
+		s.busy = s.cpuS / wall
+		s.wait = p.wait[i].Seconds() / wall
+		if p.cpuOK {
+			s.softirq = (p.c1[i].SoftIRQ - p.c0[i].SoftIRQ).Seconds() / wall
+			s.steal = (p.c1[i].Steal - p.c0[i].Steal).Seconds() / wall
+		}
+		out[i] = s
+	}
+	return out
+}

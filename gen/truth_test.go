@@ -1,0 +1,505 @@
+package gen
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// Measurement truth: servers whose behaviour is known, and the numbers a
+// run must report against them, derived in each test.
+
+const okResp = "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"
+
+// answerThenHang answers the first n requests it receives (over all
+// connections) and then holds every connection open without answering.
+func answerThenHang(n int64) func(net.Conn) {
+	var count atomic.Int64
+	return eachRequest(func(c net.Conn) bool {
+		if count.Add(1) > n {
+			io.Copy(io.Discard, c)
+			return false
+		}
+		_, err := io.WriteString(c, okResp)
+		return err == nil
+	})
+}
+
+// TestStopAnsweringAccountsEveryRequest: 500 requests/s for 4 s with a 1 s
+// timeout against a server that answers the first 1,500 requests (the
+// first 3 s of the schedule) and then none.
+//
+// Accounting: the schedule owes 2,000 requests; 1,500 are answered and the
+// other 500 must all be timeouts, none dropped (the pending queue holds
+// 1,000), none missing.
+//
+// Latency: the 500 unanswered requests are intended at t = 3 + k/500 s.
+// The first ten (one per connection) time out 1 s after they were sent,
+// ~1.0 s each; the rest wait in the pending queue (or go out and hang
+// again) until the drain ends one timeout after the stop, at 5 s, so each
+// is given up after 5 - t seconds: spread evenly over (1, 2] s. Among all
+// 2,000, p90 is the 300th-smallest of those 500: 1 + 300/500 = 1.6 s; p99
+// the 480th: 1.96 s. The answered 1,500 are fast, so p50 is well below 50 ms.
+func TestStopAnsweringAccountsEveryRequest(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, answerThenHang(1500))
+	cfg := Config{URL: srv.url("http"), Rate: 500, Duration: 4 * time.Second, Timeout: time.Second, Connections: 10}
+	res := runOnTime(t, cfg)
+	t.Logf("requests %d ok %d errors %v unfinished %d; corrected p50 %d p90 %d p99 %d max %d µs",
+		res.Requests, res.OK, res.Errors, res.Generator.Unfinished, res.Latency.P50, res.Latency.P90, res.Latency.P99, res.Latency.Max)
+	if res.Requests != 2000 {
+		t.Errorf("requests %d, want the 2000 of the schedule", res.Requests)
+	}
+	if res.OK != 1500 || res.Errors["timeout"] != 500 || res.ErrorCount() != 500 {
+		t.Errorf("ok %d timeouts %d errors %v: want 1500 answered and exactly the other 500 as timeouts", res.OK, res.Errors["timeout"], res.Errors)
+	}
+	if n := res.CorrectedHist.TotalCount(); n != 2000 {
+		t.Errorf("corrected histogram holds %d values, want 2000", n)
+	}
+	if p := res.Latency.P90; p < 1_500_000 || p > 1_700_000 {
+		t.Errorf("corrected p90 %d µs, want about 1.6 s (1.5..1.7)", p)
+	}
+	if p := res.Latency.P99; p < 1_900_000 || p > 2_050_000 {
+		t.Errorf("corrected p99 %d µs, want about 1.96 s (1.9..2.05)", p)
+	}
+	if p := res.Latency.P50; p > 50_000 {
+		t.Errorf("corrected p50 %d µs: the answered three quarters are fast", p)
+	}
+	if l := res.Latency2xx; l.P50 > 50_000 || l.Max > 1_000_000 || res.Corrected2xxHist.TotalCount() != 1500 {
+		t.Errorf("latency_2xx_us %+v over %d responses: want the 1500 answered ones only, none near the stall", l, res.Corrected2xxHist.TotalCount())
+	}
+	if u := res.Generator.Unfinished; u < 400 || uint64(u) > res.Errors["timeout"] {
+		t.Errorf("unfinished %d: want the ~490 still owed when the drain ended, all counted as timeouts", u)
+	}
+}
+
+// serverClock is a serial server that also records when it finished each
+// response, so a test can count what the server itself delivered in a window.
+type serverClock struct {
+	mu    sync.Mutex
+	first time.Time
+	done  []time.Time
+}
+
+// serialTimed answers one request at a time across all connections, each
+// after delay (a capacity of 1/delay per second), recording each answer.
+func (s *serverClock) serialTimed(delay time.Duration) func(net.Conn) {
+	return eachRequest(func(c net.Conn) bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.first.IsZero() {
+			s.first = time.Now()
+		}
+		time.Sleep(delay)
+		_, err := io.WriteString(c, okResp)
+		s.done = append(s.done, time.Now())
+		return err == nil
+	})
+}
+
+// count returns the answers finished in [from, to) after the first request
+// arrived, and the server's rate over its busy period.
+func (s *serverClock) count(from, to time.Duration) (n int, rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, d := range s.done {
+		if at := d.Sub(s.first); at >= from && at < to {
+			n++
+		}
+	}
+	if k := len(s.done); k > 1 {
+		rate = float64(k) / s.done[k-1].Sub(s.first).Seconds()
+	}
+	return n, rate
+}
+
+// TestFixedCapacityWithWarmup offers twice a fixed capacity with a warmup.
+//
+// The server answers one request at a time after 2 ms: a capacity µ of
+// about 500/s (measured from its own clock). The generator offers λ =
+// 1,000/s for 3 s, of which the first second is warmup.
+//
+// achieved_rate counts 2xx completed inside the measured window [1 s, 3 s),
+// whatever their intended time: the server's own count over that window /
+// 2 s. (Under overload most of them were intended during the warmup.)
+//
+// Queueing: the server is busy from the first request on, so the j-th
+// request (in schedule order) completes at about j/µ; it was intended at
+// t = j/λ, so its corrected latency is j/µ - j/λ = t (λ/µ - 1). The
+// measured window holds the requests intended in [1, 3): their latencies
+// are spread evenly from 1 (λ/µ - 1) to 3 (λ/µ - 1), with the median at
+// t = 2: 2 (λ/µ - 1), about 2 s at µ = 500. Reordering across the 10
+// connections moves a request by at most 10 service times (20 ms).
+func TestFixedCapacityWithWarmup(t *testing.T) {
+	t.Parallel()
+	var clock serverClock
+	srv := startServer(t, clock.serialTimed(2*time.Millisecond))
+	cfg := Config{URL: srv.url("http"), Rate: 1000, Duration: 3 * time.Second, Warmup: time.Second,
+		Timeout: 10 * time.Second, Connections: 10}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served, mu := clock.count(time.Second, 3*time.Second)
+	want := float64(served) / 2
+	wantMedian := 2 * (cfg.Rate/mu - 1) * 1e6
+	t.Logf("achieved %.1f/s, server %.1f/s over the window (capacity %.1f/s); corrected p50 %d µs, derived %.0f µs; requests %d errors %v",
+		res.AchievedRate, want, mu, res.Latency.P50, wantMedian, res.Requests, res.Errors)
+	if res.AchievedRate < 0.9*want || res.AchievedRate > 1.1*want {
+		t.Errorf("achieved_rate %.1f/s, want within 10%% of the server's own %.1f/s over the window", res.AchievedRate, want)
+	}
+	if p := float64(res.Latency.P50); p < 0.9*wantMedian || p > 1.1*wantMedian {
+		t.Errorf("corrected p50 %.0f µs, want within 10%% of the queueing value %.0f µs", p, wantMedian)
+	}
+	if res.Requests != 2000 || res.ErrorCount() != 0 {
+		t.Errorf("requests %d errors %v: want the 2000 of the measured window, all answered", res.Requests, res.Errors)
+	}
+	if res.Generator.Bottleneck {
+		t.Errorf("the generator blamed itself for a saturated server: %s", res.Generator.Reason)
+	}
+}
+
+// TestHeadRequests: a HEAD response carries Content-Length but no body.
+func TestHeadRequests(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Write([]byte("a body of 26 bytes for GET"))
+	}))
+	defer srv.Close()
+	res, err := Run(context.Background(), Config{URL: srv.URL + "/", Method: "HEAD", Connections: 2, Duration: 500 * time.Millisecond, Timeout: 2 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.OK == 0 || res.ErrorCount() != 0 {
+		t.Errorf("HEAD: ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+}
+
+// TestTrailingBytesKeepTheResponse: bytes after a complete response (no
+// request asked for them) do not fail it; the connection is dropped.
+func TestTrailingBytesKeepTheResponse(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, reply(okResp+"HTTP/1.1 200 OK\r\n"))
+	res := runOnTime(t, Config{URL: srv.url("http"), Connections: 2, Duration: 500 * time.Millisecond, Timeout: time.Second})
+	if res.OK == 0 || res.ErrorCount() != 0 || res.OK != res.Requests {
+		t.Errorf("ok %d requests %d errors %v %v", res.OK, res.Requests, res.Errors, res.ErrorSamples)
+	}
+	if res.Generator.Unsolicited != res.OK {
+		t.Errorf("unsolicited %d, want one per response (%d)", res.Generator.Unsolicited, res.OK)
+	}
+}
+
+// TestKeepAliveCloseIsRetried: a server that closes each connection after
+// its third response, without Connection: close. The fourth request is
+// already on its way when the close arrives; it is resent once on a new
+// connection instead of failing.
+func TestKeepAliveCloseIsRetried(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for i := 0; i < 3; i++ {
+			if readRequest(br) != nil {
+				return
+			}
+			if _, err := io.WriteString(c, okResp); err != nil {
+				return
+			}
+		}
+	})
+	res := runOnTime(t, Config{URL: srv.url("http"), Connections: 2, Duration: time.Second, Timeout: time.Second})
+	t.Logf("ok %d retries %d errors %v", res.OK, res.Retries, res.Errors)
+	if res.OK == 0 || res.ErrorCount() != 0 {
+		t.Errorf("ok %d errors %v %v: the closes must be retried", res.OK, res.Errors, res.ErrorSamples)
+	}
+	// About every fourth request meets a closed connection (the server
+	// may close before the request is written, then the write or read
+	// fails, or after).
+	if res.Retries == 0 || res.Retries > res.OK/2 {
+		t.Errorf("retries %d for %d responses: want about one per three", res.Retries, res.OK)
+	}
+}
+
+// TestRetryIsOnce: a server that reads each request and closes without an
+// answer. A request on a fresh connection is not retried, so every request
+// fails: retrying cannot turn a dead server into successes.
+func TestRetryIsOnce(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, func(c net.Conn) {
+		readRequest(bufio.NewReader(c))
+	})
+	res := runOnTime(t, Config{URL: srv.url("http"), Connections: 2, Duration: 500 * time.Millisecond, Timeout: time.Second})
+	if res.OK != 0 || res.Errors["closed"] == 0 || res.Retries != 0 {
+		t.Errorf("ok %d closed %d retries %d: a request on a fresh connection is never retried", res.OK, res.Errors["closed"], res.Retries)
+	}
+}
+
+// TestHlogMatchesPerSecond reads the interval log back with the
+// HdrHistogram library: one interval per per-second entry, each with the
+// same max and count, Interval_Max in milliseconds, a whole-second
+// BaseTime and StartTime with its milliseconds.
+func TestHlogMatchesPerSecond(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, reply(okResp))
+	var log bytes.Buffer
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 300, Duration: 2500 * time.Millisecond, Timeout: time.Second, Connections: 4, HdrLog: &log})
+	text := log.String()
+	var base, start float64
+	for _, line := range strings.Split(text, "\n") {
+		if v, ok := strings.CutPrefix(line, "#[BaseTime: "); ok {
+			base, _ = strconv.ParseFloat(strings.Fields(v)[0], 64)
+		}
+		if v, ok := strings.CutPrefix(line, "#[StartTime: "); ok {
+			start, _ = strconv.ParseFloat(strings.Fields(v)[0], 64)
+		}
+	}
+	if base == 0 || base != math.Trunc(base) || start < base || start >= base+1 {
+		t.Errorf("BaseTime %v StartTime %v: want a whole second and the start within it", base, start)
+	}
+	rd := hdr.NewHistogramLogReader(strings.NewReader(text))
+	var lines []string
+	for _, line := range strings.Split(text, "\n") {
+		if line != "" && line[0] != '#' && line[0] != '"' {
+			lines = append(lines, line)
+		}
+	}
+	if len(lines) != len(res.PerSecond) || len(lines) != 3 {
+		t.Fatalf("%d interval lines, %d per-second entries; want 3 each (2.5 s)", len(lines), len(res.PerSecond))
+	}
+	for i, ps := range res.PerSecond {
+		h, err := rd.NextIntervalHistogram()
+		if err != nil || h == nil {
+			t.Fatalf("interval %d: %v", i, err)
+		}
+		if h.Max() != ps.Maxus || uint64(h.TotalCount()) != ps.OK+ps.Non2xx+ps.Errors {
+			t.Errorf("second %d: log max %d count %d, JSON max_us %d count %d", i, h.Max(), h.TotalCount(), ps.Maxus, ps.OK+ps.Non2xx+ps.Errors)
+		}
+		f := strings.Split(lines[i], ",")
+		if f[2] != fmt.Sprintf("%.3f", float64(ps.Maxus)/1000) {
+			t.Errorf("second %d: Interval_Max %s, want %.3f (ms)", i, f[2], float64(ps.Maxus)/1000)
+		}
+		ts, _ := strconv.ParseFloat(f[0], 64)
+		if d := base + ts - (start + float64(i)); d < -0.002 || d > 0.002 {
+			t.Errorf("second %d starts at %.3f after BaseTime, want StartTime + %d s", i, ts, i)
+		}
+	}
+	if last := res.PerSecond[2]; last.DurS < 0.5 || last.DurS > 0.7 {
+		t.Errorf("last entry dur_s %.3f, want ~0.5 (a 2.5 s run)", last.DurS)
+	}
+	if res.PerSecond[0].DurS != 1 || res.PerSecond[1].DurS != 1 {
+		t.Errorf("full seconds dur_s %v, %v", res.PerSecond[0].DurS, res.PerSecond[1].DurS)
+	}
+}
+
+// TestLagOncePerWakeup: the lag is sampled once per wakeup that finds
+// requests due, against the earliest of them, and never for the warmup.
+func TestLagOncePerWakeup(t *testing.T) {
+	srv := startServer(t, reply(okResp))
+	l := handLoop(t, Config{URL: srv.url("http"), Rate: 1000, Connections: 4})
+	time.Sleep(5 * time.Millisecond)
+	before := l.now()
+	l.admit(l.now()) // requests 0..5 or so are due: one sample
+	if n := l.rec.lag.TotalCount(); n != 1 {
+		t.Fatalf("%d lag samples after one wakeup, want 1", n)
+	}
+	if v := l.rec.lag.Max(); v < before/1000 || v > l.now()/1000+1 {
+		t.Errorf("lag %d µs, want the time since request 0 was due (%d..%d µs)", v, before/1000, l.now()/1000)
+	}
+	l.admit(l.now()) // nothing new is due yet (1 ms apart): no sample
+	if n := l.rec.lag.TotalCount(); n != 1 {
+		t.Errorf("%d lag samples after a wakeup with nothing due, want 1", n)
+	}
+	l.rec.warmup = int64(time.Hour) // every request is warmup now
+	time.Sleep(3 * time.Millisecond)
+	l.admit(l.now())
+	if n := l.rec.lag.TotalCount(); n != 1 {
+		t.Errorf("%d lag samples: warmup requests were sampled", n)
+	}
+}
+
+func TestHistCeiling(t *testing.T) {
+	cfg := Config{Duration: 100 * time.Second, Timeout: 30 * time.Second}
+	h := newHistMax(histCeiling(&cfg))
+	record(h, 150_000_000) // 150 s: a request pending from the start to the end of the drain
+	if got := h.Max(); got < 149_000_000 || got > 151_000_000 {
+		t.Errorf("150 s recorded as %d µs: the ceiling must be at least duration + 2 x timeout", got)
+	}
+	short := Config{Duration: time.Second, Timeout: time.Second}
+	if histCeiling(&short) != histFloor {
+		t.Errorf("ceiling %d for a short run, want the 60 s floor", histCeiling(&short))
+	}
+}
+
+// The spinner: a child process that spins on one CPU, to starve a loop
+// pinned there. It stops when its stdin closes, and after 60 s anyway.
+const spinEnv = "LOADLAB_TEST_SPIN_CPU"
+
+func spinner() {
+	cpu, _ := strconv.Atoi(os.Getenv(spinEnv))
+	if err := pin.RestrictProcess(pin.CPUSet{cpu}); err != nil {
+		fmt.Println("ERR", err)
+		return
+	}
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	fmt.Println("spinning")
+	end := time.Now().Add(60 * time.Second)
+	for time.Now().Before(end) {
+	}
+}
+
+// startSpinner starts a process that keeps cpu busy until the test ends.
+func startSpinner(t *testing.T, cpu int) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), spinEnv+"="+strconv.Itoa(cpu), "GOMAXPROCS=1")
+	stdin, _ := cmd.StdinPipe()
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close(); cmd.Process.Kill(); cmd.Wait() })
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "spinning" {
+		t.Fatalf("spinner: %q", line)
+	}
+}
+
+// lastCPU is the CPU a starvation test uses: the last one allowed.
+func lastCPU(t *testing.T) int {
+	cpus, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cpus[len(cpus)-1]
+}
+
+// TestVerdictStarved: another process spins on the loop's CPU during a
+// closed-loop run against a server process on the other CPUs. The loop always
+// has responses to handle, so it is always runnable: about half its wall
+// time it runs (the kernel shares the CPU), the other half it waits to run.
+// busy + starved is then near 1: the generator must say it was the
+// bottleneck, and why.
+func TestVerdictStarved(t *testing.T) {
+	cpus, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < 2 {
+		t.Skip("needs a CPU for the server apart from the loop's")
+	}
+	cpu := cpus[len(cpus)-1]
+	addr := startAllocServerOn(t, "plain", 2, "", cpus[:len(cpus)-1])
+	startSpinner(t, cpu)
+	res := runOnTime(t, Config{URL: "http://" + addr + "/", Connections: 20, Duration: 2 * time.Second, Timeout: time.Second, CPUs: pin.CPUSet{cpu}})
+	g := res.Generator
+	t.Logf("busy %v starved %v: %s", g.Busy, g.Starved, g.Reason)
+	if !g.Bottleneck || !strings.Contains(g.Reason, "starved") {
+		t.Errorf("bottleneck %v, reason %q: want true, naming starvation", g.Bottleneck, g.Reason)
+	}
+	if g.Starved[0] < 0.25 || g.Busy[0]+g.Starved[0] < 0.9 {
+		t.Errorf("busy %.2f starved %.2f: a loop sharing its CPU with a spinner waits for about half of it", g.Busy[0], g.Starved[0])
+	}
+}
+
+// TestVerdictSaturatedServer: a server with a fixed capacity of 200/s,
+// offered 400/s. Its latency grows to seconds; the generator idles between
+// sends. The bottleneck is the server, and the generator must not blame
+// itself.
+func TestVerdictSaturatedServer(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, serialSlow(okResp, 5*time.Millisecond))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 400, Connections: 10, Duration: 2 * time.Second, Timeout: 5 * time.Second})
+	g := res.Generator
+	t.Logf("busy %v starved %v lag p99 %d µs; corrected p99 %d µs", g.Busy, g.Starved, g.LagP99us, res.Latency.P99)
+	if g.Bottleneck {
+		t.Errorf("generator blamed itself for a saturated server: %s", g.Reason)
+	}
+	if res.Latency.P50 < 300_000 {
+		t.Errorf("corrected p50 %d µs: the server's queue must show", res.Latency.P50)
+	}
+}
+
+// TestVerdictHealthy: a moderate rate against a fast server.
+func TestVerdictHealthy(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, reply(okResp))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 500, Connections: 10, Duration: 2 * time.Second, Timeout: time.Second})
+	if g := res.Generator; g.Bottleneck {
+		t.Errorf("bottleneck at 500/s against a fast server: %s (busy %v starved %v)", g.Reason, g.Busy, g.Starved)
+	}
+	if res.Requests != 1000 || res.OK != 1000 {
+		t.Errorf("requests %d ok %d, want 1000", res.Requests, res.OK)
+	}
+}
+
+// TestVerdictLagRule: the lag rule compares the generator's lateness with
+// the latency it reports at the same quantile.
+func TestVerdictLagRule(t *testing.T) {
+	for _, tc := range []struct {
+		lag, lat int64
+		want     bool
+	}{
+		{lag: 2_000, lat: 5_000_000, want: false}, // 2 ms of lag beside 5 s of latency: harmless
+		{lag: 2_000, lat: 6_000, want: true},      // a third of a 6 ms latency
+		{lag: 800, lat: 1_000, want: false},       // under the 1 ms floor
+	} {
+		g := Generator{LagP99us: tc.lag, lagSamples: 5000}
+		g.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: tc.lat}})
+		if g.Bottleneck != tc.want {
+			t.Errorf("lag p99 %d µs, latency p99 %d µs: bottleneck %v, want %v (%s)", tc.lag, tc.lat, g.Bottleneck, tc.want, g.Reason)
+		}
+	}
+	// p99 of 500 wakeups is 5 samples: not judged.
+	few := Generator{LagP99us: 2_000, lagSamples: 500}
+	few.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 6_000}})
+	if few.Bottleneck {
+		t.Errorf("p99 judged on 5 samples: %s", few.Reason)
+	}
+	g := Generator{CPUs: []int{3}}
+	g.verdict([]cpuShare{{busy: 0.5, wait: 0.45}}, &Result{Mode: "closed"})
+	if !g.Bottleneck || !strings.Contains(g.Reason, "loop 0 (cpu 3)") || !strings.Contains(g.Reason, "starved") {
+		t.Errorf("busy 0.5 + wait 0.45: %v %q", g.Bottleneck, g.Reason)
+	}
+	g = Generator{CPUs: []int{3}}
+	g.verdict([]cpuShare{{busy: 0.7, wait: 0.1, softirq: 0.05}}, &Result{Mode: "closed"})
+	if g.Bottleneck {
+		t.Errorf("busy 0.7 + starved 0.15 is under 90%%: %q", g.Reason)
+	}
+}
+
+// TestWithoutPwait2: where epoll_pwait2 is refused the loops pace with a
+// timerfd, keep the schedule and say so.
+func TestWithoutPwait2(t *testing.T) {
+	noPwait2 = true
+	defer func() { noPwait2 = false }()
+	srv := startServer(t, reply(okResp))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 400, Connections: 4, Duration: time.Second, Timeout: time.Second})
+	if res.Requests != 400 || res.OK != 400 {
+		t.Errorf("requests %d ok %d errors %v: want the 400 of the schedule answered", res.Requests, res.OK, res.Errors)
+	}
+	if p := res.Latency.P50; p > 20_000 {
+		t.Errorf("corrected p50 %d µs: the timerfd sleep must wake on time", p)
+	}
+	noted := false
+	for _, n := range res.Generator.Notes {
+		noted = noted || strings.Contains(n, "epoll_pwait2 is not available")
+	}
+	if !noted {
+		t.Errorf("notes %q: the fallback must be said", res.Generator.Notes)
+	}
+}
