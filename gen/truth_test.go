@@ -401,6 +401,19 @@ func startSpinner(t *testing.T, cpu int) {
 	}
 }
 
+// needCPUs returns the allowed CPUs, or skips the test when there are fewer
+// than n (why says what the test needs them for).
+func needCPUs(t *testing.T, n int, why string) pin.CPUSet {
+	cpus, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < n {
+		t.Skipf("needs %d CPUs %s", n, why)
+	}
+	return cpus
+}
+
 // lastCPU is the CPU a starvation test uses: the last one allowed.
 func lastCPU(t *testing.T) int {
 	cpus, err := pin.Allowed()
@@ -419,13 +432,7 @@ func lastCPU(t *testing.T) int {
 // half: busy + starved is near 1, and the generator must say it was the
 // bottleneck, and why.
 func TestVerdictStarved(t *testing.T) {
-	cpus, err := pin.Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cpus) < 2 {
-		t.Skip("needs a CPU for the server apart from the loop's")
-	}
+	cpus := needCPUs(t, 2, "for the server apart from the loop's")
 	cpu := cpus[len(cpus)-1]
 	const size = 1 << 20
 	addr := startAllocServerOn(t, "plain", size, "", cpus[:len(cpus)-1])
