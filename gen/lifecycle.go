@@ -162,11 +162,19 @@ func (lc *lifecycle) beginStop(now int64) {
 		lc.d.accountBegin()
 	}
 	lc.d.accountEnd()
-	drain := int64(lc.r.cfg.Timeout)
-	if lc.r.stopped.Load() && drain > int64(time.Second) {
-		drain = int64(time.Second) // interrupted: finish quickly
+	// The drain lasts one timeout from the scheduled stop (a loop that
+	// woke late for the stop does not stretch it), or from the moment the
+	// quota was reached; an interrupted run drains for 1 s at most.
+	from := now
+	if now >= lc.stopAt {
+		from = lc.stopAt
 	}
-	lc.drainEnd = now + drain
+	drain := int64(lc.r.cfg.Timeout)
+	if lc.r.stopped.Load() {
+		from = now
+		drain = min(drain, int64(time.Second)) // interrupted: finish quickly
+	}
+	lc.drainEnd = from + drain
 }
 
 // windowEnd is the end of this loop's measured window: the stop, or earlier
