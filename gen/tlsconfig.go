@@ -35,24 +35,24 @@ var helloPresets = map[string]utls.ClientHelloID{
 func (c *Config) validateTLS() error {
 	t := c.TLS
 	if t.Version != "1.2" && t.Version != "1.3" {
-		return usage("bad --tls %q: use 1.2 or 1.3", t.Version)
+		return fieldErr("TLS.Version", "bad version %q: use 1.2 or 1.3", t.Version)
 	}
 	for _, name := range t.Curves {
 		if _, ok := curveNames[strings.ToLower(name)]; !ok {
-			return usage("unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
+			return fieldErr("TLS.Curves", "unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
 		}
 	}
 	if _, ok := helloPresets[t.ClientHello]; !ok && t.ClientHello != "go" {
-		return usage("unknown --client-hello %q: use go, chrome or firefox", t.ClientHello)
+		return fieldErr("TLS.ClientHello", "unknown %q: use go, chrome or firefox", t.ClientHello)
 	}
 	if t.CAFile != "" {
 		if _, err := os.ReadFile(t.CAFile); err != nil {
-			return usage("cannot read --ca %s: %v", t.CAFile, unwrapPathError(err))
+			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, unwrapPathError(err))
 		}
 	}
 	for _, name := range t.Ciphers {
 		if tls13.SuiteByName(strings.ToLower(name)) == nil && tls13.SuiteByName(name) == nil {
-			return usage("unknown cipher suite %q in --ciphers: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
+			return fieldErr("TLS.Ciphers", "unknown cipher suite %q: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
 		}
 	}
 	_, _, err := c.leanEngine()
@@ -67,33 +67,33 @@ func (c *Config) leanEngine() (lean bool, why string, err error) {
 	switch t.Engine {
 	case "", "auto", "lean", "std":
 	default:
-		return false, "", usage("unknown --tls-engine %q: use auto, lean or std", t.Engine)
+		return false, "", fieldErr("TLS.Engine", "unknown %q: use auto, lean or std", t.Engine)
 	}
 	switch {
 	case t.Engine == "std":
-		why = "--tls-engine std"
+		why = "{TLS.Engine} std"
 	case c.HTTP3:
 		why = "HTTP/3 (quic-go runs TLS)"
 	case t.Version != "1.3":
-		why = "--tls " + t.Version
+		why = "{TLS.Version} " + t.Version
 	case t.ClientHello != "go" && t.ClientHello != "":
-		why = "--client-hello " + t.ClientHello
+		why = "{TLS.ClientHello} " + t.ClientHello
 	case t.Resume:
-		why = "--resume (session tickets)"
+		why = "{TLS.Resume} (session tickets)"
 	default:
 		for _, n := range t.Curves {
 			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
-				why = "--curves " + n + " (the lean engine has x25519 and p256)"
+				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
 				break
 			}
 		}
 	}
 	lean = why == ""
 	if t.Engine == "lean" && !lean {
-		return false, why, usage("--tls-engine lean does not apply with %s: it runs TLS 1.3 handshakes with --client-hello go, no --resume, --curves x25519 or p256", why)
+		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
 	}
 	if len(t.Ciphers) > 0 && !lean {
-		return false, why, usage("--ciphers needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
+		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
 	}
 	return lean, why, nil
 }
@@ -120,28 +120,16 @@ type tlsClient struct {
 	once     sync.Once
 	captured atomic.Bool
 	inf      TLSInfo
-
-	mu    sync.Mutex
-	loops map[*loop]*tlsLoop
 }
 
-// loopState returns l's TLS scratch space (see tlsLoop).
-func (c *tlsClient) loopState(l *loop) *tlsLoop {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.loops[l]
-	if t == nil {
-		if c.loops == nil {
-			c.loops = make(map[*loop]*tlsLoop)
+// loopState returns a new loop's TLS scratch space (see tlsLoop).
+func (c *tlsClient) loopState() *tlsLoop {
+	t := &tlsLoop{client: c}
+	if c.lean != nil {
+		t.lean, t.leanErr = tls13.NewClient(c.lean)
+		if t.lean != nil {
+			t.lean.KeepLeaf = !c.captured.Load()
 		}
-		t = &tlsLoop{}
-		if c.lean != nil {
-			t.lean, t.leanErr = tls13.NewClient(c.lean)
-			if t.lean != nil {
-				t.lean.KeepLeaf = !c.captured.Load()
-			}
-		}
-		c.loops[l] = t
 	}
 	return t
 }
@@ -156,11 +144,11 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, usage("cannot read --ca %s: %v", o.CAFile, unwrapPathError(err))
+			return nil, fieldErr("TLS.CAFile", "cannot read %s: %v", o.CAFile, unwrapPathError(err))
 		}
 		roots = x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, usage("--ca %s holds no PEM certificate", o.CAFile)
+			return nil, fieldErr("TLS.CAFile", "%s holds no PEM certificate", o.CAFile)
 		}
 	}
 	version := uint16(tls.VersionTLS13)
@@ -236,7 +224,7 @@ func newLeanConfig(o TLSOptions, sni string, roots *x509.CertPool) (*tls13.Confi
 		if roots == nil {
 			sys, err := x509.SystemCertPool()
 			if err != nil {
-				return nil, fmt.Errorf("system certificate roots: %v (use --ca FILE or --insecure)", err)
+				return nil, &UsageError{Field: "TLS.CAFile", Msg: fmt.Sprintf("no system certificate roots (%v): give a CA file or set {TLS.Insecure}", err)}
 			}
 			roots = sys
 		}
@@ -268,8 +256,8 @@ func (c *tlsClient) notes() []string {
 	if c.u != nil {
 		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not --curves")
 	}
-	if c.lean == nil && c.why != "--tls-engine std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
-		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+c.why)
+	if c.lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
+		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+(&UsageError{Msg: c.why}).Words(nil))
 	}
 	return n
 }

@@ -24,13 +24,13 @@ func TestLeanEngineChoice(t *testing.T) {
 		{"resume", func(c *Config) { c.TLS.Resume = true }, false, ""},
 		{"preset", func(c *Config) { c.TLS.ClientHello = "chrome" }, false, ""},
 		{"p384", func(c *Config) { c.TLS.Curves = []string{"p384"} }, false, ""},
-		{"lean with resume", func(c *Config) { c.TLS.Engine = "lean"; c.TLS.Resume = true }, false, "--tls-engine lean does not apply with --resume"},
-		{"lean with tls 1.2", func(c *Config) { c.TLS.Engine = "lean"; c.TLS.Version = "1.2" }, false, "does not apply with --tls 1.2"},
-		{"ciphers with std", func(c *Config) { c.TLS.Engine = "std"; c.TLS.Ciphers = []string{"aes128gcm"} }, false, "--ciphers needs the lean"},
-		{"ciphers with a preset", func(c *Config) { c.TLS.ClientHello = "firefox"; c.TLS.Ciphers = []string{"chacha20"} }, false, "--ciphers needs the lean"},
+		{"lean with resume", func(c *Config) { c.TLS.Engine = "lean"; c.TLS.Resume = true }, false, "TLS.Engine: lean does not apply with TLS.Resume"},
+		{"lean with tls 1.2", func(c *Config) { c.TLS.Engine = "lean"; c.TLS.Version = "1.2" }, false, "does not apply with TLS.Version 1.2"},
+		{"ciphers with std", func(c *Config) { c.TLS.Engine = "std"; c.TLS.Ciphers = []string{"aes128gcm"} }, false, "TLS.Ciphers: needs the lean"},
+		{"ciphers with a preset", func(c *Config) { c.TLS.ClientHello = "firefox"; c.TLS.Ciphers = []string{"chacha20"} }, false, "TLS.Ciphers: needs the lean"},
 		{"unknown cipher", func(c *Config) { c.TLS.Ciphers = []string{"rc4"} }, false, `unknown cipher suite "rc4"`},
 		{"IANA cipher name", func(c *Config) { c.TLS.Ciphers = []string{"TLS_AES_256_GCM_SHA384"} }, true, ""},
-		{"unknown engine", func(c *Config) { c.TLS.Engine = "boring" }, false, `unknown --tls-engine "boring"`},
+		{"unknown engine", func(c *Config) { c.TLS.Engine = "boring" }, false, `TLS.Engine: unknown "boring"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
