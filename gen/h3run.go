@@ -230,11 +230,11 @@ func (e *h3Engine) execute(ctx context.Context) (*Result, error) {
 		return nil, fmt.Errorf("restrict the generator to CPUs %s: %v", cpus, err)
 	}
 	defer pin.RestoreProcess(before) // best effort: the kernel may refuse CPUs a cpuset has since removed
-	nloops := min(len(cpus), cfg.Connections)
+	nloops := min(len(cpus), cfg.shardConnections())
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(cpus)))
 	maxPending := cfg.MaxPending
 	if maxPending == 0 {
-		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
+		maxPending = int(math.Min(1e6, math.Max(1000, cfg.shardRate()*cfg.Timeout.Seconds())))
 	}
 	r.fillHistPool(nloops)
 	e.acct = newProcessAccount(cpus, 50*time.Millisecond)
@@ -252,6 +252,9 @@ func (e *h3Engine) execute(ctx context.Context) (*Result, error) {
 		go l.main()
 	}
 	r.ready.Wait()
+	if err := r.awaitStart(ctx); err != nil {
+		r.abortStart(err)
+	}
 	if r.failErr != nil {
 		e.abort.Store(true)
 		close(r.go_)
@@ -276,7 +279,7 @@ func (e *h3Engine) buildLoops(nloops, maxPending int, req *http.Request) error {
 	for i := 0; i < nloops; i++ {
 		l := &h3Loop{id: i, cpu: e.cpus[i], e: e, r: r, rec: newRecorder(r.warmup, r.histMax), backoff: time.Duration(scanEvery)}
 		l.ctx, l.cancel = context.WithCancel(context.Background())
-		n := share(cfg.Connections, i, nloops)
+		n := share(cfg.shardConnections(), i, nloops)
 		l.schedule = newSchedule(cfg, i, nloops, maxPending)
 		l.nextSecond = int64(time.Second)
 		for j := 0; j < n; j++ {

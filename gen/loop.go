@@ -79,6 +79,9 @@ func (l *loop) main() {
 	defer l.teardown()
 	l.r.ready.Done()
 	<-l.r.go_
+	if l.r.failed() {
+		return // the run did not start (another loop's setup, or a late start)
+	}
 
 	if !l.open {
 		now := l.now()

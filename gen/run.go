@@ -273,17 +273,15 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 		cpus = all
 	}
-	nloops := len(cpus)
-	if cfg.Connections < nloops {
-		nloops = cfg.Connections
-	}
+	conns := cfg.shardConnections()
+	nloops := min(len(cpus), conns)
 	maxPending := cfg.MaxPending
 	if maxPending == 0 {
-		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
+		maxPending = int(math.Min(1e6, math.Max(1000, cfg.shardRate()*cfg.Timeout.Seconds())))
 	}
 	r.fillHistPool(nloops)
 	for i := 0; i < nloops; i++ {
-		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], share(cfg.Connections, i, nloops), maxPending))
+		r.loops = append(r.loops, r.newLoop(i, nloops, cpus[i], share(conns, i, nloops), maxPending))
 	}
 	// Each loop holds a P for the whole run (raw system calls, see
 	// rawio.go); one more P runs everything else.
@@ -295,6 +293,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		go l.main()
 	}
 	r.ready.Wait()
+	if err := r.awaitStart(ctx); err != nil {
+		r.abortStart(err)
+	}
 	if r.failErr != nil {
 		close(r.go_)
 		r.loopsDone.Wait()
@@ -313,7 +314,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 // reports and returns once every loop has ended. Both engines use it.
 func (r *run) drive(ctx context.Context, nloops int, wakeAll func()) *aggregator {
 	agg := newAggregator(r, nloops)
-	r.start = time.Now()
+	if r.start.IsZero() { // else set by awaitStart to Config.StartAt
+		r.start = time.Now()
+	}
 	close(r.go_)
 	stopWatch := make(chan struct{})
 	go func() {
@@ -549,6 +552,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	if r.tls != nil {
 		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
 	}
+	r.mergeable(res, total)
 	return res
 }
 
