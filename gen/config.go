@@ -90,6 +90,12 @@ type TLSOptions struct {
 	ClientHello string   // "go" (default), "chrome" or "firefox" (uTLS presets)
 	Resume      bool     // allow session resumption on new connections
 	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
+	// Engine runs the handshakes: "auto" (default: lean where it applies),
+	// "lean" (package tls13: TLS 1.3, --client-hello go, no --resume,
+	// x25519/p256) or "std" (crypto/tls, or uTLS for presets).
+	Engine        string
+	FreshKeyShare bool     // lean: a new key pair per handshake (default: one per loop, reused)
+	Ciphers       []string // lean: TLS 1.3 suites to offer, in order (default: all three)
 }
 
 // maxMaxPending bounds --max-pending: the pending queue is allocated up
@@ -112,22 +118,34 @@ func IsUsage(err error) bool {
 	return errors.As(err, &u)
 }
 
-// Defaults fills unset fields with the CLI's defaults.
+// The defaults of a run: Defaults fills them in and the CLI's flags start
+// from them.
+const (
+	DefaultMethod      = "GET"
+	DefaultConnections = 50
+	DefaultDuration    = 10 * time.Second
+	DefaultTimeout     = 10 * time.Second
+	DefaultTLSVersion  = "1.3"
+	DefaultClientHello = "go"
+)
+
+// Defaults fills unset fields with the defaults above (TLS 1.2 also offers
+// P-256).
 func (c *Config) Defaults() {
 	if c.Method == "" {
-		c.Method = "GET"
+		c.Method = DefaultMethod
 	}
 	if c.Connections == 0 {
-		c.Connections = 50
+		c.Connections = DefaultConnections
 	}
 	if c.Duration == 0 {
-		c.Duration = 10 * time.Second
+		c.Duration = DefaultDuration
 	}
 	if c.Timeout == 0 {
-		c.Timeout = 10 * time.Second
+		c.Timeout = DefaultTimeout
 	}
 	if c.TLS.Version == "" {
-		c.TLS.Version = "1.3"
+		c.TLS.Version = DefaultTLSVersion
 	}
 	if len(c.TLS.Curves) == 0 {
 		c.TLS.Curves = []string{"x25519"}
@@ -138,7 +156,10 @@ func (c *Config) Defaults() {
 		}
 	}
 	if c.TLS.ClientHello == "" {
-		c.TLS.ClientHello = "go"
+		c.TLS.ClientHello = DefaultClientHello
+	}
+	if c.TLS.Engine == "" {
+		c.TLS.Engine = "auto"
 	}
 }
 

@@ -2,26 +2,94 @@ package gen
 
 import (
 	"crypto/sha256"
+	"crypto/tls"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
-// caddyBinary returns the path of a Caddy build on this machine, or "".
-func caddyBinary() string {
-	for _, p := range []string{"/root/proxybin/caddy", "/work/main/.cache/bin/caddy"} {
-		if fi, err := os.Stat(p); err == nil && fi.Mode()&0o111 != 0 {
-			return p
+// caddyAttempts bounds startCaddy's tries: the port it picks is free when
+// picked, but another program may bind it before Caddy does.
+const caddyAttempts = 5
+
+// startCaddy starts Caddy with the site block site (formatted with the
+// port, then the config's data directory) on a port free for TCP and UDP
+// on 127.0.0.1, and returns the port once Caddy serves TLS with a
+// certificate from ca for localhost. It picks another port when Caddy
+// exits because its port was taken meanwhile; Caddy is killed when the
+// test ends.
+func startCaddy(t *testing.T, bin, ca, dir string, site func(port int) string) int {
+	t.Helper()
+	pool, err := certs.LoadCertPool(ca)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for attempt := 1; ; attempt++ {
+		port := freeTCPUDPPort(t)
+		conf := fmt.Sprintf("{\n\tadmin off\n\tauto_https off\n\tpersist_config off\n\tstorage file_system %s\n\tservers {\n\t\tprotocols h1 h2 h3\n\t}\n}\n%s",
+			filepath.Join(dir, "data"), site(port))
+		confFile := filepath.Join(dir, "Caddyfile")
+		if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		logPath := filepath.Join(dir, fmt.Sprintf("caddy-%d.log", attempt))
+		logf, err := os.Create(logPath)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(bin, "run", "--config", confFile, "--adapter", "caddyfile")
+		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		exited := make(chan struct{})
+		go func() { cmd.Wait(); logf.Close(); close(exited) }()
+		t.Cleanup(func() {
+			cmd.Process.Kill() // only the process this test started
+			<-exited
+		})
+		// Ready when a TLS handshake verified against ca for localhost
+		// succeeds: only this Caddy holds that certificate.
+		addr := fmt.Sprintf("127.0.0.1:%d", port)
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			d := &net.Dialer{Timeout: 200 * time.Millisecond}
+			c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: "localhost", RootCAs: pool})
+			if err == nil {
+				c.Close()
+				return port
+			}
+			select {
+			case <-exited:
+				log, _ := os.ReadFile(logPath)
+				if attempt < caddyAttempts && strings.Contains(string(log), "address already in use") {
+					t.Logf("port %d was taken before Caddy bound it; trying another", port)
+					break
+				}
+				t.Fatalf("Caddy exited at start:\n%s", log)
+			case <-time.After(50 * time.Millisecond):
+				if time.Now().After(deadline) {
+					log, _ := os.ReadFile(logPath)
+					t.Fatalf("Caddy did not serve TLS on %s within 10s (%v):\n%s", addr, err, log)
+				}
+				continue
+			}
+			break
 		}
 	}
-	return ""
 }
 
-// freeTCPUDPPort returns a port free for both TCP and UDP on 127.0.0.1.
+// freeTCPUDPPort returns a port that was free for both TCP and UDP on
+// 127.0.0.1 a moment ago (startCaddy retries when it is taken meanwhile).
 func freeTCPUDPPort(t *testing.T) int {
 	t.Helper()
 	for range 20 {
@@ -46,9 +114,9 @@ func freeTCPUDPPort(t *testing.T) int {
 // test sends the site's Host and checks every body's digest; a second run
 // with the wrong Host must then fail verification.
 func TestH3Caddy(t *testing.T) {
-	bin := caddyBinary()
-	if bin == "" {
-		t.Skip("no Caddy binary at /root/proxybin/caddy or /work/main/.cache/bin/caddy")
+	bin, err := findbin.FindBinary("caddy")
+	if err != nil {
+		t.Skipf("no Caddy: %v", err)
 	}
 	p := testCA(t)
 	dir := t.TempDir()
@@ -60,56 +128,10 @@ func TestH3Caddy(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(www, "4k"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port := freeTCPUDPPort(t)
-	conf := fmt.Sprintf(`{
-	admin off
-	auto_https off
-	persist_config off
-	storage file_system %s
-	servers {
-		protocols h1 h2 h3
-	}
-}
-https://localhost:%d {
-	bind 127.0.0.1
-	tls %s %s
-	root * %s
-	file_server
-}
-`, filepath.Join(dir, "data"), port, p.FullChain, p.Key, www)
-	confFile := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	logf, err := os.Create(filepath.Join(dir, "caddy.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer logf.Close()
-	cmd := exec.Command(bin, "run", "--config", confFile, "--adapter", "caddyfile")
-	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Kill() // only the process this test started
-		cmd.Wait()
+	port := startCaddy(t, bin, p.CA, dir, func(port int) string {
+		return fmt.Sprintf("https://localhost:%d {\n\tbind 127.0.0.1\n\ttls %s %s\n\troot * %s\n\tfile_server\n}\n", port, p.FullChain, p.Key, www)
 	})
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(dir, "caddy.log"))
-			t.Fatalf("Caddy did not listen on %s within 10s:\n%s", addr, log)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 	sum := sha256.Sum256(body)
 	cfg := Config{
 		URL:          "https://" + addr + "/4k",

@@ -84,14 +84,15 @@ func fixedBody(n int) http.Handler {
 	})
 }
 
-// freeUDPPort returns a UDP port on 127.0.0.1 that nothing listens on.
+// freeUDPPort returns a UDP port on 127.0.0.1 where nothing answers: a
+// socket the test holds until it ends is bound there and never reads, so
+// no other program can take the port meanwhile.
 func freeUDPPort(t testing.TB) string {
 	t.Helper()
 	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	port := c.LocalAddr().(*net.UDPAddr).Port
-	c.Close()
-	return fmt.Sprint(port)
+	t.Cleanup(func() { c.Close() })
+	return fmt.Sprint(c.LocalAddr().(*net.UDPAddr).Port)
 }

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"sort"
 	"strconv"
@@ -153,25 +154,8 @@ func fmtFloat(f float64) string {
 	return strconv.FormatFloat(f, 'f', 1, 64)
 }
 
-// fmtUs prints microseconds with a readable unit.
-func fmtUs(us int64) string {
-	switch {
-	case us >= 1_000_000:
-		return fmt.Sprintf("%.2fs", float64(us)/1e6)
-	case us >= 1000:
-		return fmt.Sprintf("%.2fms", float64(us)/1e3)
-	}
-	return fmt.Sprintf("%dµs", us)
-}
-
-func fmtBytes(b uint64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.2f MiB", float64(b)/(1<<20))
-	case b >= 1<<10:
-		return fmt.Sprintf("%.2f KiB", float64(b)/(1<<10))
-	}
-	return fmt.Sprintf("%d B", b)
-}
+// fmtUs and fmtBytes are the project's one latency and size format.
+var (
+	fmtUs    = units.Micros
+	fmtBytes = units.Bytes
+)

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
 )
@@ -70,17 +71,25 @@ type tlsEngine interface {
 
 // Phases of a secureConn.
 const (
-	phaseHandshake = iota // crypto/tls handshakes through fdConn
+	phaseHandshake = iota // crypto/tls handshakes through fdConn, or the lean handshake (hs)
 	phaseTickets          // TLS 1.3 + --resume: crypto/tls reads until the first application data
 	phaseRecords          // our record layer
 	phaseEngine           // crypto/tls for good
 )
 
 // tlsLoop is one loop's TLS scratch space: the buffer requests are sealed
-// into and the free carry buffers of its connections.
+// into and the free carry buffers of its connections; with the lean
+// engine, the loop's tls13 Client (its key pairs, its ClientHello) and free
+// lists of handshakes and secureConns, so that a handshake in steady state
+// allocates nothing of its own.
 type tlsLoop struct {
 	seal  []byte
 	carry [][]byte
+
+	lean    *tls13.Client
+	leanErr error
+	hsFree  []*tls13.Handshake
+	secFree []*secureConn
 }
 
 func (t *tlsLoop) getCarry() []byte {
@@ -122,9 +131,16 @@ type secureConn struct {
 
 	keys *keyLog // secrets of this connection, until the switch
 	fdc  fdState
+
+	// lean engine
+	hs  *tls13.Handshake // the handshake in progress, until noted
+	own recordLayer      // the record layer, reused with the secureConn
 }
 
 func (c *tlsClient) newSecure(fd int, tl *tlsLoop) *secureConn {
+	if c.lean != nil {
+		return tl.leanSecure(fd)
+	}
 	if c.std != nil {
 		return newSecureStd(fd, tl, c.std)
 	}
@@ -359,13 +375,18 @@ func (s *secureConn) readTickets(b []byte) (int, error) {
 	return n, err
 }
 
-// release ends an unfinished handshake coroutine and returns buffers.
+// release ends an unfinished handshake and returns buffers; a lean
+// secureConn goes back to its loop's free list.
 func (s *secureConn) release() {
 	if s.stop != nil {
 		s.stop()
 		s.stop, s.next = nil, nil
 	}
 	s.dropCarry()
+	if s.tl.lean != nil {
+		s.releaseHandshake()
+		s.tl.secFree = append(s.tl.secFree, s)
+	}
 }
 
 // keyLog takes crypto/tls's key log lines (NSS format) for one connection.
@@ -426,8 +447,16 @@ func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.EOF) }
 // startHandshake begins the TLS handshake on a freshly connected socket.
 func (l *loop) startHandshake(c *conn, now int64) {
 	c.handshake = true
-	s := l.r.tls.newSecure(c.fd, l.r.tls.loopState(l))
+	tl := l.r.tls.loopState(l)
+	s := l.r.tls.newSecure(c.fd, tl)
 	c.sec = s
+	if tl.lean != nil || tl.leanErr != nil {
+		// The ClientHello is sent; the server's answer comes with EPOLLIN.
+		if err := s.startLean(); err != nil {
+			l.fail(c, classifyHandshake(err), err, now)
+		}
+		return
+	}
 	s.next, s.stop = iter.Pull(s.handshakeSeq)
 	l.resumeHandshake(c, now)
 }
@@ -436,7 +465,13 @@ func (l *loop) startHandshake(c *conn, now int64) {
 // sends the request once it is done.
 func (l *loop) resumeHandshake(c *conn, now int64) {
 	s := c.sec
-	ended, err := s.step()
+	var ended bool
+	var err error
+	if s.hs != nil {
+		ended, err = s.stepLean(l.buf)
+	} else {
+		ended, err = s.step()
+	}
 	if err != nil {
 		l.fail(c, classify(err), err, now)
 		return
@@ -446,20 +481,15 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 	}
 	c.handshake = false
 	if err := s.hsErr; err != nil {
-		class := ErrTLS
-		var errno unix.Errno
-		switch {
-		case errors.As(err, &errno):
-			class = classify(errno)
-		case isEOF(err):
-			class = ErrClosed
-		}
-		l.fail(c, class, err, now)
+		l.fail(c, classifyHandshake(err), err, now)
 		return
 	}
-	if err := s.flush(); err != nil {
-		l.fail(c, classify(err), err, now)
-		return
+	lean := s.hs != nil
+	if !lean {
+		if err := s.flush(); err != nil {
+			l.fail(c, classify(err), err, now)
+			return
+		}
 	}
 	done := l.now()
 	if c.intended >= l.r.warmup {
@@ -468,11 +498,36 @@ func (l *loop) resumeHandshake(c *conn, now int64) {
 	}
 	l.noteSession(c, s)
 	l.writeRequest(c, done)
+	if lean && c.sec == s {
+		// The lean handshake's Finished flight and the request, queued
+		// together (see stepLean).
+		if err := s.flush(); err != nil {
+			l.fail(c, classify(err), err, done)
+		}
+	}
+}
+
+// classifyHandshake maps a handshake's failure to its class: socket errors
+// by errno, the server's FIN as closed, anything else as tls.
+func classifyHandshake(err error) ErrorClass {
+	var errno unix.Errno
+	switch {
+	case errors.As(err, &errno):
+		return classify(errno)
+	case isEOF(err):
+		return ErrClosed
+	}
+	return ErrTLS
 }
 
 // noteSession counts resumptions, captures the negotiated parameters and
 // switches the connection to its record layer.
 func (l *loop) noteSession(c *conn, s *secureConn) {
+	if s.hs != nil {
+		l.r.tls.captureLean(s.tl, s.hs)
+		s.releaseHandshake()
+		return
+	}
 	st := s.state()
 	if st.resumed && c.intended >= l.r.warmup {
 		l.rec.resumed++

@@ -91,16 +91,6 @@ parse_loadlab() {
 	jq -r '"\(.ok) \(.requests - .ok) \(.achieved_rate) \(.bytes_read)"' "$1"
 }
 
-# parse_h2load FILE: "finished in 10.00s, ..." and "requests: N total, N started, N done, N succeeded, N failed, ...".
-parse_h2load() {
-	awk '
-	function dur(s) { if (s ~ /ms$/) return s / 1000; if (s ~ /us$/) return s / 1e6; if (s ~ /m$/ && s !~ /s$/) return s * 60; return s + 0 }
-	/^finished in / { d = $3; sub(/,$/, "", d); secs = dur(d) }
-	/^requests: / { ok = $8; failed = $10 }
-	/^traffic: / { b = $3; gsub(/[()]/, "", b) }
-	END { if (ok == "") exit 1; printf "%d %d %.1f %.0f\n", ok, failed, (secs > 0 ? ok / secs : 0), b }' "$1"
-}
-
 # parse_vegeta FILE: `vegeta report -type=json`.
 parse_vegeta() {
 	jq -r '((.requests * .success) + 0.5 | floor) as $ok | "\($ok) \(.requests - $ok) \(.throughput) \(.bytes_in.total)"' "$1"

@@ -19,8 +19,6 @@ type certsFlags struct {
 	validity time.Duration
 }
 
-func init() { rootCmd.AddCommand(newCertsCmd()) }
-
 // newCertsCmd builds `loadlab certs`.
 func newCertsCmd() *cobra.Command {
 	var f certsFlags

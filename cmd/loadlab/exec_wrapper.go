@@ -5,20 +5,20 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// execWrapperCmd is the hidden wrapper lab/proc.Start runs (this binary,
-// re-executed): it joins cgroups, enters a network namespace, pins CPUs,
-// drops privileges and execs the lab program. Flags are parsed by
+// newExecWrapperCmd builds the hidden wrapper lab/proc.Start runs (this
+// binary, re-executed): it joins cgroups, enters a network namespace, pins
+// CPUs, drops privileges and execs the lab program. Flags are parsed by
 // proc.ExecMain, not cobra.
-var execWrapperCmd = &cobra.Command{
-	Use:                proc.ExecSubcommand + " [flags] -- PATH ARGS...",
-	Hidden:             true,
-	DisableFlagParsing: true,
-	// Shadow any root PersistentPreRun: the wrapper must do nothing but
-	// its own steps before exec.
-	PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
-	RunE: func(_ *cobra.Command, args []string) error {
-		return proc.ExecMain(args)
-	},
+func newExecWrapperCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                proc.ExecSubcommand + " [flags] -- PATH ARGS...",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		// Shadow any root PersistentPreRun: the wrapper must do nothing but
+		// its own steps before exec.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
+		RunE: func(_ *cobra.Command, args []string) error {
+			return proc.ExecMain(args)
+		},
+	}
 }
-
-func init() { rootCmd.AddCommand(execWrapperCmd) }

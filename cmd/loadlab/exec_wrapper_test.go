@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,10 +18,7 @@ func TestExecWrapperSubcommand(t *testing.T) {
 		t.Skip("builds the binary")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "loadlab")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testutil.BuildLoadlab(t, dir)
 	log := filepath.Join(dir, "out.log")
 	p, err := proc.Start(proc.Spec{Path: "sh", Args: []string{"-c", "echo pinned $(grep Cpus_allowed_list /proc/self/status)"}, CPUs: "0", Stdout: log, Wrapper: bin})
 	if err != nil {

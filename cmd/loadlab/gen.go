@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"os"
 	"os/signal"
@@ -34,9 +35,7 @@ type genFlags struct {
 	startAt   string
 }
 
-func init() { rootCmd.AddCommand(newGenCmd()) }
-
-// newGenCmd builds `loadlab gen` with fresh flags.
+// newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
 func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
@@ -54,6 +53,14 @@ pinned to X25519 by default (--curves) so results compare across Go versions:
 Go 1.26 would otherwise offer X25519MLKEM768 first, a larger and slower
 handshake. --client-hello chrome|firefox sends a uTLS preset instead, with the
 preset's own groups.
+
+TLS 1.3 handshakes run on loadlab's lean engine (--tls-engine auto): one
+ClientHello serialized per run, one key pair per loop reused across
+handshakes (--fresh-key-share for a new one each time), the chain verified
+once per distinct certificate and the server's signature on every handshake
+(--insecure: neither). The server's work per handshake is unchanged.
+crypto/tls (or uTLS) runs TLS 1.2, --client-hello presets, --resume and
+--curves other than x25519/p256; --tls-engine std forces it, to compare.
 
 Every request due in the measured window ends in one outcome: a response, or
 an error class (still unanswered when the drain ends one --timeout after the
@@ -83,15 +90,15 @@ whole run's; the first shards take the remainder). Give them one
 	}
 	c := &f.cfg
 	fl := cmd.Flags()
-	fl.IntVarP(&c.Connections, "connections", "c", 50, "connections, spread over the loops")
-	fl.DurationVarP(&c.Duration, "duration", "d", 10e9, "total run time, warmup included")
+	fl.IntVarP(&c.Connections, "connections", "c", gen.DefaultConnections, "connections, spread over the loops")
+	fl.DurationVarP(&c.Duration, "duration", "d", gen.DefaultDuration, "total run time, warmup included")
 	fl.Float64VarP(&c.Rate, "rate", "r", 0, "requests/s over all loops; 0 = closed loop")
 	fl.IntVarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0 = no limit; --duration still bounds the run)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPUs to run one event loop each on, e.g. 1 or 2-5 (default: every CPU this process may use)")
 	fl.DurationVar(&c.Warmup, "warmup", 0, "leading part of the run left out of the results")
-	fl.DurationVar(&c.Timeout, "timeout", 10e9, "per-request timeout, from the request's write")
+	fl.DurationVar(&c.Timeout, "timeout", gen.DefaultTimeout, "per-request timeout, from the request's write")
 	fl.StringArrayVarP(&c.Headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
-	fl.StringVarP(&c.Method, "method", "m", "GET", "request method")
+	fl.StringVarP(&c.Method, "method", "m", gen.DefaultMethod, "request method")
 	fl.StringVar(&f.bodyFile, "body-file", "", "send this file as the request body")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- = stdout)")
 	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
@@ -100,13 +107,16 @@ whole run's; the first shards take the remainder). Give them one
 	fl.BoolVar(&c.NewConn, "new-conn", false, "open a new connection (full TLS handshake) for every request")
 	fl.StringVar(&f.closeMode, "close", "fin", "how the generator closes: fin, or rst (SO_LINGER 0: no TIME_WAIT here, but the server sees a reset)")
 	fl.StringVar(&f.srcAddrs, "src-addrs", "", "bind new connections round-robin to these local addresses (list, range a-b, or auto = 127.0.0.2-127.0.0.250 for loopback targets); each brings its own ephemeral ports")
-	fl.StringVar(&c.TLS.Version, "tls", "1.3", "TLS version: 1.2 or 1.3")
+	fl.StringVar(&c.TLS.Version, "tls", gen.DefaultTLSVersion, "TLS version: 1.2 or 1.3")
 	fl.StringSliceVar(&c.TLS.Curves, "curves", nil, "key-exchange groups: x25519, p256, p384, p521, x25519mlkem768 (default x25519; with --tls 1.2 x25519,p256, since ECDSA P-256 certificates need p256 offered). Go 1.26 would otherwise offer X25519MLKEM768 first")
-	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server certificate")
+	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server: no certificate chain check and no check of its CertificateVerify signature (the server still signs every handshake; its Finished is still checked)")
 	fl.StringVar(&c.TLS.CAFile, "ca", "", "PEM file with the CA to verify the server with")
 	fl.StringVar(&c.TLS.SNI, "sni", "", "TLS server name (default: the URL host)")
-	fl.StringVar(&c.TLS.ClientHello, "client-hello", "go", "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
+	fl.StringVar(&c.TLS.ClientHello, "client-hello", gen.DefaultClientHello, "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
+	fl.StringVar(&c.TLS.Engine, "tls-engine", "auto", "TLS handshakes: auto (lean where it applies: TLS 1.3, --client-hello go, no --resume, x25519/p256), lean, or std (crypto/tls and uTLS)")
+	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS engine: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
+	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS engine: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
@@ -181,23 +191,24 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return usageError{err}
 	}
 	c.Defaults()
-	jsonW, closeJSON, err := openOut(f.jsonOut)
+	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
+	jsonW, closeJSON, err := openOut(f.jsonOut, stdout)
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
 	defer closeJSON()
 	closeHdr := func() error { return nil }
 	if f.hdrLog != "" {
-		hw, closeH, err := openOut(f.hdrLog)
+		hw, closeH, err := openOut(f.hdrLog, stdout)
 		if err != nil {
 			return usagef("--hdr-log: %v", err)
 		}
 		defer closeH()
 		c.HdrLog, closeHdr = hw, closeH
 	}
-	if !f.quiet && term.IsTerminal(int(os.Stderr.Fd())) {
+	if !f.quiet && isTerminal(stderr) {
 		c.Progress = func(s gen.Second) {
-			fmt.Fprintf(os.Stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, fmtMicros(s.P99SoFarUs))
+			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
 		}
 	}
 	if f.cpuProf != "" {
@@ -212,7 +223,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	defer stopSignals()
 	res, err := gen.Run(ctx, c)
 	if c.Progress != nil {
-		fmt.Fprint(os.Stderr, "\r\033[K")
+		fmt.Fprint(stderr, "\r\033[K")
 	}
 	if err != nil {
 		if gen.IsUsage(err) {
@@ -229,9 +240,9 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 	}
 	if !f.quiet {
-		out := io.Writer(os.Stdout)
+		out := stdout
 		if f.jsonOut == "-" {
-			out = os.Stderr
+			out = stderr
 		}
 		res.WriteText(out)
 	}
@@ -244,11 +255,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	return nil
 }
 
-func fmtMicros(us int64) string {
-	if us >= 1000 {
-		return fmt.Sprintf("%.2fms", float64(us)/1000)
-	}
-	return fmt.Sprintf("%dµs", us)
+// isTerminal reports whether w is a terminal (the live progress line).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // caughtSignal remembers which signal ended a run.

@@ -131,7 +131,7 @@ func TestGenNothingListening(t *testing.T) {
 func TestGen502ExitsZero(t *testing.T) {
 	srv := startHTTPServer(t, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 11\r\n\r\nbad gateway")
 	out := filepath.Join(t.TempDir(), "r.json")
-	code, stderr := captureRun(t, "gen", "-q", "-c", "4", "-d", "1s", "--json", out, srv.url())
+	code, stderr := captureRun(t, "gen", "-q", "-c", "4", "-d", "1s", "--json", out, srv.URL("http"))
 	if code != exitOK {
 		t.Fatalf("exit %d, want 0; stderr:\n%s", code, stderr)
 	}

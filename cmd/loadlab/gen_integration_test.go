@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -163,8 +164,7 @@ func TestGenCLIJSON(t *testing.T) {
 	srv := startBackend(t)
 	out := filepath.Join(t.TempDir(), "r.json")
 	hlog := filepath.Join(t.TempDir(), "r.hlog")
-	resetFlags(rootCmd) // flag values persist across runs in one process
-	if code := run([]string{"gen", "-q", "-c", "4", "-d", "2s", "-r", "500", "--json", out, "--hdr-log", hlog, "http://" + srv.Addr() + "/1k"}); code != 0 {
+	if code := execute([]string{"gen", "-q", "-c", "4", "-d", "2s", "-r", "500", "--json", out, "--hdr-log", hlog, "http://" + srv.Addr() + "/1k"}, io.Discard, io.Discard); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	b, err := os.ReadFile(out)

@@ -52,7 +52,7 @@ func TestGenMemory10k(t *testing.T) {
 	}
 	srv := startHTTPServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 1024\r\n\r\n"+strings.Repeat("x", 1024))
 	out := filepath.Join(t.TempDir(), "r.json")
-	cmd := cliCommand(t, "gen", "-q", "-c", strconv.Itoa(memConns), "-d", dur.String(), "--json", out, srv.url())
+	cmd := cliCommand(t, "gen", "-q", "-c", strconv.Itoa(memConns), "-d", dur.String(), "--json", out, srv.URL("http"))
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {

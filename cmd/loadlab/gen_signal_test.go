@@ -38,7 +38,7 @@ func TestGenInterrupted(t *testing.T) {
 			if tc.hang {
 				url = startHangServer(t)
 			} else {
-				url = startHTTPServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").url()
+				url = startHTTPServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok").URL("http")
 			}
 			dir := t.TempDir()
 			jsonPath, hdrPath := filepath.Join(dir, "r.json"), filepath.Join(dir, "r.hlog")

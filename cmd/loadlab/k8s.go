@@ -12,8 +12,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { rootCmd.AddCommand(newK8sCmd()) }
-
 // newK8sCmd builds `loadlab k8s`: manifests and the image for sharded runs
 // on Kubernetes.
 func newK8sCmd() *cobra.Command {

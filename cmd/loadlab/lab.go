@@ -2,12 +2,13 @@ package main
 
 import "github.com/spf13/cobra"
 
-// labCmd is the parent of the lab's subcommands (proxies, run, ...); each
-// subcommand file registers itself on it in an init function.
-var labCmd = &cobra.Command{
-	Use:   "lab",
-	Short: "Reverse-proxy lab: the proxies, backend and scenarios the seed benchmarks used",
-	Args:  cobra.NoArgs,
+// newLabCmd builds `loadlab lab` and its subcommands.
+func newLabCmd() *cobra.Command {
+	lab := &cobra.Command{
+		Use:   "lab",
+		Short: "Reverse-proxy lab: the proxies, backend and scenarios the seed benchmarks used",
+		Args:  cobra.NoArgs,
+	}
+	lab.AddCommand(newLabProxiesCmd(), newLabCheckCmd(), newLabRunCmd(), newLabPlanCmd())
+	return lab
 }
-
-func init() { rootCmd.AddCommand(labCmd) }

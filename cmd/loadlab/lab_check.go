@@ -4,14 +4,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/check"
 	"github.com/loadlab/loadlab/lab/cleanup"
-	"github.com/loadlab/loadlab/lab/env"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/pin"
 	"github.com/spf13/cobra"
 )
@@ -59,14 +61,14 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	fl := cmd.Flags()
 	fl.StringVar(&f.profiles, "profiles", "", "comma-separated profiles to check (default: all; see loadlab lab proxies)")
 	fl.StringVar(&f.keys, "keys", "p256,rsa2048,rsa4096", "certificate key types to check each profile with")
-	fl.StringVar(&f.net, "net", env.NetLoopback, "network: loopback, or netns (backend, proxy and generator in their own namespaces joined by veth)")
+	fl.StringVar(&f.net, "net", session.NetLoopback, "network: loopback, or netns (backend, proxy and generator in their own namespaces joined by veth)")
 	fl.BoolVar(&f.noCgroups, "no-cgroups", false, "run without cgroups: pin with CPU affinity only, measure via /proc")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs for the proxy, e.g. 0 or 0-1 (default: from the CPU plan)")
 	fl.StringVar(&f.backendCPUs, "backend-cpus", "", "CPUs for the backend (default: from the CPU plan)")
 	fl.StringVar(&f.loadgenCPUs, "loadgen-cpus", "", "CPUs for the load generator (default: from the CPU plan)")
 	fl.StringVar(&f.memory, "memory", "2GiB", "memory limit of each proxy's cgroup, e.g. 512MiB, 2GiB, 0 for none")
 	fl.StringVar(&f.dir, "dir", "results/lab-check", "run directory: certificates, proxy configs and logs")
-	fl.StringVar(&f.proxyUser, "proxy-user", "", "user the proxies serve as (default: "+env.DefaultProxyUser+", created if missing, when run as root)")
+	fl.StringVar(&f.proxyUser, "proxy-user", "", "user the proxies serve as (default: "+session.DefaultProxyUser+", created if missing, when run as root)")
 	fl.DurationVar(&f.idleQuiet, "idle-quiet", 2*time.Second, "idle memory: quiet period after the one request (seed 001: 10m)")
 	fl.IntVar(&f.idleSamples, "idle-samples", 5, "idle memory: readings, the median is reported (seed 001: 20)")
 	fl.DurationVar(&f.idleEvery, "idle-every", 500*time.Millisecond, "idle memory: time between readings (seed 001: 30s)")
@@ -74,35 +76,20 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	return cmd
 }
 
-func init() { labCmd.AddCommand(newLabCheckCmd()) }
-
-// labCheckConfig is the validated input of a check run.
-type labCheckConfig struct {
-	opts     env.Options
-	profiles []proxy.Profile
-	idle     labCheckIdle
-}
-
-// labCheckIdle is how idle memory is measured.
-type labCheckIdle struct {
-	quiet   time.Duration
-	samples int
-	every   time.Duration
-}
-
-// parseLabCheck turns the flags into options; errors are usage errors.
-func parseLabCheck(f labCheckFlags) (labCheckConfig, error) {
-	var c labCheckConfig
+// parseLabCheck turns the flags into the check's configuration; errors are
+// usage errors.
+func parseLabCheck(f labCheckFlags) (check.Config, error) {
+	var c check.Config
 	profiles, err := labCheckProfiles(f.profiles)
 	if err != nil {
 		return c, err
 	}
-	c.profiles = profiles
+	c.Profiles = profiles
 	keys, err := certs.ParseKeyTypes(f.keys)
 	if err != nil {
 		return c, usagef("--keys: %v", err)
 	}
-	if f.net != env.NetLoopback && f.net != env.NetNS {
+	if f.net != session.NetLoopback && f.net != session.NetNS {
 		return c, usagef("--net %q: use loopback or netns", f.net)
 	}
 	var cpus [3]pin.CPUSet
@@ -114,9 +101,9 @@ func parseLabCheck(f labCheckFlags) (labCheckConfig, error) {
 			return c, usagef("%s: %v", v.flag, err)
 		}
 	}
-	mem, err := labCheckBytes(f.memory)
+	mem, err := units.ParseBytes(f.memory)
 	if err != nil {
-		return c, usagef("--memory: %v", err)
+		return c, usagef("--memory: %v (0 = no limit)", err)
 	}
 	if f.idleSamples < 1 || f.idleQuiet < 0 || f.idleEvery < 0 {
 		return c, usagef("--idle-samples must be at least 1 and --idle-quiet, --idle-every not negative")
@@ -125,12 +112,12 @@ func parseLabCheck(f labCheckFlags) (labCheckConfig, error) {
 	if err != nil {
 		return c, fmt.Errorf("cannot find the loadlab binary: %v", err)
 	}
-	c.opts = env.Options{
+	c.Session = session.Options{
 		Dir: f.dir, Net: f.net, NoCgroups: f.noCgroups,
 		ServerCPUs: cpus[0], BackendCPUs: cpus[1], LoadgenCPUs: cpus[2],
 		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: f.proxyUser,
 	}
-	c.idle = labCheckIdle{quiet: f.idleQuiet, samples: f.idleSamples, every: f.idleEvery}
+	c.Idle = check.Idle{Quiet: f.idleQuiet, Samples: f.idleSamples, Every: f.idleEvery}
 	return c, nil
 }
 
@@ -160,35 +147,13 @@ func labCheckProfiles(list string) ([]proxy.Profile, error) {
 	return out, nil
 }
 
-// labCheckBytes parses a size: a number of bytes or with a unit (K, M, G,
-// KiB, MiB, GiB; powers of 1024); 0 means no limit.
-func labCheckBytes(s string) (int64, error) {
-	s = strings.TrimSpace(s)
-	units := []struct {
-		suffix string
-		mult   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}, {"B", 1}, {"", 1}}
-	for _, u := range units {
-		num, ok := strings.CutSuffix(s, u.suffix)
-		if !ok {
-			continue
-		}
-		var n float64
-		if _, err := fmt.Sscanf(num, "%g", &n); err != nil || n < 0 || strings.TrimSpace(num) != num || num == "" {
-			break
-		}
-		return int64(n * float64(u.mult)), nil
-	}
-	return 0, fmt.Errorf("bad size %q: use bytes or a unit, e.g. 512MiB or 2GiB (0 = no limit)", s)
-}
-
 // runLabCheck opens the lab, checks every profile and prints the rows.
 func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	c, err := parseLabCheck(f)
 	if err != nil {
 		return err
 	}
-	jsonW, closeJSON, err := openOut(f.jsonOut)
+	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
@@ -203,22 +168,23 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	defer stopJanitor()
 	defer func() {
 		if err := j.Run(); err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", oneLineErr(err))
+			fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", check.OneLine(err))
 		}
 	}()
-	c.opts.Janitor = &j
-	c.opts.Log = cmd.ErrOrStderr()
+	c.Session.Janitor = &j
+	c.Session.Log = cmd.ErrOrStderr()
+	c.Log = cmd.ErrOrStderr()
 
-	rep, err := labCheckRun(ctx, c, cmd.ErrOrStderr())
+	rep, err := check.Run(ctx, c)
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
-		return errors.New(oneLineErr(err))
+		return errors.New(check.OneLine(err))
 	}
 	if err := j.Run(); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", oneLineErr(err))
+		fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", check.OneLine(err))
 	}
 	rep.Interrupted = interrupted
-	writeLabCheckTable(cmd.OutOrStdout(), rep)
+	rep.WriteTable(cmd.OutOrStdout())
 	if jsonW != nil {
 		enc := json.NewEncoder(jsonW)
 		enc.SetIndent("", "  ")
@@ -233,13 +199,8 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	if interrupted {
 		return exitError{code: sig.exitCode(), err: errors.New("lab check interrupted; everything it started was stopped and removed")}
 	}
-	if failed := rep.failed(); len(failed) > 0 {
+	if failed := rep.Failed(); len(failed) > 0 {
 		return fmt.Errorf("lab check: %d profile(s) failed: %s (logs under %s)", len(failed), strings.Join(failed, ", "), rep.Dir)
 	}
 	return nil
-}
-
-// oneLineErr flattens a joined error onto one line.
-func oneLineErr(err error) string {
-	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
 }

@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"github.com/loadlab/loadlab/internal/testutil"
+	"github.com/loadlab/loadlab/lab/check"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/proxy"
 )
 
@@ -51,52 +50,6 @@ func TestLabCheckUsage(t *testing.T) {
 		code, _, stderr := runCLI(t, append([]string{"lab", "check"}, c.args...)...)
 		if code != exitUsage || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("lab check %q: exit %d, stderr %q; want 2 and one line with %q", c.args, code, stderr, c.want)
-		}
-	}
-}
-
-func TestLabCheckBytes(t *testing.T) {
-	for in, want := range map[string]int64{"0": 0, "2GiB": 2 << 30, "512MiB": 512 << 20, "1.5G": 3 << 29, "4096": 4096, "64K": 64 << 10, "10B": 10} {
-		if got, err := labCheckBytes(in); err != nil || got != want {
-			t.Errorf("labCheckBytes(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, bad := range []string{"", "-1G", "2 GiB", "GiB", "two"} {
-		if _, err := labCheckBytes(bad); err == nil {
-			t.Errorf("labCheckBytes(%q) accepted", bad)
-		}
-	}
-}
-
-// A proxy that is not installed is a row that says how to install it, not
-// a failure.
-func TestLabCheckNotInstalledRow(t *testing.T) {
-	prof, _ := proxy.Get("traefik")
-	prof.Find = func() (string, error) { return "", fmt.Errorf("%w: traefik is nowhere", proxy.ErrNotFound) }
-	row := labCheckProfile(t.Context(), nil, labCheckConfig{}, prof, io.Discard)
-	if row.Found || row.Error != "" || !strings.Contains(row.Install, "--with-traefik") {
-		t.Fatalf("row %+v: want not found, no error, install hint", row)
-	}
-	rep := labCheckReport{Net: "loopback", Cgroups: true, Keys: []certs.KeyType{certs.P256}, Rows: []labCheckRow{row, {
-		Profile: "nginx-stock", Found: true, Version: "nginx 1.22.1", Features: proxy.Features{TLS: true, H2: true},
-		TLS: true, H2: true, ByteIdentical: true, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
-	}, {
-		Profile: "caddy-stock", Found: true, Version: "caddy 2.11.9", Features: proxy.Features{TLS: true, H2: true, H3: true},
-		TLS: true, H2: true, Error: "h3 /1m through caddy-stock: status 502",
-	}}}
-	if got := rep.failed(); len(got) != 1 || got[0] != "caddy-stock" {
-		t.Errorf("failed() = %v, want only caddy-stock", got)
-	}
-	var b bytes.Buffer
-	writeLabCheckTable(&b, rep)
-	out := b.String()
-	for _, want := range []string{
-		"traefik  ", "not installed", "traefik: not installed: install it with scripts/install-proxies.sh --with-traefik",
-		"nginx-stock", "6.0 MiB", "0.10s", "unchanged", "identical",
-		"caddy-stock", "FAIL", "DIFFER", "caddy-stock: h3 /1m through caddy-stock: status 502",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
 		}
 	}
 }
@@ -173,7 +126,7 @@ func TestLabCheckRealProxies(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
-	var rep labCheckReport
+	var rep check.Report
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +138,7 @@ func TestLabCheckRealProxies(t *testing.T) {
 		t.Fatalf("%d rows for %d profiles:\n%s", len(rep.Rows), len(profiles), stdout)
 	}
 	for _, r := range rep.Rows {
-		if !r.Found || !r.TLS || !r.H2 || !r.ByteIdentical || r.IdleMemory == 0 || r.RestartSeconds <= 0 || !r.CertUnchanged || r.Error != "" {
+		if !r.Found || !r.TLS || !r.H2 || !r.ByteIdentical || !r.WebSocket || r.IdleNeed == 0 || r.IdleMemory == 0 || r.RestartSeconds <= 0 || !r.CertUnchanged || r.Error != "" {
 			t.Errorf("row %+v: want every check passed", r)
 		}
 		if !strings.Contains(stdout, r.Profile) {
@@ -260,7 +213,7 @@ func TestLabCheckSIGINTCleansUp(t *testing.T) {
 		t.Errorf("exit %d after SIGINT, want 130\n%s", code, progress.text())
 	}
 	for _, p := range inGroups {
-		if processAlive(p) {
+		if testutil.Alive(p) {
 			t.Errorf("pid %d (was in the run's cgroups) still alive", p)
 		}
 	}
@@ -357,17 +310,6 @@ func netnsOf(t *testing.T, pid int) string {
 		}
 	}
 	return strings.Join(mine, " ")
-}
-
-// processAlive reports whether pid exists and is not a zombie.
-func processAlive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
 }
 
 // startUntil starts cmd and waits (up to 90 s) until its stderr shows want.

@@ -64,5 +64,3 @@ default filled in (what lab run would use).`,
 	planCmd.AddCommand(show, list)
 	return planCmd
 }
-
-func init() { labCmd.AddCommand(newLabPlanCmd()) }

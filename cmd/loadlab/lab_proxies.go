@@ -50,8 +50,6 @@ by scripts/install-proxies.sh), PATH and /usr/sbin.`,
 	return cmd
 }
 
-func init() { labCmd.AddCommand(newLabProxiesCmd()) }
-
 // proxyRows finds every profile's binary and version.
 func proxyRows() []proxyRow {
 	var rows []proxyRow

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"strings"
 	"testing"
 
@@ -10,17 +11,11 @@ import (
 )
 
 // runLabProxies runs the CLI with args and returns its exit status and
-// stdout; cobra keeps flag values between runs, so the proxies command's
-// flags are reset to their defaults afterwards.
+// stdout.
 func runLabProxies(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer rootCmd.SetOut(nil)
-	code := run(args)
-	if cmd, _, err := rootCmd.Find([]string{"lab", "proxies"}); err == nil {
-		resetFlags(cmd)
-	}
+	code := execute(args, &out, io.Discard)
 	return code, out.String()
 }
 

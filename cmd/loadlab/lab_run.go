@@ -75,8 +75,6 @@ server_cpus).`,
 	return cmd
 }
 
-func init() { labCmd.AddCommand(newLabRunCmd()) }
-
 // splitList splits a comma-separated flag value, dropping empty items.
 func splitList(s string) []string {
 	var out []string

@@ -72,7 +72,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 	defer stop()
 	r := &scenario.Runner{
 		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
-		Open: scenario.EnvOpener(&janitor), Log: stderr, NoCgroups: f.noCgroups,
+		Open: scenario.SessionOpener(&janitor), Log: stderr, NoCgroups: f.noCgroups,
 		Machine: scenario.ReadMachine(p.Net),
 	}
 	runErr := r.Run(ctx)

@@ -134,7 +134,7 @@ func TestReportCommandRendersResults(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errs)
 	}
-	if !strings.Contains(out, "| nginx-keepalive | 4,321 | 0.70 ms | 1.50 ms | 2.50 ms | 0% | 3 | none |") {
+	if !strings.Contains(out, "| nginx-keepalive | 4,321 | 700 µs | 1.50 ms | 2.50 ms | 0% | 3 | none |") {
 		t.Fatalf("tables:\n%s", out)
 	}
 	for _, name := range []string{"report.md", "report.html", "charts/sustained-spectrum.png"} {

@@ -2,12 +2,14 @@
 //
 // Subcommands map to packages: gen (gen/), serve and lab (lab/), certs
 // (certs/), report (lab/), pin (pin/). Each subcommand lives in its own file
-// and registers itself on the root command in an init function.
+// as a constructor (newGenCmd, ...); newRootCmd builds the whole tree, so
+// every run (and every test) starts from fresh flags.
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,38 +48,48 @@ func (e exitError) Error() string {
 	return e.err.Error()
 }
 
-var rootCmd = &cobra.Command{
-	Use:           "loadlab",
-	Short:         "An honest load generator and a reverse-proxy benchmark lab",
-	SilenceUsage:  true,
-	SilenceErrors: true,
-}
-
-func init() {
-	rootCmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+// newRootCmd builds the whole command tree with fresh flags.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "loadlab",
+		Short:         "An honest load generator and a reverse-proxy benchmark lab",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
+	root.AddCommand(newGenCmd(), newServeCmd(), newLabCmd(), newCertsCmd(), newReportCmd(), newPinCmd(), newMergeCmd(), newK8sCmd(), newExecWrapperCmd())
+	return root
 }
 
 func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// run executes the CLI with args and returns the process exit status.
-func run(args []string) int {
-	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
+// run executes the CLI with args on the process's standard output and
+// error and returns the exit status.
+func run(args []string) int { return execute(args, os.Stdout, os.Stderr) }
+
+// execute runs a fresh command tree with args, writing to stdout and
+// stderr, and returns the process exit status.
+func execute(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
 	if err == nil {
 		return exitOK
 	}
 	var ee exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(os.Stderr, "loadlab:", ee.err)
+			fmt.Fprintln(stderr, "loadlab:", ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(os.Stderr, "loadlab:", err)
+	fmt.Fprintln(stderr, "loadlab:", err)
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage

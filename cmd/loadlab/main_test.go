@@ -1,12 +1,11 @@
 package main
 
 import (
-	"bufio"
-	"net"
+	"bytes"
+	"github.com/loadlab/loadlab/internal/testutil"
+	"io"
 	"os"
 	"os/exec"
-	"strings"
-	"sync"
 	"testing"
 )
 
@@ -36,125 +35,28 @@ func cliCommand(t *testing.T, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// captureRun runs the CLI in this process with args (after resetting the
-// subcommand's flags) and returns the exit status and what it wrote to
-// os.Stderr.
+// captureRun runs the CLI in this process (a fresh command tree) with sub
+// and args and returns the exit status and what it wrote to standard
+// error.
 func captureRun(t *testing.T, sub string, args ...string) (int, string) {
 	t.Helper()
-	errFile, err := os.CreateTemp(t.TempDir(), "stderr")
-	if err != nil {
-		t.Fatal(err)
-	}
-	outFile, err := os.CreateTemp(t.TempDir(), "stdout")
-	if err != nil {
-		t.Fatal(err)
-	}
-	oldErr, oldOut := os.Stderr, os.Stdout
-	os.Stderr, os.Stdout = errFile, outFile
-	code, _ := pincertsRun(t, sub, args...)
-	os.Stderr, os.Stdout = oldErr, oldOut
-	errFile.Close()
-	outFile.Close()
-	b, err := os.ReadFile(errFile.Name())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return code, string(b)
+	var stderr bytes.Buffer
+	code := execute(append([]string{sub}, args...), io.Discard, &stderr)
+	return code, stderr.String()
 }
 
-// freePort returns a loopback port with nothing listening on it.
+// freePort returns a loopback TCP port where nothing listens for the rest
+// of the test (testutil.RefusedPort).
 func freePort(t *testing.T) int {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	return port
+	return testutil.RefusedPort(t)
 }
 
-// httpServer is a minimal keep-alive HTTP/1.1 server on 127.0.0.1 that
-// answers every request with the same bytes. It is raw on purpose: one
-// goroutine and one small buffer per connection, so that it holds 10,000
-// connections cheaply.
-type httpServer struct {
-	ln    net.Listener
-	resp  []byte
-	wg    sync.WaitGroup
-	mu    sync.Mutex
-	conns map[net.Conn]struct{}
-	done  bool
-}
-
-func startHTTPServer(t *testing.T, resp string) *httpServer {
+// startHTTPServer starts a keep-alive HTTP/1.1 server on 127.0.0.1 that
+// answers every GET with the same bytes (internal/testutil: one goroutine
+// and a 512-byte buffer per connection, so it holds 10,000 connections
+// cheaply).
+func startHTTPServer(t *testing.T, resp string) *testutil.Server {
 	t.Helper()
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &httpServer{ln: ln, resp: []byte(resp), conns: map[net.Conn]struct{}{}}
-	s.wg.Add(1)
-	go s.accept()
-	t.Cleanup(s.close)
-	return s
-}
-
-func (s *httpServer) url() string { return "http://" + s.ln.Addr().String() + "/x" }
-
-func (s *httpServer) accept() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			return
-		}
-		s.mu.Lock()
-		if s.done {
-			s.mu.Unlock()
-			c.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serve(c)
-	}
-}
-
-// serve answers each request head (GET, no body) with s.resp.
-func (s *httpServer) serve(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-	}()
-	br := bufio.NewReaderSize(c, 512)
-	for {
-		for {
-			line, err := br.ReadSlice('\n')
-			if err != nil {
-				return
-			}
-			if len(line) <= 2 && strings.TrimSpace(string(line)) == "" {
-				break
-			}
-		}
-		if _, err := c.Write(s.resp); err != nil {
-			return
-		}
-	}
-}
-
-func (s *httpServer) close() {
-	s.ln.Close()
-	s.mu.Lock()
-	s.done = true
-	for c := range s.conns {
-		c.Close()
-	}
-	s.mu.Unlock()
-	s.wg.Wait()
+	return testutil.StartServer(t, testutil.Reply(resp))
 }

@@ -16,8 +16,6 @@ type mergeFlags struct {
 	partial bool
 }
 
-func init() { rootCmd.AddCommand(newMergeCmd()) }
-
 // newMergeCmd builds `loadlab merge`.
 func newMergeCmd() *cobra.Command {
 	f := &mergeFlags{}
@@ -104,7 +102,7 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	if err != nil {
 		return usageError{err}
 	}
-	jsonW, closeJSON, err := openOut(f.jsonOut)
+	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {
 		return usagef("--json: %v", err)
 	}

@@ -52,12 +52,12 @@ func (o *outFile) Close() error {
 // openOut checks that path can be written and returns a writer for it
 // that creates it on the first write; "-" is stdout and "" gives nil. The
 // close function reports write errors.
-func openOut(path string) (io.Writer, func() error, error) {
+func openOut(path string, stdout io.Writer) (io.Writer, func() error, error) {
 	switch path {
 	case "":
 		return nil, func() error { return nil }, nil
 	case "-":
-		return os.Stdout, func() error { return nil }, nil
+		return stdout, func() error { return nil }, nil
 	}
 	if err := checkWritable(path); err != nil {
 		return nil, nil, err

@@ -16,8 +16,6 @@ type pinFlags struct {
 	json                     bool
 }
 
-func init() { rootCmd.AddCommand(newPinCmd()) }
-
 // newPinCmd builds `loadlab pin`.
 func newPinCmd() *cobra.Command {
 	var f pinFlags

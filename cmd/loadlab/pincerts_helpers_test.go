@@ -2,22 +2,15 @@ package main
 
 import (
 	"bytes"
+	"io"
 	"testing"
 )
 
-// pincertsRun runs the CLI with args after resetting every flag of the
-// named subcommand (cobra keeps flag values between runs in one process)
-// and returns the exit status and standard output.
+// pincertsRun runs the CLI (a fresh command tree) with sub and args and
+// returns the exit status and standard output; standard error is dropped.
 func pincertsRun(t *testing.T, sub string, args ...string) (int, string) {
 	t.Helper()
-	cmd, _, err := rootCmd.Find([]string{sub})
-	if err != nil || cmd == rootCmd {
-		t.Fatalf("no %q subcommand: %v", sub, err)
-	}
-	resetFlags(cmd)
 	var out bytes.Buffer
-	rootCmd.SetOut(&out)
-	defer rootCmd.SetOut(nil)
-	code := run(append([]string{sub}, args...))
+	code := execute(append([]string{sub}, args...), &out, io.Discard)
 	return code, out.String()
 }

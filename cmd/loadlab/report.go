@@ -48,5 +48,3 @@ the offline HTML page with its charts, and the chart PNGs. Prints the tables
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the tables")
 	return cmd
 }
-
-func init() { rootCmd.AddCommand(newReportCmd()) }

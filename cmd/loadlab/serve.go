@@ -18,10 +18,8 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 )
 
-func init() { rootCmd.AddCommand(newServeCmd()) }
-
 // serveEndpoints is the endpoint list printed when serving starts.
-const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /_stats"
+const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D /ws /_stats"
 
 func newServeCmd() *cobra.Command {
 	var cfg backend.Config
@@ -38,6 +36,8 @@ Endpoints:
   /chunked        the 1k body with Transfer-Encoding: chunked (four chunks)
   /close          the 1k body with Connection: close
   /delay/D        sleep D (e.g. 50ms; bare numbers are ms; capped at 10s), then 1k
+  /ws             101 to an Upgrade: websocket with Connection: Upgrade (both
+                  reported back as X-Loadlab-Upgrade/-Connection), then an echo
   /_stats         {"accepted": n, "open": n, "requests": n}: TCP connections
                   accepted and open, requests served (/_stats itself excluded)
 Anything else is 404.
@@ -47,7 +47,9 @@ for k = 1, 2, ...; a request arriving inside a window is answered when it ends,
 like a stop-the-world pause. /_stats never stalls.
 
 With --tls-cert and --tls-key it serves HTTPS (TLS 1.2 and 1.3); --h3 also
-serves HTTP/3 on the same port number over UDP.`,
+serves HTTP/3 on the same port number over UDP. --h2 also serves HTTP/2 on the
+same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
+(HTTP/1.1 clients are still served); /close then answers and sends GOAWAY.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
@@ -79,6 +81,8 @@ serves HTTP/3 on the same port number over UDP.`,
 	f.StringVar(&cfg.TLSCert, "tls-cert", "", "PEM certificate: serve HTTPS (with --tls-key)")
 	f.StringVar(&cfg.TLSKey, "tls-key", "", "PEM private key for --tls-cert")
 	f.BoolVar(&cfg.H3, "h3", false, "also serve HTTP/3 on the same port over UDP (needs TLS)")
+	f.BoolVar(&cfg.H2, "h2", false, "also serve HTTP/2 on the same port (h2c prior knowledge; ALPN h2 with TLS)")
+	f.Uint32Var(&cfg.H2MaxStreams, "h2-max-streams", 0, "SETTINGS_MAX_CONCURRENT_STREAMS for HTTP/2 (with --h2; default 250)")
 	f.IntVar(&cfg.Concurrency, "concurrency", backend.DefaultConcurrency, "maximum concurrent connections")
 	return cmd
 }
@@ -91,6 +95,13 @@ func runServe(ctx context.Context, cfg backend.Config, w io.Writer) error {
 		return err
 	}
 	var extra []string
+	if cfg.H2 {
+		mode := "h2c with prior knowledge"
+		if cfg.TLS() {
+			mode = "ALPN h2"
+		}
+		extra = append(extra, "HTTP/2 ("+mode+") on the same port")
+	}
 	if cfg.H3 {
 		extra = append(extra, "HTTP/3 on udp "+s.Addr())
 	}

@@ -3,14 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/net/http2"
 
 	"github.com/loadlab/loadlab/lab/backend"
 )
@@ -20,6 +22,8 @@ func TestServeBadInputExits2(t *testing.T) {
 		{"serve", "--stall-every", "1s"},
 		{"serve", "--stall-every", "1s", "--stall-for", "2s"},
 		{"serve", "--h3"},
+		{"serve", "--h2-max-streams", "4"},
+		{"serve", "--h2", "--h2-max-streams", "-1"},
 		{"serve", "--tls-cert", "x.pem"},
 		{"serve", "--cpus", "zero"},
 		{"serve", "--cpus", "4095"},
@@ -88,20 +92,11 @@ func TestRunServeServesUntilCancelled(t *testing.T) {
 	}
 }
 
-// runQuiet runs the CLI with stderr discarded and returns its exit status.
+// runQuiet runs the CLI with its output discarded and returns its exit
+// status.
 func runQuiet(t *testing.T, args []string) int {
 	t.Helper()
-	old := os.Stderr
-	devnull, err := os.OpenFile(os.DevNull, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	os.Stderr = devnull
-	defer func() { os.Stderr = old; devnull.Close() }()
-	rootCmd.SetErr(io.Discard)
-	defer rootCmd.SetErr(nil)
-	resetFlags(rootCmd) // flag values persist across runs in one process
-	return run(args)
+	return execute(args, io.Discard, io.Discard)
 }
 
 // lineWriter hands the first complete line written to it to line.
@@ -121,4 +116,43 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 		w.line <- w.buf.String()
 	}
 	return len(p), nil
+}
+
+func TestRunServeH2C(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &lineWriter{line: make(chan string, 1)}
+	errc := make(chan error, 1)
+	go func() { errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", H2: true, H2MaxStreams: 8}, w) }()
+	var line string
+	select {
+	case line = <-w.line:
+	case err := <-errc:
+		t.Fatalf("runServe returned early: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no serving line")
+	}
+	if !strings.Contains(line, "HTTP/2 (h2c with prior knowledge) on the same port") {
+		t.Fatalf("serving line %q", line)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http2.Transport{
+		AllowHTTP: true,
+		DialTLSContext: func(ctx context.Context, network, addr string, _ *tls.Config) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+	resp, err := c.Get(strings.Fields(line)[1] + "/1k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.ProtoMajor != 2 || !bytes.Equal(body, backend.Body("/1k")) {
+		t.Fatalf("h2c GET /1k: %s, %d bytes", resp.Proto, len(body))
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatalf("runServe after cancel: %v", err)
+	}
 }

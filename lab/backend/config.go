@@ -26,6 +26,14 @@ type Config struct {
 	// H3 also serves the endpoints over HTTP/3 on the same port number over
 	// UDP. It requires TLS.
 	H3 bool
+	// H2 also serves HTTP/2 on the TCP listener: over TLS to clients that
+	// pick h2 by ALPN, in plain text to clients that open with the HTTP/2
+	// preface (h2c with prior knowledge). HTTP/1.1 keeps working on the
+	// same port.
+	H2 bool
+	// H2MaxStreams is the SETTINGS_MAX_CONCURRENT_STREAMS the HTTP/2
+	// listener advertises; zero means DefaultH2MaxStreams.
+	H2MaxStreams uint32
 	// Concurrency caps concurrent connections (fasthttp's Concurrency);
 	// zero means DefaultConcurrency.
 	Concurrency int
@@ -38,6 +46,9 @@ func (cfg Config) withDefaults() Config {
 	}
 	if cfg.Concurrency == 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.H2 && cfg.H2MaxStreams == 0 {
+		cfg.H2MaxStreams = DefaultH2MaxStreams
 	}
 	return cfg
 }
@@ -59,6 +70,8 @@ func (cfg Config) Validate() error {
 		return errors.New("set both --tls-cert and --tls-key, or neither")
 	case cfg.H3 && !cfg.TLS():
 		return errors.New("--h3 requires --tls-cert and --tls-key (HTTP/3 always uses TLS)")
+	case cfg.H2MaxStreams > 0 && !cfg.H2:
+		return errors.New("--h2-max-streams needs --h2")
 	case cfg.Concurrency < 0:
 		return errors.New("concurrency must not be negative")
 	}

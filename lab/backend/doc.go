@@ -1,7 +1,9 @@
 // Package backend is the lab's built-in origin server: a fasthttp HTTP/1.1
-// server (plain or TLS 1.2/1.3), optionally also HTTP/3 on the same port
-// number over UDP, that answers fixed, precomputed bodies fast enough never
-// to be the bottleneck behind a reverse proxy.
+// server (plain or TLS 1.2/1.3), optionally also HTTP/2 on the same TCP
+// port (x/net's server: ALPN h2 over TLS, h2c with prior knowledge in plain
+// text) and HTTP/3 on the same port number over UDP, that answers fixed,
+// precomputed bodies fast enough never to be the bottleneck behind a
+// reverse proxy.
 //
 // # Endpoints
 //
@@ -12,9 +14,11 @@
 //	               every request header as "Name: value", one per line
 //	/status/NNN    answers status NNN (200-599) with body "NNN Reason\n"
 //	/chunked       the /1k body sent with Transfer-Encoding: chunked, in four
-//	               256-byte chunks (over HTTP/3: four DATA writes, no length)
-//	/close         the /1k body with Connection: close (HTTP/1.1 only; over
-//	               HTTP/3, where Connection is not allowed, it is plain /1k)
+//	               256-byte chunks (over HTTP/2 and HTTP/3: four DATA
+//	               writes, no length)
+//	/close         the /1k body with Connection: close; over HTTP/2 the
+//	               body, then GOAWAY and a close once idle; over HTTP/3,
+//	               where Connection is not allowed, plain /1k
 //	/delay/D       sleeps D (a Go duration such as 50ms, or a bare integer in
 //	               milliseconds), capped at 10s, then answers the /1k body
 //	/_stats        {"accepted": n, "open": n, "requests": n}: TCP connections

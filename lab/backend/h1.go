@@ -66,6 +66,8 @@ func (s *Server) handleFast(ctx *fasthttp.RequestCtx) {
 	case kindEcho:
 		resp.Header.SetContentType(ctText)
 		resp.SetBodyRaw(s.echoFast(ctx))
+	case kindUpgrade:
+		upgradeFast(ctx)
 	case kindBad:
 		resp.SetStatusCode(fasthttp.StatusBadRequest)
 		resp.Header.SetContentType(ctText)

@@ -7,11 +7,11 @@ import (
 	"strconv"
 )
 
-// h3Handler answers the same endpoints as handleFast for HTTP/3 requests,
-// from the same routing and bodies.
+// h3Handler answers the same endpoints as handleFast for net/http's
+// servers, HTTP/3 and HTTP/2, from the same routing and bodies.
 type h3Handler struct{ s *Server }
 
-// ServeHTTP answers one HTTP/3 request.
+// ServeHTTP answers one HTTP/3 or HTTP/2 request.
 func (h h3Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s := h.s
 	r := resolve(req.URL.Path)
@@ -26,7 +26,15 @@ func (h h3Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	s.stall.wait(done)
 
 	switch r.kind {
-	case kindBody, kindClose: // HTTP/3 has no Connection header: /close is plain /1k
+	case kindBody:
+		writeFixed(w, http.StatusOK, r.ctype, r.body)
+	case kindClose:
+		// Neither HTTP/2 nor HTTP/3 has a Connection header. x/net's HTTP/2
+		// server reads "Connection: close" as: GOAWAY, then close once
+		// idle; over HTTP/3 /close is plain /1k.
+		if req.ProtoMajor == 2 {
+			hdr.Set("Connection", "close")
+		}
 		writeFixed(w, http.StatusOK, r.ctype, r.body)
 	case kindDelay:
 		sleep(r.delay, done)
@@ -51,6 +59,8 @@ func (h h3Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		writeFixed(w, http.StatusOK, ctText, echoHTTP(req))
 	case kindBad:
 		writeFixed(w, http.StatusBadRequest, ctText, []byte(r.msg))
+	case kindUpgrade:
+		writeFixed(w, http.StatusBadRequest, ctText, []byte(upgradeOverH3))
 	default:
 		writeFixed(w, http.StatusNotFound, ctText, []byte(notFoundBody))
 	}

@@ -31,6 +31,7 @@ const (
 	kindStatus               // status with a short text body
 	kindEcho                 // request description
 	kindStats                // counters as JSON
+	kindUpgrade              // /ws: 101 Switching Protocols, then an echo (websocket.go)
 )
 
 // chunkSize is the piece size /chunked writes: the 1k body goes out in four
@@ -65,6 +66,8 @@ func resolve(path string) route {
 		return route{kind: kindClose, body: body1k, ctype: ctJSON}
 	case "/_stats":
 		return route{kind: kindStats}
+	case "/ws":
+		return route{kind: kindUpgrade}
 	}
 	if arg, ok := strings.CutPrefix(path, "/status/"); ok {
 		code, err := strconv.Atoi(arg)
@@ -105,7 +108,7 @@ func parseDelay(s string) (time.Duration, error) {
 }
 
 // notFoundBody is the 404 body.
-const notFoundBody = "404 not found: try /1k /100k /1m /echo /status/NNN /chunked /close /delay/D /_stats\n"
+const notFoundBody = "404 not found: try /1k /100k /1m /echo /status/NNN /chunked /close /delay/D /ws /_stats\n"
 
 // statusBody is the short body of /status/NNN: "NNN Reason\n".
 func statusBody(code int, reason string) string {

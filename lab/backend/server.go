@@ -23,7 +23,7 @@ const closeGrace = 5 * time.Second
 type Stats struct {
 	Accepted uint64 `json:"accepted"` // TCP connections accepted (plain or TLS)
 	Open     uint64 `json:"open"`     // TCP connections open now
-	Requests uint64 `json:"requests"` // requests served, HTTP/1.1 and HTTP/3, /_stats excluded
+	Requests uint64 `json:"requests"` // requests served, all protocols, /_stats excluded
 }
 
 // Server is a running backend; create it with Start and stop it with Close.
@@ -35,6 +35,9 @@ type Server struct {
 	ln        *countingListener
 	fast      *fasthttp.Server
 	serveDone chan struct{}
+
+	h2   *h2Server   // with H2
+	disp *dispatcher // with H2: hands connections to HTTP/2 or fasthttp
 
 	h3     *http3.Server
 	qln    *quic.EarlyListener
@@ -90,7 +93,15 @@ func Start(cfg Config) (*Server, error) {
 	if tlsCfg != nil {
 		h1 := tlsCfg.Clone()
 		h1.NextProtos = []string{"http/1.1"}
+		if cfg.H2 {
+			h1.NextProtos = []string{"h2", "http/1.1"}
+		}
 		serveLn = tls.NewListener(s.ln, h1)
+	}
+	if cfg.H2 {
+		s.h2 = newH2Server(s, cfg.H2MaxStreams)
+		s.disp = newDispatcher(serveLn, tlsCfg != nil, s.h2)
+		serveLn = s.disp
 	}
 	go func() {
 		defer close(s.serveDone)
@@ -129,7 +140,8 @@ func (s *Server) listenH3(tlsCfg *tls.Config) error {
 // Listen asked for port 0). With H3 the same host:port is served over UDP.
 func (s *Server) Addr() string { return s.ln.Addr().String() }
 
-// URL returns "http://ADDR" or "https://ADDR".
+// URL returns "http://ADDR" or "https://ADDR" (with H2, HTTP/2 is served
+// at the same URL: h2c with prior knowledge, or ALPN h2).
 func (s *Server) URL() string {
 	if s.cfg.TLS() {
 		return "https://" + s.Addr()
@@ -169,6 +181,17 @@ func (s *Server) shutdown() error {
 		<-s.h3Done
 	}
 
+	if s.h2 != nil {
+		// Stop accepting first, then GOAWAY every HTTP/2 connection.
+		_ = s.disp.Close()
+		if !s.h2.shutdown(s.closeGrace) {
+			s.ln.closeAll()
+			if !s.h2.shutdown(closeGrace) {
+				errs = append(errs, errors.New("backend: HTTP/2 connections still busy after close"))
+			}
+		}
+	}
+
 	ctx, cancel := context.WithTimeout(context.Background(), s.closeGrace)
 	err := s.fast.ShutdownWithContext(ctx)
 	cancel()
@@ -188,6 +211,12 @@ func (s *Server) shutdown() error {
 		errs = append(errs, fmt.Errorf("backend: stop HTTP server: %v", err))
 	}
 	<-s.serveDone
+	if s.disp != nil {
+		// Connections that never showed their protocol (idle since
+		// connect) are still sniffed: cut them.
+		s.ln.closeAll()
+		s.disp.wg.Wait()
+	}
 	return errors.Join(errs...)
 }
 

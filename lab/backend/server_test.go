@@ -370,3 +370,35 @@ func TestCloseRightAfterStart(t *testing.T) {
 		}
 	}
 }
+
+// /ws answers an upgrade to WebSocket with 101, reports the two headers as
+// they arrived and echoes on the upgraded connection; without both headers
+// it answers 400 saying what it got.
+func TestWebSocketUpgrade(t *testing.T) {
+	s := startTest(t, Config{})
+	c, head, br := rawExchange(t, s.Addr(), "GET /ws HTTP/1.1\r\nHost: bench.lab\r\nUpgrade: websocket\r\nConnection: keep-alive, Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n")
+	for _, want := range []string{"HTTP/1.1 101 ", "X-Loadlab-Upgrade: websocket\r\n", "X-Loadlab-Connection: keep-alive, Upgrade\r\n", "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"} {
+		if !strings.Contains(strings.ToLower(head), strings.ToLower(want)) {
+			t.Errorf("upgrade answer lacks %q:\n%s", want, head)
+		}
+	}
+	if strings.Contains(strings.ToLower(head), "content-length") {
+		t.Errorf("101 with a Content-Length:\n%s", head)
+	}
+	if _, err := io.WriteString(c, "ping-loadlab\n"); err != nil {
+		t.Fatal(err)
+	}
+	line, err := br.ReadString('\n')
+	if err != nil || line != "ping-loadlab\n" {
+		t.Errorf("echo on the upgraded connection: %q, %v", line, err)
+	}
+	for _, req := range []string{
+		"GET /ws HTTP/1.1\r\nHost: bench.lab\r\nUpgrade: websocket\r\n\r\n",
+		"GET /ws HTTP/1.1\r\nHost: bench.lab\r\nConnection: Upgrade\r\n\r\n",
+	} {
+		_, head, _ := rawExchange(t, s.Addr(), req)
+		if !strings.HasPrefix(head, "HTTP/1.1 400 ") {
+			t.Errorf("%q: %s, want 400", req, head)
+		}
+	}
+}

@@ -54,12 +54,13 @@ func TestFakeV1CreateJoinStatsRemove(t *testing.T) {
 	writeFile(t, join(dir, "memory.usage_in_bytes"), "52428800")
 	writeFile(t, join(dir, "memory.max_usage_in_bytes"), "60000000")
 	writeFile(t, join(dir, "memory.stat"), "cache 100\nrss 50000000\ntotal_cache 4096\ntotal_rss 51000000\n")
+	writeFile(t, join(dir, "memory.kmem.usage_in_bytes"), "1400000")
 	writeFile(t, join(k.root, "cpuacct", run, "proxy", "cpuacct.usage"), "123456789")
 	st, err := g.Stats()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{CPUNanos: 123456789, MemCurrent: 52428800, MemAnon: 51000000, MemFile: 4096, MemPeak: 60000000, Procs: 1, Threads: 1}
+	want := Stats{CPUNanos: 123456789, MemCurrent: 52428800, MemAnon: 51000000, MemKernel: 1400000, MemFile: 4096, MemPeak: 60000000, Procs: 1, Threads: 1}
 	if st != want {
 		t.Errorf("Stats = %+v, want %+v", st, want)
 	}
@@ -195,7 +196,7 @@ func TestFakeV2Relocates(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{CPUNanos: 2500000, MemCurrent: 7000000, MemAnon: 6000000, MemFile: 1000000, MemPeak: 9000000, Procs: 1, Threads: 1}
+	want := Stats{CPUNanos: 2500000, MemCurrent: 7000000, MemAnon: 6000000, MemKernel: 12, MemFile: 1000000, MemPeak: 9000000, Procs: 1, Threads: 1}
 	if st != want {
 		t.Errorf("Stats = %+v, want %+v", st, want)
 	}
@@ -315,5 +316,17 @@ func TestDetectTree(t *testing.T) {
 	}
 	if _, err := NewManager(t.TempDir()); err == nil {
 		t.Error("NewManager on an empty dir succeeded")
+	}
+}
+
+// Before Linux 5.18 memory.stat has no "kernel" line: its parts are added.
+func TestKernelOfSumsPartsOnOlderKernels(t *testing.T) {
+	parts := map[string]uint64{"anon": 1 << 20, "file": 1 << 30, "slab": 300, "kernel_stack": 40, "pagetables": 5, "percpu": 6, "sock": 7, "vmalloc": 8, "sec_pagetables": 9}
+	if got := kernelOf(parts); got != 375 {
+		t.Errorf("kernelOf(parts) = %d, want 375 (slab, stacks, page tables, percpu, sock, vmalloc; not anon or file)", got)
+	}
+	parts["kernel"] = 1000
+	if got := kernelOf(parts); got != 1000 {
+		t.Errorf("kernelOf with a kernel line = %d, want 1000", got)
 	}
 }

@@ -35,8 +35,13 @@ type Stats struct {
 	CPUNanos   uint64 // CPU time used by the group's tasks, cumulative
 	MemCurrent uint64 // memory charged now (v1 usage_in_bytes, v2 memory.current)
 	MemAnon    uint64 // anonymous memory (v1 rss, v2 anon)
-	MemFile    uint64 // page cache (v1 cache, v2 file)
+	MemKernel  uint64 // kernel memory charged to the group: slab, stacks, page tables, socket buffers (v1 memory.kmem.usage_in_bytes, v2 memory.stat kernel; 0 where the kernel does not count it)
+	MemFile    uint64 // page cache (v1 cache, v2 file): charged to whichever group first read a file's pages, so it depends on what ran before
 	MemPeak    uint64 // highest MemCurrent so far (v1 max_usage_in_bytes, v2 memory.peak; 0 if the kernel lacks it)
 	Procs      int    // processes
 	Threads    int    // threads
 }
+
+// MemNeed is what the group's processes need: anonymous plus kernel
+// memory, page cache left out (the headline idle and under-load figure).
+func (s Stats) MemNeed() uint64 { return s.MemAnon + s.MemKernel }

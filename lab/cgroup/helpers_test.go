@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -60,13 +61,6 @@ func writeFile(t *testing.T, p, s string) {
 }
 
 // deadPid returns the pid of a process that has exited and been reaped.
-func deadPid(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
+var deadPid = testutil.DeadPID
 
 func join(parts ...string) string { return filepath.Join(parts...) }

@@ -79,8 +79,8 @@ func (g *v1Group) ProcsFiles() []string {
 }
 
 // Stats reads cpuacct.usage, memory.usage_in_bytes, max_usage_in_bytes,
-// memory.stat (total_rss, total_cache) and counts cgroup.procs and tasks of
-// the memory hierarchy.
+// memory.stat (total_rss, total_cache), memory.kmem.usage_in_bytes (0
+// when absent) and counts cgroup.procs and tasks of the memory hierarchy.
 func (g *v1Group) Stats() (Stats, error) {
 	var s Stats
 	var err error
@@ -99,6 +99,11 @@ func (g *v1Group) Stats() (Stats, error) {
 		return s, err
 	}
 	s.MemAnon, s.MemFile = pick(st, "total_rss", "rss"), pick(st, "total_cache", "cache")
+	// Kernel memory (slab, stacks, socket buffers) is charged here and
+	// counted in usage_in_bytes when kmem accounting is on.
+	if s.MemKernel, err = g.ops.number(mem, "memory.kmem.usage_in_bytes"); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return s, err
+	}
 	procs, err := g.ops.ids(mem, "cgroup.procs")
 	if err != nil {
 		return s, err

@@ -167,7 +167,7 @@ func (g *v2Group) Name() string { return g.name }
 func (g *v2Group) ProcsFiles() []string { return []string{filepath.Join(g.dir, "cgroup.procs")} }
 
 // Stats reads cpu.stat usage_usec, memory.current, memory.peak (0 before
-// Linux 5.19), memory.stat anon and file, and counts cgroup.procs and
+// Linux 5.19), memory.stat anon, file and kernel, and counts cgroup.procs and
 // cgroup.threads.
 func (g *v2Group) Stats() (Stats, error) {
 	var s Stats
@@ -186,7 +186,7 @@ func (g *v2Group) Stats() (Stats, error) {
 	if err != nil {
 		return s, err
 	}
-	s.MemAnon, s.MemFile = st["anon"], st["file"]
+	s.MemAnon, s.MemFile, s.MemKernel = st["anon"], st["file"], kernelOf(st)
 	procs, err := g.ops.ids(g.dir, "cgroup.procs")
 	if err != nil {
 		return s, err
@@ -197,6 +197,20 @@ func (g *v2Group) Stats() (Stats, error) {
 	}
 	s.Procs, s.Threads = len(procs), len(threads)
 	return s, nil
+}
+
+// kernelOf is memory.stat's "kernel" (Linux 5.18+), else the sum of the
+// kernel parts older kernels list: slab, kernel_stack, pagetables,
+// sec_pagetables, percpu, sock and vmalloc.
+func kernelOf(st map[string]uint64) uint64 {
+	if k, ok := st["kernel"]; ok {
+		return k
+	}
+	var sum uint64
+	for _, k := range []string{"slab", "kernel_stack", "pagetables", "sec_pagetables", "percpu", "sock", "vmalloc"} {
+		sum += st[k]
+	}
+	return sum
 }
 
 // Pids lists the group's processes.

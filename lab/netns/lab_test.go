@@ -3,6 +3,7 @@ package netns
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"io"
 	"net"
 	"net/netip"
@@ -15,12 +16,7 @@ import (
 	"github.com/vishvananda/netlink"
 )
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root")
-	}
-}
+var needRoot = testutil.NeedRoot
 
 // ipOutput returns `ip ARGS` output.
 func ipOutput(t *testing.T, args ...string) string {
@@ -168,33 +164,6 @@ func TestLabTraffic(t *testing.T) {
 	}
 }
 
-func TestHostTimeWaitLoopback(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	go serve(ln)
-	port := uint16(ln.Addr().(*net.TCPAddr).Port)
-	for i := 0; i < 3; i++ {
-		c, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		_, _ = c.Read(make([]byte, 64))
-		c.Close()
-	}
-	var n int
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
-		if n, err = HostTimeWait(port); err != nil || n == 3 {
-			break
-		}
-	}
-	if err != nil || n != 3 {
-		t.Errorf("HostTimeWait(%d) = %d, %v; want 3", port, n, err)
-	}
-}
-
 func TestLabCloseTwiceAndAfter(t *testing.T) {
 	l := newTestLab(t, []string{"gen"}, 0)
 	if err := l.Close(); err != nil {
@@ -276,11 +245,4 @@ func TestRemoveStale(t *testing.T) {
 	}
 }
 
-func deadPid(t *testing.T) int {
-	t.Helper()
-	cmd := exec.Command("true")
-	if err := cmd.Run(); err != nil {
-		t.Fatal(err)
-	}
-	return cmd.Process.Pid
-}
+var deadPid = testutil.DeadPID

@@ -6,7 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/internal/sockdiag"
 )
 
 // TimeWait counts the TCP sockets in TIME_WAIT inside the role's namespace.
@@ -59,5 +59,5 @@ func parseSockstatTW(b []byte) (int, error) {
 // namespace (the host, in loopback mode) whose local or remote port is port;
 // port 0 counts all of them, including unrelated traffic.
 func HostTimeWait(port uint16) (int, error) {
-	return gen.CountTimeWait(port)
+	return sockdiag.CountPort(port)
 }

@@ -8,8 +8,9 @@ import (
 // Estimate is the expected cost of one scenario run against one proxy with
 // one key type.
 type Estimate struct {
-	Steps int           // generator runs
-	Time  time.Duration // generator time plus expected cool-downs
+	Steps     int           // generator runs
+	Time      time.Duration // generator time plus expected cool-downs
+	Cooldowns time.Duration // the cool-downs in Time (loopback mode waits them; netns mode renews the namespaces instead)
 }
 
 // Estimate returns the expected steps and time of s against one proxy and
@@ -31,8 +32,8 @@ func (s *Scenario) Estimate() Estimate {
 	steps := probes + bisect + se.ConfirmRuns
 	t := time.Duration(probes+bisect)*se.Step.D() + time.Duration(se.ConfirmRuns)*se.ConfirmStep.D()
 	fails := 1 + bisect/2
-	t += time.Duration(fails) * se.CooldownCap.D()
-	return Estimate{Steps: steps, Time: t}
+	cool := time.Duration(fails) * se.CooldownCap.D()
+	return Estimate{Steps: steps, Time: t + cool, Cooldowns: cool}
 }
 
 // probeSteps is the number of growth steps from Start to Max.

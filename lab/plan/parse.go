@@ -14,16 +14,19 @@ import (
 // maxPlanBytes bounds a plan file; real plans are a few KiB.
 const maxPlanBytes = 1 << 20
 
-// Parse reads one plan from YAML. Unknown fields are errors; the error is
-// one line and names the line of the file where yaml found the problem.
-// Parse does not fill defaults or validate: see Resolve and Validate.
+// Parse reads one plan from YAML over DefaultSearch and DefaultPass, so an
+// explicit 0 stays 0. Unknown fields are errors; the error is one line and
+// names the line of the file where yaml found the problem. Parse does not
+// fill the other defaults or validate: see Resolve and Validate.
 func Parse(data []byte) (*Plan, error) {
 	if len(data) > maxPlanBytes {
 		return nil, fmt.Errorf("plan is %d bytes, more than the %d a plan may have", len(data), maxPlanBytes)
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
-	var p Plan
+	// Decode over the defaults: a field the file sets, to 0 too, keeps
+	// its value; only fields it leaves out have the default.
+	p := Plan{Search: DefaultSearch(), Pass: DefaultPass()}
 	if err := dec.Decode(&p); err != nil {
 		if errors.Is(err, io.EOF) {
 			return nil, errors.New("plan is empty: start from `loadlab lab plan show quick`")

@@ -43,29 +43,29 @@ type IdleMemory struct {
 }
 
 // Search configures the max-sustainable-rate search (seed 002's method).
-// Zero fields take DefaultSearch's values.
+// Fields a plan leaves out take DefaultSearch's values; an explicit 0 is 0.
 type Search struct {
-	Start          float64  `yaml:"start,omitempty" json:"start"`                     // first rate, req/s
-	Max            float64  `yaml:"max,omitempty" json:"max"`                         // doubling stops here; a pass at Max ends the search
-	Min            float64  `yaml:"min,omitempty" json:"min"`                         // bisection below Start gives up under this rate
-	Growth         float64  `yaml:"growth,omitempty" json:"growth"`                   // factor between probe steps (2 = doubling)
-	Precision      float64  `yaml:"precision,omitempty" json:"precision"`             // bisect until (fail-pass)/pass <= this
-	Step           Duration `yaml:"step,omitempty" json:"step"`                       // length of a search step, discard included
-	Discard        Duration `yaml:"discard,omitempty" json:"discard"`                 // leading part of every step left out (gen warmup)
-	ConfirmRuns    int      `yaml:"confirm_runs,omitempty" json:"confirm_runs"`       // passes in a row the found rate needs
-	ConfirmStep    Duration `yaml:"confirm_step,omitempty" json:"confirm_step"`       // length of a confirmation step
-	StepDown       float64  `yaml:"step_down,omitempty" json:"step_down"`             // a failed confirmation lowers the rate by this fraction
-	MaxStepDowns   int      `yaml:"max_step_downs,omitempty" json:"max_step_downs"`   // then the search gives up
-	CooldownCap    Duration `yaml:"cooldown_cap,omitempty" json:"cooldown_cap"`       // longest wait for TIME_WAIT to drain after a failed step
-	CooldownMargin int      `yaml:"cooldown_margin,omitempty" json:"cooldown_margin"` // TIME_WAIT sockets above the pre-run count still called drained
+	Start          float64  `yaml:"start" json:"start"`                     // first rate, req/s
+	Max            float64  `yaml:"max" json:"max"`                         // doubling stops here; a pass at Max ends the search
+	Min            float64  `yaml:"min" json:"min"`                         // bisection below Start gives up under this rate
+	Growth         float64  `yaml:"growth" json:"growth"`                   // factor between probe steps (2 = doubling)
+	Precision      float64  `yaml:"precision" json:"precision"`             // bisect until (fail-pass)/pass <= this
+	Step           Duration `yaml:"step" json:"step"`                       // length of a search step, discard included
+	Discard        Duration `yaml:"discard" json:"discard"`                 // leading part of every step left out (gen warmup)
+	ConfirmRuns    int      `yaml:"confirm_runs" json:"confirm_runs"`       // passes in a row the found rate needs
+	ConfirmStep    Duration `yaml:"confirm_step" json:"confirm_step"`       // length of a confirmation step
+	StepDown       float64  `yaml:"step_down" json:"step_down"`             // a failed confirmation lowers the rate by this fraction
+	MaxStepDowns   int      `yaml:"max_step_downs" json:"max_step_downs"`   // then the search gives up
+	CooldownCap    Duration `yaml:"cooldown_cap" json:"cooldown_cap"`       // longest wait for TIME_WAIT to drain after a failed step
+	CooldownMargin int      `yaml:"cooldown_margin" json:"cooldown_margin"` // TIME_WAIT sockets above the pre-run count still called drained
 }
 
 // Pass are the criteria every search step (and fixed-rate run) is judged by.
 type Pass struct {
-	P95         Duration `yaml:"p95,omitempty" json:"p95"`                   // corrected p95 must be below
-	P99         Duration `yaml:"p99,omitempty" json:"p99"`                   // corrected p99 must be below
-	MaxErrors   float64  `yaml:"max_errors,omitempty" json:"max_errors"`     // failed + non-2xx share must be below (0.01 = 1%)
-	MinAchieved float64  `yaml:"min_achieved,omitempty" json:"min_achieved"` // 2xx/s must reach this share of the offered rate
+	P95         Duration `yaml:"p95" json:"p95"`                   // corrected p95 must be below
+	P99         Duration `yaml:"p99" json:"p99"`                   // corrected p99 must be below
+	MaxErrors   float64  `yaml:"max_errors" json:"max_errors"`     // failed + non-2xx share must be below (0.01 = 1%)
+	MinAchieved float64  `yaml:"min_achieved" json:"min_achieved"` // 2xx/s must reach this share of the offered rate
 }
 
 // Scenario is one test of every profile. Kind picks what is measured,

@@ -283,3 +283,62 @@ func TestUnits(t *testing.T) {
 		t.Errorf("duration %v %v", d, err)
 	}
 }
+
+// An explicit 0 in the plan's or a scenario's search and pass blocks is 0,
+// not "unset": max_errors 0 (no error allowed), max_step_downs 0,
+// cooldown_margin 0 and discard 0s stay 0, while fields left out take
+// the defaults.
+func TestExplicitZeroIsZero(t *testing.T) {
+	p, err := Parse([]byte(`
+name: zeros
+profiles: [nginx-stock]
+search: {discard: 0s, max_step_downs: 0, cooldown_margin: 0}
+pass: {max_errors: 0}
+scenarios:
+  - kind: keepalive-1k
+  - kind: handshake
+    name: hs
+    search: {cooldown_cap: 0s, step_down: 0.5}
+    pass: {max_errors: 0.05}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	d := DefaultSearch()
+	for _, s := range p.Scenarios {
+		e := s.Eff.Search
+		if e.Discard != 0 || e.MaxStepDowns != 0 || e.CooldownMargin != 0 {
+			t.Errorf("%s: discard %v, max_step_downs %d, cooldown_margin %d; want the explicit zeros", s.Name, e.Discard, e.MaxStepDowns, e.CooldownMargin)
+		}
+		if e.Start != d.Start || e.Step != d.Step || e.ConfirmRuns != d.ConfirmRuns {
+			t.Errorf("%s: fields left out lost their defaults: %+v", s.Name, e)
+		}
+	}
+	ka, hs := p.Scenarios[0].Eff, p.Scenarios[1].Eff
+	if ka.Pass.MaxErrors != 0 || ka.Pass.P95 != DefaultPass().P95 {
+		t.Errorf("keepalive pass %+v: want max_errors 0 and the default p95", ka.Pass)
+	}
+	if ka.Search.CooldownCap != d.CooldownCap || hs.Search.CooldownCap != 0 || hs.Search.StepDown != 0.5 || hs.Pass.MaxErrors != 0.05 {
+		t.Errorf("scenario overrides: keepalive cap %v, hs cap %v step_down %g max_errors %g", ka.Search.CooldownCap, hs.Search.CooldownCap, hs.Search.StepDown, hs.Pass.MaxErrors)
+	}
+	// The marshalled plan (plan show FILE, results.json) keeps the zeros.
+	out, err := p.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q, err := Parse(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Check(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range p.Scenarios {
+		if q.Scenarios[i].Eff != p.Scenarios[i].Eff {
+			t.Errorf("%s: round trip changed %+v into %+v", p.Scenarios[i].Name, p.Scenarios[i].Eff, q.Scenarios[i].Eff)
+		}
+	}
+}

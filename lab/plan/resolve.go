@@ -18,8 +18,9 @@ var kindDefaults = map[string]Scenario{
 	KindSustained: {Method: MethodClosed, Path: "/1k", Connections: 100, Runs: 1, Duration: Duration(90 * time.Second)},
 }
 
-// Resolve fills defaults: the plan's key list (p256), network (loopback),
-// timeout and search/pass blocks; each scenario's name,
+// Resolve fills defaults: the plan's key list (p256), network (loopback)
+// and timeout (Parse already decoded the search and pass blocks over their
+// defaults); each scenario's name,
 // method, path, connections, runs, duration, keys, and its effective search
 // and pass settings (plan block with the scenario's overrides on top). It
 // fails on an override field that does not exist. Only the first call
@@ -37,8 +38,6 @@ func (p *Plan) Resolve() error {
 	if p.Timeout == 0 {
 		p.Timeout = Duration(DefaultTimeout)
 	}
-	fillSearch(&p.Search, DefaultSearch())
-	fillPass(&p.Pass, DefaultPass())
 	for i := range p.Scenarios {
 		s := &p.Scenarios[i]
 		if err := s.resolve(p); err != nil {
@@ -96,16 +95,16 @@ func (s *Scenario) resolve(p *Plan) error {
 			s.Keys = []string{p.Keys[0]}
 		}
 	}
+	// The scenario's overrides are decoded over the plan's settings: what
+	// they set, to 0 too, wins.
 	s.Eff.Search = p.Search
 	if err := decodeOver(&s.SearchOver, &s.Eff.Search); err != nil {
 		return fmt.Errorf("search: %v", err)
 	}
-	fillSearch(&s.Eff.Search, p.Search)
 	s.Eff.Pass = p.Pass
 	if err := decodeOver(&s.PassOver, &s.Eff.Pass); err != nil {
 		return fmt.Errorf("pass: %v", err)
 	}
-	fillPass(&s.Eff.Pass, p.Pass)
 	return nil
 }
 
@@ -128,52 +127,4 @@ func decodeOver(n *yaml.Node, dst any) error {
 		return fmt.Errorf("%s (near line %d)", oneLine(err), n.Line)
 	}
 	return nil
-}
-
-// fillSearch sets the zero fields of s from d.
-func fillSearch(s *Search, d Search) {
-	setF := func(v *float64, dv float64) {
-		if *v == 0 {
-			*v = dv
-		}
-	}
-	setD := func(v *Duration, dv Duration) {
-		if *v == 0 {
-			*v = dv
-		}
-	}
-	setI := func(v *int, dv int) {
-		if *v == 0 {
-			*v = dv
-		}
-	}
-	setF(&s.Start, d.Start)
-	setF(&s.Max, d.Max)
-	setF(&s.Min, d.Min)
-	setF(&s.Growth, d.Growth)
-	setF(&s.Precision, d.Precision)
-	setD(&s.Step, d.Step)
-	setD(&s.Discard, d.Discard)
-	setI(&s.ConfirmRuns, d.ConfirmRuns)
-	setD(&s.ConfirmStep, d.ConfirmStep)
-	setF(&s.StepDown, d.StepDown)
-	setI(&s.MaxStepDowns, d.MaxStepDowns)
-	setD(&s.CooldownCap, d.CooldownCap)
-	setI(&s.CooldownMargin, d.CooldownMargin)
-}
-
-// fillPass sets the zero fields of p from d.
-func fillPass(p *Pass, d Pass) {
-	if p.P95 == 0 {
-		p.P95 = d.P95
-	}
-	if p.P99 == 0 {
-		p.P99 = d.P99
-	}
-	if p.MaxErrors == 0 {
-		p.MaxErrors = d.MaxErrors
-	}
-	if p.MinAchieved == 0 {
-		p.MinAchieved = d.MinAchieved
-	}
 }

@@ -2,10 +2,10 @@ package plan
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // Duration is a time.Duration written as text ("30s", "1m30s") in YAML and
@@ -36,45 +36,19 @@ func (d *Duration) UnmarshalText(b []byte) error {
 }
 
 // ByteSize is a memory size written as bytes or with a unit ("2GiB",
-// "512MiB", "0" = none) in YAML and JSON.
+// "512MiB", "0" = none) in YAML and JSON (internal/units reads and writes
+// it).
 type ByteSize int64
 
-var byteUnits = []struct {
-	suffix string
-	mult   int64
-}{
-	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
-	{"KB", 1000}, {"MB", 1000 * 1000}, {"GB", 1000 * 1000 * 1000},
-	{"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1},
-}
-
 // MarshalText writes s with the largest binary unit that divides it.
-func (s ByteSize) MarshalText() ([]byte, error) {
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"TiB", 1 << 40}, {"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
-		if s != 0 && int64(s)%u.mult == 0 {
-			return []byte(strconv.FormatInt(int64(s)/u.mult, 10) + u.suffix), nil
-		}
-	}
-	return []byte(strconv.FormatInt(int64(s), 10)), nil
-}
+func (s ByteSize) MarshalText() ([]byte, error) { return []byte(units.FormatBytes(int64(s))), nil }
 
 // UnmarshalText reads "2GiB", "512MiB", "1G" or a plain byte count.
 func (s *ByteSize) UnmarshalText(b []byte) error {
-	text := strings.TrimSpace(string(b))
-	num, mult := text, int64(1)
-	for _, u := range byteUnits {
-		if strings.HasSuffix(text, u.suffix) {
-			num, mult = strings.TrimSpace(strings.TrimSuffix(text, u.suffix)), u.mult
-			break
-		}
+	v, err := units.ParseBytes(string(b))
+	if err != nil {
+		return fmt.Errorf("bad memory size %q: write it like 2GiB, 512MiB or 0 for no limit", strings.TrimSpace(string(b)))
 	}
-	v, err := strconv.ParseFloat(num, 64)
-	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v*float64(mult) > math.MaxInt64/2 {
-		return fmt.Errorf("bad memory size %q: write it like 2GiB, 512MiB or 0 for no limit", text)
-	}
-	*s = ByteSize(v * float64(mult))
+	*s = ByteSize(v)
 	return nil
 }

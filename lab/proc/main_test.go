@@ -2,6 +2,7 @@ package proc
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"net"
 	"os"
 	"os/exec"
@@ -93,25 +94,6 @@ func helperEnv(mode string, extra ...string) []string {
 	return append(append(os.Environ(), "LOADLAB_TEST_HELPER="+mode), extra...)
 }
 
-// waitLine waits up to 10 s for the log file to hold a line starting with
-// prefix and returns that line.
-func waitLine(t *testing.T, path, prefix string) string {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		b, _ := os.ReadFile(path)
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.HasPrefix(line, prefix) {
-				return line
-			}
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	b, _ := os.ReadFile(path)
-	t.Fatalf("no line %q in %s; it holds:\n%s", prefix, path, b)
-	return ""
-}
-
 // pidFromLine parses the number after "child ".
 func pidFromLine(t *testing.T, line string) int {
 	t.Helper()
@@ -133,25 +115,17 @@ func startT(t *testing.T, s Spec) *Process {
 	return p
 }
 
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i < 0 || !strings.HasPrefix(string(b[i+1:]), " Z")
+// waitLine waits up to 10 s for the log file to hold a line starting with
+// prefix and returns that line.
+func waitLine(t *testing.T, path, prefix string) string {
+	t.Helper()
+	return testutil.WaitFileLine(t, path, prefix, 10*time.Second)
 }
 
 // waitGone fails unless pid disappears within 5 s.
 func waitGone(t *testing.T, pid int) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if !alive(pid) {
-			return
-		}
-	}
-	t.Fatalf("pid %d still alive", pid)
+	testutil.WaitGone(t, pid, 5*time.Second)
 }
 
 func statusField(t *testing.T, pid int, key string) string {

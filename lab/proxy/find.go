@@ -1,124 +1,12 @@
 package proxy
 
-import (
-	"bufio"
-	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strings"
-)
+import "github.com/loadlab/loadlab/internal/findbin"
 
 // BinEnv names the environment variable with extra directories (separated
 // by ':') searched first for proxy binaries.
-const BinEnv = "LOADLAB_PROXY_BIN"
-
-// ModulePath is the Go module whose checkout holds the project-local
-// .cache/bin directory that scripts/install-proxies.sh fills.
-const ModulePath = "github.com/loadlab/loadlab"
-
-// systemDirs are searched after PATH: sbin is often missing from a
-// non-root PATH, and Debian puts nginx and haproxy there.
-var systemDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
-
-// SearchDirs returns the directories FindBinary searches after the
-// $LOADLAB_PROXY_BIN entries and before PATH: the .cache/bin of the
-// project checkout that contains the working directory or the running
-// executable.
-func SearchDirs() []string {
-	var dirs []string
-	if v := os.Getenv(BinEnv); v != "" {
-		for _, d := range filepath.SplitList(v) {
-			if d != "" {
-				dirs = append(dirs, d)
-			}
-		}
-	}
-	var starts []string
-	if wd, err := os.Getwd(); err == nil {
-		starts = append(starts, wd)
-	}
-	if exe, err := os.Executable(); err == nil {
-		starts = append(starts, filepath.Dir(exe))
-	}
-	for _, s := range starts {
-		if root := projectRoot(s); root != "" {
-			dirs = appendUnique(dirs, filepath.Join(root, ".cache", "bin"))
-		}
-	}
-	return dirs
-}
+const BinEnv = findbin.BinEnv
 
 // FindBinary looks for an executable called name in $LOADLAB_PROXY_BIN, the
 // project's .cache/bin, PATH and the system bin/sbin directories, in that
-// order. Its error wraps ErrNotFound and says what to do.
-func FindBinary(name string) (string, error) {
-	for _, d := range SearchDirs() {
-		if p := filepath.Join(d, name); isExecutable(p) {
-			return p, nil
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		if abs, err := filepath.Abs(p); err == nil {
-			return abs, nil
-		}
-		return p, nil
-	}
-	for _, d := range systemDirs {
-		if p := filepath.Join(d, name); isExecutable(p) {
-			return p, nil
-		}
-	}
-	hint := "scripts/install-proxies.sh"
-	if name == "traefik" {
-		hint += " --with-traefik"
-	}
-	return "", fmt.Errorf("%w: %s is not in $%s, the project's .cache/bin, PATH or /usr/sbin: run %s", ErrNotFound, name, BinEnv, hint)
-}
-
-// projectRoot walks up from dir to the first directory whose go.mod declares
-// ModulePath, or returns "".
-func projectRoot(dir string) string {
-	for {
-		if moduleOf(filepath.Join(dir, "go.mod")) == ModulePath {
-			return dir
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			return ""
-		}
-		dir = parent
-	}
-}
-
-// moduleOf returns the module path a go.mod file declares, or "".
-func moduleOf(gomod string) string {
-	f, err := os.Open(gomod)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if rest, ok := strings.CutPrefix(line, "module "); ok {
-			return strings.Trim(strings.TrimSpace(rest), `"`)
-		}
-	}
-	return ""
-}
-
-// isExecutable reports whether path is a regular file with an execute bit.
-func isExecutable(path string) bool {
-	fi, err := os.Stat(path)
-	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
-}
-
-func appendUnique(list []string, s string) []string {
-	for _, v := range list {
-		if v == s {
-			return list
-		}
-	}
-	return append(list, s)
-}
+// order (internal/findbin). Its error wraps ErrNotFound and says what to do.
+func FindBinary(name string) (string, error) { return findbin.FindBinary(name) }

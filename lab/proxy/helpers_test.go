@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -12,6 +13,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"math/big"
 	"net"
 	"net/http"
@@ -146,7 +148,8 @@ func (b *standInBackend) last() (proto, conn, host string) {
 	return b.lastProto, b.lastConn, b.lastHost
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago.
+// freePort returns a TCP port on 127.0.0.1 that was free a moment ago
+// (startReady tries others when it is taken meanwhile).
 func freePort(t *testing.T) int {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -173,6 +176,9 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 	}
 }
 
+// writeExe writes an executable script at path.
+var writeExe = testutil.WriteExe
+
 // installed returns the binary of prof or skips the test.
 func installed(t *testing.T, prof Profile) string {
 	t.Helper()
@@ -183,9 +189,51 @@ func installed(t *testing.T, prof Profile) string {
 	return path
 }
 
+// startAttempts bounds startReady's tries: the ports testParams picks
+// were free a moment ago, but another program may bind one first.
+const startAttempts = 5
+
+// startReady renders prof in front of the backend on backendPort with
+// fresh ports, starts it and waits until Ready; when the proxy exits
+// because a port was taken meanwhile, it tries other ports. Cleanup stops
+// it.
+func startReady(t *testing.T, prof Profile, path string, cert testCert, backendPort int) Params {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		p := testParams(t, cert, backendPort)
+		stop, exited := startProxy(t, prof, path, p)
+		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+		err := prof.Ready(ctx, p)
+		cancel()
+		if err == nil {
+			return p
+		}
+		if attempt < startAttempts && logsContain(p.Dir, "address already in use") {
+			t.Logf("%s: a port was taken before it bound it; trying other ports", prof.Name)
+			stop()
+			continue
+		}
+		if exited() {
+			t.Fatalf("%s exited at start: %v", prof.Name, err)
+		}
+		t.Fatalf("Ready: %v", err)
+	}
+}
+
+// logsContain reports whether a proxy log in dir contains s.
+func logsContain(dir, s string) bool {
+	for _, name := range []string{"output.log", "error.log"} {
+		if b, err := os.ReadFile(filepath.Join(dir, name)); err == nil && strings.Contains(string(b), s) {
+			return true
+		}
+	}
+	return false
+}
+
 // startProxy writes prof's config and starts it as a child in its own
-// process group; cleanup stops it with StopSignal and waits.
-func startProxy(t *testing.T, prof Profile, path string, p Params) {
+// process group; stop (also run at cleanup, once) stops it with
+// StopSignal and waits; exited reports whether it has exited.
+func startProxy(t *testing.T, prof Profile, path string, p Params) (stop func(), exited func() bool) {
 	t.Helper()
 	if _, err := WriteConfig(prof, p); err != nil {
 		t.Fatal(err)
@@ -203,8 +251,20 @@ func startProxy(t *testing.T, prof Profile, path string, p Params) {
 		t.Fatalf("starting %s: %v", prof.Name, err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- cmd.Wait(); out.Close() }()
-	t.Cleanup(func() { stopProxy(t, prof, cmd, done, p) })
+	gone := make(chan struct{})
+	go func() { done <- cmd.Wait(); out.Close(); close(gone) }()
+	var once sync.Once
+	stop = func() { once.Do(func() { stopProxy(t, prof, cmd, done, p) }) }
+	t.Cleanup(stop)
+	exited = func() bool {
+		select {
+		case <-gone:
+			return true
+		default:
+			return false
+		}
+	}
+	return stop, exited
 }
 
 // stopProxy signals the proxy's main process, waits for it, then makes sure

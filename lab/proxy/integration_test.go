@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"crypto/tls"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"io"
 	"net"
 	"net/http"
@@ -72,13 +73,7 @@ func TestProxiesServeBackendBody(t *testing.T) {
 		for _, prof := range All() {
 			t.Run(kind+"/"+prof.Name, func(t *testing.T) {
 				path := installed(t, prof)
-				p := testParams(t, cert, backend.Port)
-				startProxy(t, prof, path, p)
-				ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
-				defer cancel()
-				if err := prof.Ready(ctx, p); err != nil {
-					t.Fatalf("Ready: %v", err)
-				}
+				p := startReady(t, prof, path, cert, backend.Port)
 				protos := []bool{false}
 				if prof.Features.H2 {
 					protos = append(protos, true)
@@ -150,13 +145,7 @@ func TestBackendConnectionReuse(t *testing.T) {
 			}
 			path := installed(t, prof)
 			backend := startStandInBackend(t) // own port: TIME_WAIT counts are per profile
-			p := testParams(t, cert, backend.Port)
-			startProxy(t, prof, path, p)
-			ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
-			defer cancel()
-			if err := prof.Ready(ctx, p); err != nil {
-				t.Fatalf("Ready: %v", err)
-			}
+			p := startReady(t, prof, path, cert, backend.Port)
 			twBackend0, twProxy0 := tcpTimeWait(t, backend.Port)
 			before := backend.accepted.Load()
 			c := proxyClient(p, false)
@@ -203,6 +192,7 @@ func TestBackendConnectionReuse(t *testing.T) {
 func TestReadyTimesOut(t *testing.T) {
 	c := writeTestCert(t, t.TempDir(), "p256")
 	p := testParams(t, c, 9)
+	p.HTTPSPort = testutil.RefusedPort(t) // nothing listens there
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	err := httpsReady(ctx, p)

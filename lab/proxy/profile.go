@@ -2,11 +2,12 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
 // Features are the protocols a profile serves on its TLS listener.
@@ -92,7 +93,7 @@ func Get(name string) (Profile, error) {
 }
 
 // ErrNotFound is wrapped by Find errors when the binary is not installed.
-var ErrNotFound = errors.New("proxy binary not found")
+var ErrNotFound = findbin.ErrNotFound
 
 // Status finds p's binary and asks its version. A missing binary gives
 // found=false and an error wrapping ErrNotFound that says how to install it;

@@ -93,7 +93,15 @@ func TestRenderNginxProxyLines(t *testing.T) {
 
 	old := render(t, "nginx-stock-1.22", sampleParams())["nginx.conf"]
 	mustContain(t, "nginx-stock-1.22", old, "proxy_pass http://127.0.0.1:9000/;")
-	mustNotContain(t, "nginx-stock-1.22", old, "proxy_http_version", "Connection", "keepalive", "upstream")
+	mustNotContain(t, "nginx-stock-1.22", locationBlock(t, old, "/"), "proxy_http_version", "Connection", "keepalive", "upstream")
+	mustNotContain(t, "nginx-stock-1.22", old, "keepalive", "upstream")
+
+	// Every profile but nginx-npm (whose location / forwards the upgrade
+	// headers itself) has a websocket route that does.
+	for _, name := range []string{"nginx-stock", "nginx-stock-1.22", "nginx-keepalive", "nginx-keepalive128"} {
+		ws := locationBlock(t, render(t, name, sampleParams())["nginx.conf"], "/ws")
+		mustContain(t, name+" /ws", ws, "proxy_http_version 1.1;", "proxy_set_header Upgrade $http_upgrade;", `proxy_set_header Connection "upgrade";`)
+	}
 
 	for name, n := range map[string]string{"nginx-keepalive": "32", "nginx-keepalive128": "128"} {
 		ka := render(t, name, sampleParams())["nginx.conf"]
@@ -271,4 +279,15 @@ func TestWriteConfig(t *testing.T) {
 			t.Errorf("%s: %v, want mode 0600", path, err)
 		}
 	}
+}
+
+// locationBlock returns the text of nginx's "location PATH { ... }" block.
+func locationBlock(t *testing.T, conf, path string) string {
+	t.Helper()
+	i := strings.Index(conf, "location "+path+" {")
+	if i < 0 {
+		t.Fatalf("no location %s in:\n%s", path, conf)
+	}
+	j := strings.Index(conf[i:], "}")
+	return conf[i : i+j+1]
 }

@@ -58,6 +58,7 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r.Notes = append(r.Notes, f.Notes...)
 	r.Notes = append(r.Notes, cooldownNotes(f)...)
+	r.Notes = append(r.Notes, uncleanNotes(f)...)
 	for _, l := range f.Layouts {
 		line := fmt.Sprintf("%s: server CPUs %s (asked: %s), backend %s, generator %s", l.ID, l.Server, orDash(l.Request), l.Backend, l.Loadgen)
 		if len(l.Notes) > 0 {
@@ -100,30 +101,83 @@ func summary(f *results.File) []string {
 		b, _ := p.MemoryLimit.MarshalText()
 		ml += "; proxy memory limit " + string(b)
 	}
-	return append(lines, ml+".")
+	lines = append(lines, ml+".")
+	if cs := cleanSlate(f); cs != "" {
+		lines = append(lines, cs)
+	}
+	return lines
 }
 
-// proxiesTable lists every proxy started: version and idle memory.
+// cleanSlate says in one line how the steps started: how many with TIME_WAIT
+// at its limit or below (netns: fresh namespaces each, 0), how many not.
+func cleanSlate(f *results.File) string {
+	var steps, clean, renewed int
+	var renew float64
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		if !st.StartChecked {
+			return
+		}
+		steps++
+		if !st.StartUnclean && st.StartTimeWait >= 0 {
+			clean++
+		}
+		if st.RenewS > 0 {
+			renewed++
+			renew += st.RenewS
+		}
+	})
+	if steps == 0 {
+		return ""
+	}
+	s := fmt.Sprintf("Clean slate: %d of %d steps started with no TIME_WAIT left by what ran before", clean, steps)
+	if renewed > 0 {
+		s += fmt.Sprintf(" (%d in fresh network namespaces with the backend and proxy restarted, %.2f s each on average)", renewed, renew/float64(renewed))
+	}
+	if clean < steps {
+		s += "; the others are listed under Notes"
+	}
+	return s + "."
+}
+
+// uncleanNotes lists the steps that started with TIME_WAIT above the limit.
+func uncleanNotes(f *results.File) []string {
+	var out []string
+	ports := f.Machine.Ports()
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		if !st.StartUnclean {
+			return
+		}
+		s := fmt.Sprintf("%s on %s (%s), step %d (%s): started with %s sockets in TIME_WAIT", u.Scenario, u.Profile, u.Key, st.Seq, st.Phase, fmtInt(int64(st.StartTimeWait)))
+		if ports > 0 {
+			s += fmt.Sprintf(" (%.0f%% of the port range)", 100*float64(st.StartTimeWait)/float64(ports))
+		}
+		out = append(out, s+": its result is skewed by the step before.")
+	})
+	return out
+}
+
+// proxiesTable lists every proxy started: version and idle memory, the
+// headline (anon + kernel) first, page cache and memory.current beside it.
 func proxiesTable(f *results.File) Table {
-	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle memory", "Idle samples"}}
+	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)"}}
 	for _, p := range f.Proxies {
-		idle := fmtMiB(p.IdleMemory)
+		need, file, total := fmtMiB(p.IdleNeed), fmtMiB(p.IdleFile), fmtMiB(p.IdleMemory)
 		if p.Error != "" {
-			idle = p.Error
+			need, file, total = p.Error, "-", "-"
 		}
 		var samples []string
-		for _, s := range p.IdleSamples {
+		for _, s := range p.IdleNeedSamples {
 			samples = append(samples, fmt.Sprintf("%.1f", float64(s)/(1<<20)))
 		}
 		sm := "-"
 		if len(samples) > 0 {
 			sm = strings.Join(samples, ", ") + " MiB"
 		}
-		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, idle, sm})
+		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
 		t.Marked = append(t.Marked, false)
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
-		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: memory charged to the proxy's cgroup after one request, %s quiet, then %d samples %s apart; the median (seed 001's method).", ms.Quiet, ms.Samples, ms.Every))
+		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: read from the proxy's cgroup after it served one request, %s quiet, then %d samples %s apart; the median (seed 001's method). Anon+kernel (memory.stat anon plus kernel memory) is what the proxy needs; page cache is charged to whichever cgroup first read a file's pages, so it depends on what ran before; memory.current is both, the seeds' number.", ms.Quiet, ms.Samples, ms.Every))
 	}
 	return t
 }

@@ -179,21 +179,21 @@ func memoryGrowth(f *results.File) []string {
 			continue
 		}
 		pi := f.ProxyInfo(u.Layout, u.Profile, u.Key)
-		if pi == nil || pi.IdleMemory == 0 {
+		if pi == nil || pi.IdleNeed == 0 {
 			continue
 		}
 		var top *results.Step
 		for _, st := range u.Steps {
-			if st.Result != nil && (top == nil || st.ProxySum.MemMax > top.ProxySum.MemMax) {
+			if st.Result != nil && (top == nil || st.ProxySum.NeedMax > top.ProxySum.NeedMax) {
 				top = st
 			}
 		}
 		if top == nil {
 			continue
 		}
-		if m := top.ProxySum.MemMax; float64(m) >= memGrowth*float64(pi.IdleMemory) && m >= memGrowthMin {
+		if m := top.ProxySum.NeedMax; float64(m) >= memGrowth*float64(pi.IdleNeed) && m >= memGrowthMin {
 			seen[u.Profile] = true
-			out = append(out, fmt.Sprintf("%s grew from %s idle to %s under load (%s).", u.Profile, fmtMiB(pi.IdleMemory), fmtMiB(m), stepName(u, top)))
+			out = append(out, fmt.Sprintf("%s grew from %s idle to %s under load (anon+kernel, %s).", u.Profile, fmtMiB(pi.IdleNeed), fmtMiB(m), stepName(u, top)))
 		}
 	}
 	return out

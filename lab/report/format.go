@@ -4,27 +4,22 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
-// fmtRate and fmtInt are the lab's one number format (lab/search).
+// fmtRate and fmtInt are the project's one number format.
 var (
-	fmtRate = search.FormatRate
-	fmtInt  = search.FormatInt
+	fmtRate = units.Rate
+	fmtInt  = units.Int
 )
 
-// fmtLatency writes microseconds as ms (two decimals below 10 ms) or s.
+// fmtLatency writes a latency in microseconds; "-" in a table cell
+// without one.
 func fmtLatency(us int64) string {
-	switch {
-	case us <= 0:
+	if us <= 0 {
 		return "-"
-	case us >= 1_000_000:
-		return fmt.Sprintf("%.2f s", float64(us)/1e6)
-	case us >= 10_000:
-		return fmt.Sprintf("%.0f ms", float64(us)/1e3)
-	default:
-		return fmt.Sprintf("%.2f ms", float64(us)/1e3)
 	}
+	return units.Micros(us)
 }
 
 // fmtMiB writes bytes as MiB with one decimal.

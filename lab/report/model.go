@@ -21,7 +21,7 @@ type row struct {
 	rateText string  // when rate alone does not say it ("not confirmed ...")
 	achieved float64
 	errShare float64
-	memIdle  uint64
+	memIdle  uint64 // idle anon + kernel
 	genLim   bool   // the generator was the bottleneck: excluded from rankings
 	genText  string // the generator verdict cell
 	genWhy   string // the generator's reason, for the footnote
@@ -40,7 +40,7 @@ func (r row) label(withKey bool) string {
 func newRow(f *results.File, u *results.Unit, st *results.Step) row {
 	r := row{unit: u, step: st, profile: u.Profile, key: u.Key, genText: "ok"}
 	if pi := f.ProxyInfo(u.Layout, u.Profile, u.Key); pi != nil {
-		r.memIdle = pi.IdleMemory
+		r.memIdle = pi.IdleNeed
 	}
 	if st == nil || st.Result == nil {
 		r.genText = "-"

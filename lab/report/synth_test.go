@@ -51,9 +51,9 @@ func synthFile(t *testing.T) *results.File {
 			{ID: "4cpu", Request: "4", Server: pin.NewCPUSet(0, 1, 2, 3), Backend: pin.NewCPUSet(6, 7), Loadgen: pin.NewCPUSet(4, 5)},
 		},
 		Proxies: []results.ProxyInfo{
-			{Layout: "1cpu", Profile: "nginx-stock", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleMemory: 6 << 20, IdleSamples: []uint64{6 << 20}},
-			{Layout: "1cpu", Profile: "nginx-keepalive", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleMemory: 6 << 20},
-			{Layout: "1cpu", Profile: "caddy-stock", Proxy: "caddy", Key: "p256", Version: "v2.11.9", IdleMemory: 11 << 20},
+			{Layout: "1cpu", Profile: "nginx-stock", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, IdleSamples: []uint64{6 << 20}, IdleNeedSamples: []uint64{5 << 20}},
+			{Layout: "1cpu", Profile: "nginx-keepalive", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20},
+			{Layout: "1cpu", Profile: "caddy-stock", Proxy: "caddy", Key: "p256", Version: "v2.11.9", IdleNeed: 10 << 20, IdleFile: 1 << 20, IdleMemory: 11 << 20},
 		},
 	}
 }
@@ -108,10 +108,10 @@ func mkStep(seq int, s spec) *results.Step {
 	st := &results.Step{Seq: seq, Phase: s.phase, Rate: s.rate, Verdict: s.verdict, Result: res, Confirm: s.confirm, Run: s.run, Connections: 100,
 		Spectrum: []results.SpectrumPoint{{P: 0, Us: s.p50 / 2}, {P: 50, Us: s.p50}, {P: 90, Us: s.p50 * 2}, {P: 99, Us: s.p99}, {P: 99.9, Us: s.p99 * 2}, {P: 100, Us: s.p99 * 4}}}
 	for i, tw := range s.tw {
-		st.Proxy = append(st.Proxy, results.ProxySample{T: float64(i + 1), CPU: s.cpu, Mem: s.mem, TimeWait: tw})
+		st.Proxy = append(st.Proxy, synthSample(float64(i+1), s.cpu, s.mem, tw))
 	}
 	if len(st.Proxy) == 0 {
-		st.Proxy = []results.ProxySample{{T: 1, CPU: s.cpu, Mem: s.mem, TimeWait: 0}}
+		st.Proxy = []results.ProxySample{synthSample(1, s.cpu, s.mem, 0)}
 	}
 	st.ProxySum = results.Summarize(st.Proxy, 0)
 	if s.reqs > 0 {
@@ -242,4 +242,14 @@ func cycleSeconds() []gen.PerSecond {
 		}
 	}
 	return ps
+}
+
+// synthSample splits memory.current mem (when at least 2 MiB) into 1 MiB
+// of page cache, 1 MiB of kernel memory and the rest anonymous.
+func synthSample(t, cpu float64, mem uint64, tw int) results.ProxySample {
+	s := results.ProxySample{T: t, CPU: cpu, Mem: mem, TimeWait: tw}
+	if mem >= 2<<20 {
+		s.MemAnon, s.MemKernel, s.MemFile = mem-2<<20, 1<<20, 1<<20
+	}
+	return s
 }

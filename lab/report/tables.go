@@ -129,13 +129,21 @@ func latencyCells(r row) []string {
 	return []string{fmtLatency(l.P50), fmtLatency(l.P95), fmtLatency(l.P99), fmtPct(r.errShare)}
 }
 
+// proxyHeader names proxyCells' columns: what the proxy needs (anon +
+// kernel) idle and under load, then the page cache and memory.current
+// under load, so nobody reads the seeds' total as the proxy's need.
+var proxyHeader = []string{"Proxy CPU", "Idle anon+kernel", "Load anon+kernel", "Load page cache", "Load memory.current"}
+
 func proxyCells(r row) []string {
 	if r.step == nil {
-		return []string{"-", fmtMiB(r.memIdle), "-"}
+		return []string{"-", fmtMiB(r.memIdle), "-", "-", "-"}
 	}
 	ps := r.step.ProxySum
-	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.MemMax)}
+	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.NeedMax), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}
 }
+
+// memoryFootnote says what the memory columns are.
+const memoryFootnote = "Memory: anon+kernel is what the proxy needs (memory.stat anon plus kernel memory), idle after one request and the plan's quiet time, and the peak under load; page cache is charged to whichever cgroup first read a file (the binary), so it depends on what ran before; memory.current is both, the number the seeds report."
 
 // finish adds the generator column's footnotes and marks.
 func finish(t *Table, rows []row) {
@@ -154,10 +162,11 @@ func finish(t *Table, rows []row) {
 	if n > 0 {
 		t.Footnotes = append(t.Footnotes, "† rows: the generator, not the proxy, was the bottleneck; they are left out of the rankings.")
 	}
+	t.Footnotes = append(t.Footnotes, memoryFootnote)
 }
 
 func searchTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Max sustainable rate", Header: []string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator"}}
+	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator"})}
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
@@ -212,7 +221,7 @@ func keyMatrix(rows []row) Table {
 }
 
 func fixedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Fixed rates", Header: []string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator", "Runs"}}
+	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
@@ -223,7 +232,7 @@ func fixedTable(rows []row, withKey bool) Table {
 }
 
 func closedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Closed loop", Header: []string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "Proxy CPU", "Memory idle", "Memory under load", "Generator", "Runs"}}
+	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
@@ -235,7 +244,7 @@ func closedTable(rows []row, withKey bool) Table {
 }
 
 func sustainedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Sustained load", Header: []string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure", "Proxy CPU", "Memory idle", "Memory under load", "Generator"}}
+	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
 		tw, first := "-", "-"
@@ -284,6 +293,15 @@ func ranking(rows []row, withKey bool, what string) string {
 		s += " (left out, generator-limited: " + strings.Join(left, ", ") + ")"
 	}
 	return s
+}
+
+// concat joins string lists.
+func concat(lists ...[]string) []string {
+	var out []string
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	return out
 }
 
 func orDash(s string) string {

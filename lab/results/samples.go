@@ -42,7 +42,7 @@ func FromWatch(ws []watch.Sample) []ProxySample {
 	for _, s := range ws {
 		out = append(out, ProxySample{
 			T: math.Round(s.T.Seconds()*1000) / 1000, CPU: math.Round(s.CPUCores*1000) / 1000,
-			Mem: s.MemCurrent, MemAnon: s.MemAnon, MemPeak: s.MemPeak, TimeWait: s.TimeWait,
+			Mem: s.MemCurrent, MemAnon: s.MemAnon, MemKernel: s.MemKernel, MemFile: s.MemFile, MemPeak: s.MemPeak, TimeWait: s.TimeWait,
 			Procs: s.Procs, Threads: s.Threads,
 		})
 	}
@@ -66,17 +66,21 @@ func Summarize(samples []ProxySample, from float64) ProxySummary {
 		return sum
 	}
 	var cpu float64
-	var mem float64
+	var mem, need float64
 	for _, s := range win {
 		cpu += s.CPU
 		mem += float64(s.Mem)
+		need += float64(s.MemAnon + s.MemKernel)
 		sum.CPUMax = math.Max(sum.CPUMax, s.CPU)
 		sum.MemMax = max(sum.MemMax, s.Mem)
+		sum.NeedMax = max(sum.NeedMax, s.MemAnon+s.MemKernel)
+		sum.FileMax = max(sum.FileMax, s.MemFile)
 		if s.TimeWait > sum.TimeWaitMax {
 			sum.TimeWaitMax = s.TimeWait
 		}
 	}
 	sum.CPUAvg = math.Round(cpu/float64(len(win))*1000) / 1000
 	sum.MemAvg = uint64(mem / float64(len(win)))
+	sum.NeedAvg = uint64(need / float64(len(win)))
 	return sum
 }

@@ -77,9 +77,16 @@ type ProxyInfo struct {
 	Proxy       string   `json:"proxy"`
 	Key         string   `json:"key"`
 	Version     string   `json:"version"`
-	IdleMemory  uint64   `json:"idle_memory"`  // median memory.current, bytes (0 = not measured)
-	IdleSamples []uint64 `json:"idle_samples"` // every reading
+	IdleMemory  uint64   `json:"idle_memory"`  // median memory.current (v1 usage_in_bytes), page cache included: the seeds' total, bytes (0 = not measured)
+	IdleSamples []uint64 `json:"idle_samples"` // every memory.current reading
 	Error       string   `json:"error,omitempty"`
+
+	// What the proxy needs idle (the headline): anonymous + kernel
+	// memory from memory.stat and kmem, and the page cache charged to its
+	// group, which depends on what read the binary's pages first.
+	IdleNeed        uint64   `json:"idle_anon_kernel"`         // median, bytes
+	IdleFile        uint64   `json:"idle_page_cache"`          // median, bytes
+	IdleNeedSamples []uint64 `json:"idle_anon_kernel_samples"` // every reading
 }
 
 // Unit statuses.
@@ -146,6 +153,15 @@ type Step struct {
 	CooldownS      float64         `json:"cooldown_s"`                // waited after this step
 	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
 	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
+
+	// The state the step started in. In netns mode every step starts in
+	// fresh namespaces (RenewS: the time that took) and StartTimeWait
+	// must be 0; in loopback mode it is what the cool-down left.
+	RenewS            float64 `json:"renew_s,omitempty"`       // fresh namespaces, backend and proxy restarted (netns mode)
+	StartTimeWait     int     `json:"start_time_wait"`         // TIME_WAIT in the proxy's and the generator's namespaces when the step started (-1 = not counted)
+	StartChecked      bool    `json:"start_checked,omitempty"` // StartTimeWait was counted (results of older versions lack it)
+	StartUnclean      bool    `json:"start_unclean,omitempty"` // StartTimeWait was above the limit (netns: 0; loopback: the pre-run count plus cooldown_margin)
+	BackendReqsBefore uint64  `json:"backend_requests_before"` // requests the running backend had served before the step (through the proxy: the lab's own probes and earlier steps in these namespaces)
 }
 
 // SpectrumPoint is the corrected latency at one percentile.
@@ -156,14 +172,16 @@ type SpectrumPoint struct {
 
 // ProxySample is one reading of the proxy's cgroup and namespace.
 type ProxySample struct {
-	T        float64 `json:"t"`         // seconds since the step started
-	CPU      float64 `json:"cpu"`       // cores busy since the previous sample
-	Mem      uint64  `json:"mem"`       // memory charged (bytes)
-	MemAnon  uint64  `json:"mem_anon"`  // anonymous memory
-	MemPeak  uint64  `json:"mem_peak"`  // highest charge so far
-	TimeWait int     `json:"time_wait"` // TIME_WAIT sockets (-1 = not counted)
-	Procs    int     `json:"procs"`
-	Threads  int     `json:"threads"`
+	T         float64 `json:"t"`          // seconds since the step started
+	CPU       float64 `json:"cpu"`        // cores busy since the previous sample
+	Mem       uint64  `json:"mem"`        // memory charged (bytes): memory.current, page cache included
+	MemAnon   uint64  `json:"mem_anon"`   // anonymous memory
+	MemKernel uint64  `json:"mem_kernel"` // kernel memory (slab, stacks, socket buffers)
+	MemFile   uint64  `json:"mem_file"`   // page cache
+	MemPeak   uint64  `json:"mem_peak"`   // highest charge so far
+	TimeWait  int     `json:"time_wait"`  // TIME_WAIT sockets (-1 = not counted)
+	Procs     int     `json:"procs"`
+	Threads   int     `json:"threads"`
 }
 
 // ProxySummary condenses the samples of the measured window (after the
@@ -172,8 +190,11 @@ type ProxySummary struct {
 	Samples     int     `json:"samples"`
 	CPUAvg      float64 `json:"cpu_avg"` // cores
 	CPUMax      float64 `json:"cpu_max"`
-	MemAvg      uint64  `json:"mem_avg"`
+	MemAvg      uint64  `json:"mem_avg"` // memory.current
 	MemMax      uint64  `json:"mem_max"`
+	NeedAvg     uint64  `json:"anon_kernel_avg"` // anon + kernel: what the proxy needs under load
+	NeedMax     uint64  `json:"anon_kernel_max"`
+	FileMax     uint64  `json:"page_cache_max"`
 	TimeWaitMax int     `json:"time_wait_max"` // -1 = not counted
 }
 

@@ -5,16 +5,35 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
+// timeWaitLifetime is how long Linux keeps a socket in TIME_WAIT
+// (TCP_TIMEWAIT_LEN, 60 s, compiled into the kernel), plus a second: a wait
+// this long drains whatever the step before left.
+const timeWaitLifetime = 61 * time.Second
+
 // cooldown waits after a failed step until the TIME_WAIT count in the lab
 // has drained to the count before the layout's first unit plus the plan's
-// margin, at most the cap, and records how long it waited. When TIME_WAIT
-// cannot be counted it waits the whole cap.
+// margin, and records how long it waited. In netns mode there is nothing to
+// wait for: the next step starts in fresh namespaces (cleanSlate). In
+// loopback mode the plan's cooldown_cap bounds the wait, but never below
+// TIME_WAIT's lifetime, so a step cannot start with the range still full
+// because the cap was short; if it still ends above the limit (other
+// traffic on the host), the progress says so loudly. When TIME_WAIT cannot
+// be counted it waits the whole cap.
 func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
+	if u.env.Net() == plan.NetNetns {
+		return nil
+	}
 	se := u.spec.Scenario.Eff.Search
+	start := u.r.Now()
+	first := timeWait(u.env)
 	capD := se.CooldownCap.D()
+	if first >= 0 {
+		capD = max(capD, timeWaitLifetime)
+	}
 	poll := u.r.Poll
 	if poll <= 0 {
 		poll = time.Second
@@ -23,12 +42,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 		poll = min(poll, capD/10)
 	}
 	poll = max(poll, time.Millisecond)
-	limit := se.CooldownMargin
-	if u.baseline > 0 {
-		limit += u.baseline
-	}
-	start := u.r.Now()
-	first := timeWait(u.env)
+	limit := u.timeWaitLimit()
 	tw := first
 	if first < 0 {
 		// Not countable (no namespace to count in): wait the cap, as seed
@@ -40,13 +54,9 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 		if waited >= capD {
 			break
 		}
-		t := time.NewTimer(min(poll, capD-waited))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if err := u.r.Sleep(ctx, min(poll, capD-waited)); err != nil {
 			u.recordCooldown(st, start, first, tw, false)
-			return ctx.Err()
-		case <-t.C:
+			return err
 		}
 		if first >= 0 {
 			tw = timeWait(u.env)
@@ -58,7 +68,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 	case first < 0:
 		msg = fmt.Sprintf("cool-down: TIME_WAIT cannot be counted here; waited %.1f s", st.CooldownS)
 	case tw > limit:
-		msg += fmt.Sprintf(" (cap %s reached, still above %d)", se.CooldownCap, limit)
+		msg = fmt.Sprintf("WARNING: %s: the wait ended at %s with TIME_WAIT still above %d%s; the next step starts skewed", msg, FormatDuration(capD), limit, rangeShare(u.r.Machine, tw))
 	}
 	u.r.prog.printf("    %s", msg)
 	return nil

@@ -8,7 +8,7 @@
 // directory replays the recorded steps and continues where the first
 // stopped.
 //
-// The lab session is used through the small Env and Proxy interfaces
-// (the API of package lab/env, see /work/lab-api.md), so the runner is
-// tested with a fake.
+// The lab session is used through the small Session and Proxy interfaces
+// (the API of package lab/session), so the runner is tested with a fake
+// that receives the same session.Options.
 package scenario

@@ -12,11 +12,12 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/lab/watch"
 	"github.com/loadlab/loadlab/pin"
 )
 
-// fakeLab stands in for lab/env: proxies with a fixed capacity per
+// fakeLab stands in for lab/session: proxies with a fixed capacity per
 // profile, a TIME_WAIT count that a failed step raises and that drains by
 // a fixed amount per reading, and a generator that answers from the model
 // without sending anything.
@@ -24,8 +25,9 @@ type fakeLab struct {
 	mu        sync.Mutex
 	capacity  map[string]float64 // profile -> req/s it sustains
 	startErr  map[string]error
-	opens     []EnvOptions
+	opens     []session.Options
 	closed    int
+	renewals  int
 	started   []string
 	stopped   int
 	tw        int
@@ -45,28 +47,28 @@ func newFakeLab() *fakeLab {
 	return &fakeLab{capacity: map[string]float64{}, startErr: map[string]error{}, drain: 400}
 }
 
-func (f *fakeLab) open(_ context.Context, o EnvOptions) (Env, error) {
+func (f *fakeLab) open(_ context.Context, o session.Options) (Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opens = append(f.opens, o)
-	return &fakeEnv{lab: f, opts: o}, nil
+	return &fakeSession{lab: f, opts: o}, nil
 }
 
-type fakeEnv struct {
+type fakeSession struct {
 	lab  *fakeLab
-	opts EnvOptions
+	opts session.Options
 }
 
-func (e *fakeEnv) Plan() pin.Plan {
+func (e *fakeSession) Plan() pin.Plan {
 	return pin.Plan{Server: e.opts.ServerCPUs, Backend: e.opts.BackendCPUs, Loadgen: e.opts.LoadgenCPUs, Notes: []string{"fake layout"}}
 }
-func (e *fakeEnv) Net() string { return e.opts.Net }
-func (e *fakeEnv) BackendStats() (backend.Stats, error) {
+func (e *fakeSession) Net() string { return e.opts.Net }
+func (e *fakeSession) BackendStats() (backend.Stats, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
 	return e.lab.backend, nil
 }
-func (e *fakeEnv) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
+func (e *fakeSession) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
 	if err := e.lab.startErr[profile]; err != nil {
@@ -79,12 +81,12 @@ func (e *fakeEnv) StartProxy(_ context.Context, profile string, key certs.KeyTyp
 	e.lab.started = append(e.lab.started, profile+"/"+string(key))
 	return &fakeProxy{lab: e.lab, prof: p, key: key}, nil
 }
-func (e *fakeEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
+func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {
 	base.URL = "https://127.0.0.1:1" + base.URL
 	base.Headers = append(base.Headers, "Host: "+p.Profile().Name)
 	return base
 }
-func (e *fakeEnv) TimeWait(role string) (int, error) {
+func (e *fakeSession) TimeWait(role string) (int, error) {
 	if role != "proxy" {
 		return 0, nil
 	}
@@ -94,7 +96,14 @@ func (e *fakeEnv) TimeWait(role string) (int, error) {
 	e.lab.tw = max(0, e.lab.tw-e.lab.drain)
 	return n, nil
 }
-func (e *fakeEnv) Close() error {
+func (e *fakeSession) Renew(context.Context) (time.Duration, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	e.lab.renewals++
+	e.lab.tw = 0 // fresh namespaces: nothing in TIME_WAIT
+	return 200 * time.Millisecond, nil
+}
+func (e *fakeSession) Close() error {
 	e.lab.mu.Lock()
 	e.lab.closed++
 	e.lab.mu.Unlock()
@@ -113,8 +122,8 @@ func (p *fakeProxy) Version() string        { return p.prof.Proxy + " 0.0-fake" 
 func (p *fakeProxy) Watch(every time.Duration) *watch.Watcher {
 	return watch.Start(nil, func() (int, error) { return 7, nil }, every)
 }
-func (p *fakeProxy) IdleMemory(context.Context, time.Duration, int, time.Duration) (uint64, []uint64, error) {
-	return 5 << 20, []uint64{5 << 20, 5 << 20, 5 << 20}, nil
+func (p *fakeProxy) IdleMemory(context.Context, time.Duration, int, time.Duration) (watch.Idle, error) {
+	return watch.Idle{Need: 4 << 20, File: 1 << 20, Total: 5 << 20, NeedSamples: []uint64{4 << 20, 4 << 20, 4 << 20}, TotalSamples: []uint64{5 << 20, 5 << 20, 5 << 20}}, nil
 }
 func (p *fakeProxy) ErrorLog() (int, map[string]int, error) {
 	return 1, map[string]int{"addr_not_avail": 1}, nil

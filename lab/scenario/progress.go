@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"strings"
 	"sync"
@@ -69,7 +70,7 @@ func (p *progress) eta() time.Duration {
 func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d time.Duration) {
 	what := "closed loop"
 	if rate > 0 {
-		what = search.FormatRate(rate) + " req/s"
+		what = units.Rate(rate) + " req/s"
 	}
 	p.mu.Lock()
 	i := p.step + 1
@@ -93,7 +94,7 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 	}
 	what := phase
 	if rate > 0 {
-		what += " " + search.FormatRate(rate) + " req/s"
+		what += " " + units.Rate(rate) + " req/s"
 	} else {
 		what += " closed loop"
 	}
@@ -124,7 +125,7 @@ func describe(u UnitSpec) string {
 		return fmt.Sprintf("closed loop, %d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
 	}
 	e := s.Eff.Search
-	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", search.FormatRate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
+	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", units.Rate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
 }
 
 // unitCost is a unit's share of the budget (idle memory aside).

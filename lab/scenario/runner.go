@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/session"
 )
 
 // Runner runs the units of a plan and records them in a Store.
@@ -32,6 +33,9 @@ type Runner struct {
 	Poll time.Duration
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Sleep waits d or until ctx ends (default a timer; tests pair it with
+	// Now).
+	Sleep func(ctx context.Context, d time.Duration) error
 
 	prog *progress
 }
@@ -49,6 +53,9 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	if r.Now == nil {
 		r.Now = time.Now
+	}
+	if r.Sleep == nil {
+		r.Sleep = sleep
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
 	if err := r.Store.Update(r.prepare); err != nil {
@@ -132,7 +139,7 @@ func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) err
 func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err error) {
 	lay := r.Store.F.Layout(id)
 	t0 := r.Now()
-	env, err := r.Open(ctx, EnvOptions{
+	env, err := r.Open(ctx, session.Options{
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
@@ -164,9 +171,21 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 	return ur.run(ctx)
 }
 
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
 // timeWait counts TIME_WAIT sockets of the proxy's and the generator's
 // connections (-1 if neither can be counted).
-func timeWait(env Env) int {
+func timeWait(env Session) int {
 	total, ok := 0, false
 	for _, role := range []string{"proxy", "gen"} {
 		if n, err := env.TimeWait(role); err == nil && n >= 0 {

@@ -81,6 +81,12 @@ func (h *harness) loadPlan(yaml string) *plan.Plan {
 // run runs the plan into h.dir with a fresh store, as a new process would.
 func (h *harness) run(ctx context.Context) (*results.File, error) {
 	h.t.Helper()
+	return h.runWith(ctx, nil, nil)
+}
+
+// runWith is run with the runner's clock and sleep (nil: the real ones).
+func (h *harness) runWith(ctx context.Context, now func() time.Time, sleep func(context.Context, time.Duration) error) (*results.File, error) {
+	h.t.Helper()
 	topo, allowed := topology(h.cpus)
 	lay, err := PlanLayouts(h.plan, topo, allowed)
 	if err != nil {
@@ -96,7 +102,7 @@ func (h *harness) run(ctx context.Context) (*results.File, error) {
 	}
 	defer store.Close()
 	r := &Runner{Plan: h.plan, Store: store, Layouts: lay, Units: units, Budget: MakeBudget(h.plan, units),
-		Open: h.lab.open, Gen: h.lab.gen, Log: &h.log, Poll: time.Millisecond, Machine: results.Machine{Hostname: "test"}}
+		Open: h.lab.open, Gen: h.lab.gen, Log: &h.log, Poll: time.Millisecond, Machine: results.Machine{Hostname: "test"}, Now: now, Sleep: sleep}
 	err = r.Run(ctx)
 	f, lerr := results.Load(h.dir)
 	if lerr != nil {

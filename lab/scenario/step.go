@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -36,6 +37,10 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	if err := u.ensureProxy(ctx); err != nil {
 		return search.Outcome{}, err
 	}
+	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Connections: u.spec.Scenario.Connections}
+	if err := u.cleanSlate(ctx, st); err != nil {
+		return search.Outcome{}, err
+	}
 	s := u.spec.Scenario
 	base := gen.Config{
 		URL:          s.Path,
@@ -55,12 +60,15 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
 	}
 	cfg := u.env.GenConfig(u.px, base)
-	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Connections: s.Connections, Started: u.r.Now().UTC()}
+	st.Started = u.r.Now().UTC()
 
 	if base.Duration >= longStep {
 		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
 	}
 	before, berr := u.env.BackendStats()
+	if berr == nil {
+		st.BackendReqsBefore = before.Requests
+	}
 	w := u.px.Watch(watchEvery)
 	res, err := u.r.Gen(ctx, cfg)
 	samples := w.Stop()
@@ -108,6 +116,53 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	return o, nil
 }
 
+// cleanSlate prepares the start of a step: in netns mode fresh namespaces
+// with the backend and the proxy restarted in them (a new namespace has no
+// TIME_WAIT socket and its own port range); in every mode it counts the
+// TIME_WAIT sockets the step starts with and says loudly when that is above
+// the limit (netns: 0; loopback: the count when the session opened plus
+// cooldown_margin), since such a step is skewed by what ran before.
+func (u *unitRun) cleanSlate(ctx context.Context, st *results.Step) error {
+	limit := u.timeWaitLimit()
+	if u.env.Net() == plan.NetNetns {
+		took, err := u.env.Renew(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return errUnit{fmt.Errorf("step %d: %v", st.Seq, err)}
+		}
+		st.RenewS = round2(took.Seconds())
+		limit = 0
+	}
+	st.StartTimeWait, st.StartChecked = timeWait(u.env), true
+	if st.StartTimeWait > limit {
+		st.StartUnclean = true
+		u.r.prog.printf("    WARNING: step %d starts with %d sockets in TIME_WAIT (limit %d)%s: its result is skewed by what ran before", st.Seq, st.StartTimeWait, limit, rangeShare(u.r.Machine, st.StartTimeWait))
+	}
+	return nil
+}
+
+// timeWaitLimit is the TIME_WAIT count a loopback step may start with: the
+// count when the session opened plus the plan's cooldown_margin.
+func (u *unitRun) timeWaitLimit() int {
+	limit := u.spec.Scenario.Eff.Search.CooldownMargin
+	if u.baseline > 0 {
+		limit += u.baseline
+	}
+	return limit
+}
+
+// rangeShare says which share of the ephemeral port range n is.
+func rangeShare(m results.Machine, n int) string {
+	if p := m.Ports(); p > 0 {
+		return fmt.Sprintf(" (%.0f%% of the %s-port range)", 100*float64(n)/float64(p), units.Int(int64(p)))
+	}
+	return ""
+}
+
+func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }
+
 // record appends the step to the unit and saves results.json.
 func (u *unitRun) record(st *results.Step) error {
 	return u.r.Store.Update(func(*results.File) { u.rec.Steps = append(u.rec.Steps, st) })
@@ -121,12 +176,12 @@ func rateWords(rate float64) string {
 	if rate == 0 {
 		return "closed loop"
 	}
-	return search.FormatRate(rate) + " req/s"
+	return units.Rate(rate) + " req/s"
 }
 
 // stepDetail is the short summary of a step for the progress line.
 func stepDetail(r *gen.Result, st *results.Step) string {
-	s := fmt.Sprintf("%s/s 2xx, p99 %.2f ms", search.FormatRate(r.AchievedRate), float64(r.Latency.P99)/1000)
+	s := fmt.Sprintf("%s/s 2xx, p99 %s", units.Rate(r.AchievedRate), units.Micros(r.Latency.P99))
 	if bad := r.Requests - min(r.OK, r.Requests); bad > 0 {
 		s += fmt.Sprintf(", %d failed or non-2xx", bad)
 	}

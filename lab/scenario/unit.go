@@ -17,7 +17,7 @@ import (
 // unitRun is one unit in progress.
 type unitRun struct {
 	r        *Runner
-	env      Env
+	env      Session
 	spec     UnitSpec
 	rec      *results.Unit
 	px       Proxy
@@ -155,14 +155,15 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 	info := results.ProxyInfo{Layout: u.spec.Layout, Profile: u.spec.Profile.Name, Proxy: u.spec.Profile.Proxy, Key: string(u.spec.Key), Version: px.Version()}
 	if m := u.r.Plan.IdleMemory; m.Samples > 0 {
 		u.r.prog.printf("    idle memory of %s: %s quiet, %d samples", u.spec.Profile.Name, m.Quiet, m.Samples)
-		med, all, err := px.IdleMemory(ctx, m.Quiet.D(), m.Samples, m.Every.D())
+		idle, err := px.IdleMemory(ctx, m.Quiet.D(), m.Samples, m.Every.D())
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		if err != nil {
 			info.Error = "idle memory: " + err.Error()
 		}
-		info.IdleMemory, info.IdleSamples = med, all
+		info.IdleNeed, info.IdleFile, info.IdleMemory = idle.Need, idle.File, idle.Total
+		info.IdleNeedSamples, info.IdleSamples = idle.NeedSamples, idle.TotalSamples
 	}
 	return u.r.Store.Update(func(f *results.File) { f.Proxies = append(f.Proxies, info) })
 }

@@ -95,8 +95,9 @@ func UnitID(scenario, profile, key, layout string) string {
 // Overheads used by the budget (measured on a 2-core Debian 12 machine:
 // nginx starts in well under a second, Caddy and Traefik in one to two).
 const (
-	proxyStartCost = 2 * time.Second // start, wait for ready, stop
-	envOpenCost    = 1 * time.Second // a fresh session per unit: namespaces, cgroups, backend
+	proxyStartCost = 2 * time.Second        // start, wait for ready, stop
+	envOpenCost    = 1 * time.Second        // a fresh session per unit: namespaces, cgroups, backend
+	renewCost      = 500 * time.Millisecond // netns mode, per step: new namespaces, backend and proxy restarted (0.2 s for nginx here)
 )
 
 // Budget is what a plan will cost on this machine.
@@ -111,7 +112,8 @@ type Budget struct {
 
 // MakeBudget adds up the units' estimates, a lab session and a proxy start
 // per unit, the idle-memory measurement per proxy and key on each layout,
-// and the certificates once.
+// and the certificates once. In netns mode every step renews the
+// namespaces instead of cooling down after a failure.
 func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 	var b Budget
 	idle := map[string]bool{}
@@ -129,6 +131,9 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		b.Units++
 		b.Steps += u.Estimate.Steps
 		b.Time += u.Estimate.Time + proxyStartCost + envOpenCost
+		if p.Net == plan.NetNetns {
+			b.Time += time.Duration(u.Estimate.Steps)*renewCost - u.Estimate.Cooldowns
+		}
 		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
 			idle[k] = true
 			b.Time += IdleCost(p.IdleMemory)

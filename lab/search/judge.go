@@ -2,6 +2,7 @@ package search
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -60,18 +61,19 @@ func Judge(c Criteria, m Measure) Outcome {
 		proxyFault = true
 	} else {
 		if us := c.P95.Microseconds(); m.P95us >= us {
-			reasons = append(reasons, fmt.Sprintf("p95 %s >= %s", fmtUs(m.P95us), fmtUs(us)))
+			reasons = append(reasons, fmt.Sprintf("p95 %s >= %s", units.Micros(m.P95us), units.Micros(us)))
 		}
 		if us := c.P99.Microseconds(); m.P99us >= us {
-			reasons = append(reasons, fmt.Sprintf("p99 %s >= %s", fmtUs(m.P99us), fmtUs(us)))
+			reasons = append(reasons, fmt.Sprintf("p99 %s >= %s", units.Micros(m.P99us), units.Micros(us)))
 		}
-		if e := m.ErrorShare(); e >= c.MaxErrors {
+		// errors < max_errors; max_errors 0 allows none.
+		if e := m.ErrorShare(); e > 0 && e >= c.MaxErrors {
 			reasons = append(reasons, fmt.Sprintf("errors %.2f%% >= %.2f%%", e*100, c.MaxErrors*100))
 			proxyFault = true
 		}
 	}
 	if m.Offered > 0 && m.Achieved < c.MinAchieved*m.Offered {
-		reasons = append(reasons, fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (< %.0f%%)", FormatRate(m.Achieved), 100*m.Achieved/m.Offered, FormatRate(m.Offered), c.MinAchieved*100))
+		reasons = append(reasons, fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (< %.0f%%)", units.Rate(m.Achieved), 100*m.Achieved/m.Offered, units.Rate(m.Offered), c.MinAchieved*100))
 	}
 	if len(reasons) == 0 {
 		return Outcome{Verdict: Pass}
@@ -84,16 +86,4 @@ func Judge(c Criteria, m Measure) Outcome {
 		return Outcome{Verdict: GenLimited, Reasons: append(reasons, r)}
 	}
 	return Outcome{Verdict: Fail, Reasons: reasons}
-}
-
-// fmtUs formats microseconds as ms or s.
-func fmtUs(us int64) string {
-	switch {
-	case us >= 1_000_000:
-		return fmt.Sprintf("%.2f s", float64(us)/1e6)
-	case us >= 10_000:
-		return fmt.Sprintf("%.0f ms", float64(us)/1e3)
-	default:
-		return fmt.Sprintf("%.2f ms", float64(us)/1e3)
-	}
 }

@@ -58,3 +58,17 @@ func TestMeasureOf(t *testing.T) {
 		t.Fatalf("error share %v", e)
 	}
 }
+
+// max_errors 0 means no error is allowed: a step without errors passes, a
+// single failed request fails it.
+func TestJudgeZeroErrorsAllowed(t *testing.T) {
+	c := Criteria{P95: time.Second, P99: 2 * time.Second, MaxErrors: 0, MinAchieved: 0.9}
+	m := Measure{Offered: 100, Achieved: 100, Requests: 1000, OK: 1000, P95us: 1000, P99us: 2000}
+	if o := Judge(c, m); o.Verdict != Pass {
+		t.Errorf("no errors with max_errors 0: %v %v, want pass", o.Verdict, o.Reasons)
+	}
+	m.OK = 999
+	if o := Judge(c, m); o.Verdict != Fail {
+		t.Errorf("1 error in 1000 with max_errors 0: %v, want fail", o.Verdict)
+	}
+}

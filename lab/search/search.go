@@ -3,6 +3,7 @@ package search
 import (
 	"context"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/units"
 	"math"
 )
 
@@ -187,7 +188,7 @@ func (r *runner) run(ctx context.Context) error {
 	r.res.LastPass, r.res.FirstFail = lo, hi
 	r.res.GeneratorLimited = hiGen
 	if lo == 0 {
-		r.res.Note = fmt.Sprintf("no rate passed: the lowest tried, %s req/s, failed", FormatRate(hi))
+		r.res.Note = fmt.Sprintf("no rate passed: the lowest tried, %s req/s, failed", units.Rate(hi))
 		if hiGen {
 			r.res.Note += " with the generator as the bottleneck"
 		}
@@ -218,7 +219,7 @@ func (r *runner) confirm(ctx context.Context, rate float64) error {
 			r.res.Rate, r.res.Confirmed = rate, true
 			switch {
 			case r.res.Capped:
-				r.res.Note = fmt.Sprintf("passed at the plan's max, %s req/s: the proxy may go higher", FormatRate(rate))
+				r.res.Note = fmt.Sprintf("passed at the plan's max, %s req/s: the proxy may go higher", units.Rate(rate))
 			case r.res.GeneratorLimited:
 				r.res.Note = "the generator, not the proxy, was the bottleneck above this rate: it is a lower bound"
 			}
@@ -226,7 +227,7 @@ func (r *runner) confirm(ctx context.Context, rate float64) error {
 		}
 		next := roundRate(rate * (1 - c.StepDown))
 		if r.res.StepDowns >= c.MaxStepDowns || next < c.Min || next >= rate {
-			r.res.Note = fmt.Sprintf("not confirmed: %s req/s failed a confirmation after %d step-downs", FormatRate(rate), r.res.StepDowns)
+			r.res.Note = fmt.Sprintf("not confirmed: %s req/s failed a confirmation after %d step-downs", units.Rate(rate), r.res.StepDowns)
 			return nil
 		}
 		r.res.StepDowns++

@@ -12,8 +12,10 @@ import (
 type Sample struct {
 	T          time.Duration // since Start
 	CPUCores   float64       // CPU cores busy on average since the previous sample
-	MemCurrent uint64        // memory charged to the group (memory.current / usage_in_bytes)
+	MemCurrent uint64        // memory charged to the group (memory.current / usage_in_bytes), page cache included
 	MemAnon    uint64        // anonymous memory
+	MemKernel  uint64        // kernel memory (slab, stacks, socket buffers)
+	MemFile    uint64        // page cache
 	MemPeak    uint64        // highest charge so far
 	TimeWait   int           // TIME_WAIT sockets; -1 if not counted or the count failed
 	Procs      int           // processes in the group
@@ -108,7 +110,7 @@ func (w *Watcher) sample() {
 		s.CPUCores = float64(st.CPUNanos-w.prevCPU) / float64(dt.Nanoseconds())
 	}
 	w.prevCPU, w.prevT = st.CPUNanos, s.T
-	s.MemCurrent, s.MemAnon, s.MemPeak = st.MemCurrent, st.MemAnon, st.MemPeak
+	s.MemCurrent, s.MemAnon, s.MemKernel, s.MemFile, s.MemPeak = st.MemCurrent, st.MemAnon, st.MemKernel, st.MemFile, st.MemPeak
 	s.Procs, s.Threads = st.Procs, st.Threads
 	w.samples = append(w.samples, s)
 }

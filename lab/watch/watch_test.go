@@ -37,7 +37,8 @@ func (g *clockGroup) Stats() (cgroup.Stats, error) {
 	if len(g.mem) > 0 {
 		m, g.mem = g.mem[0], g.mem[1:]
 	}
-	return cgroup.Stats{CPUNanos: uint64(float64(time.Since(g.start).Nanoseconds()) * g.cores), MemCurrent: m, MemAnon: m / 2, MemPeak: 2 * m, Procs: 1, Threads: 3}, nil
+	// memory.current = anon (half) + kernel (a tenth) + page cache (the rest)
+	return cgroup.Stats{CPUNanos: uint64(float64(time.Since(g.start).Nanoseconds()) * g.cores), MemCurrent: m, MemAnon: m / 2, MemKernel: m / 10, MemFile: m - m/2 - m/10, MemPeak: 2 * m, Procs: 1, Threads: 3}, nil
 }
 
 func TestWatcherCPUAndTimeWait(t *testing.T) {
@@ -101,22 +102,24 @@ func TestWatcherErrors(t *testing.T) {
 
 func TestIdleMemory(t *testing.T) {
 	g := &clockGroup{start: time.Now(), mem: []uint64{50, 10, 30, 20, 40}}
-	med, all, err := IdleMemory(g, 10*time.Millisecond, 5, time.Millisecond)
-	if err != nil || med != 30 || !slices.Equal(all, []uint64{50, 10, 30, 20, 40}) {
-		t.Errorf("IdleMemory = %d, %v, %v", med, all, err)
+	idle, err := IdleMemory(g, 10*time.Millisecond, 5, time.Millisecond)
+	// need = anon + kernel = m/2 + m/10 per reading; page cache left out
+	if err != nil || idle.Total != 30 || idle.Need != 18 || idle.File != 12 || !slices.Equal(idle.TotalSamples, []uint64{50, 10, 30, 20, 40}) ||
+		!slices.Equal(idle.NeedSamples, []uint64{30, 6, 18, 12, 24}) {
+		t.Errorf("IdleMemory = %+v, %v", idle, err)
 	}
 	if Median([]uint64{4, 1, 3, 2}) != 2 || Median(nil) != 0 || Median([]uint64{10, 13}) != 11 {
 		t.Error("Median of even counts")
 	}
-	if _, _, err := IdleMemory(g, 0, 0, 0); err == nil {
+	if _, err := IdleMemory(g, 0, 0, 0); err == nil {
 		t.Error("0 samples accepted")
 	}
-	if _, _, err := IdleMemory(nil, 0, 1, 0); err == nil {
+	if _, err := IdleMemory(nil, 0, 1, 0); err == nil {
 		t.Error("nil group accepted")
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, _, err := IdleMemoryContext(ctx, g, time.Hour, 1, 0); !errors.Is(err, context.Canceled) {
+	if _, err := IdleMemoryContext(ctx, g, time.Hour, 1, 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 }
@@ -182,8 +185,8 @@ func TestWatchHostGroup(t *testing.T) {
 	if busy <= 0 || busy > 1.2 {
 		t.Errorf("max CPUCores = %.2f, want a spinning process pinned to one CPU (0 < x <= 1)", busy)
 	}
-	med, all, err := IdleMemory(g, 0, 3, 10*time.Millisecond)
-	if err != nil || len(all) != 3 || med == 0 {
-		t.Errorf("IdleMemory = %d, %v, %v", med, all, err)
+	idle, err := IdleMemory(g, 0, 3, 10*time.Millisecond)
+	if err != nil || len(idle.NeedSamples) != 3 || idle.Need == 0 || idle.Total < idle.Need {
+		t.Errorf("IdleMemory = %+v, %v", idle, err)
 	}
 }

@@ -235,6 +235,16 @@ verdict() {
 		else printf "MISS (%.0f%% over)\n", (r / t - 1) * 100 }'
 }
 
+# parse_h2load FILE prints "ok failed rate bytes" of an h2load run: "finished in 10.00s, ..." and "requests: N total, N started, N done, N succeeded, N failed, ...".
+parse_h2load() {
+	awk '
+	function dur(s) { if (s ~ /ms$/) return s / 1000; if (s ~ /us$/) return s / 1e6; if (s ~ /m$/ && s !~ /s$/) return s * 60; return s + 0 }
+	/^finished in / { d = $3; sub(/,$/, "", d); secs = dur(d) }
+	/^requests: / { ok = $8; failed = $10 }
+	/^traffic: / { b = $3; gsub(/[()]/, "", b) }
+	END { if (ok == "") exit 1; printf "%d %d %.1f %.0f\n", ok, failed, (secs > 0 ? ok / secs : 0), b }' "$1"
+}
+
 # machine_header prints what the numbers depend on.
 machine_header() {
 	echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,195 @@
+package testutil
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// NeedRoot skips a test that needs root (cgroups, namespaces, users).
+func NeedRoot(t testing.TB) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("needs root (cgroups, network namespaces, other users)")
+	}
+}
+
+// ModuleRoot is the directory of the go.mod above the working directory
+// (a test's working directory is its package's).
+func ModuleRoot() string {
+	wd, _ := os.Getwd()
+	for d := wd; d != filepath.Dir(d); d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+	}
+	return wd
+}
+
+var (
+	buildMu    sync.Mutex
+	builtInDir = map[string]string{}
+)
+
+// BuildLoadlab builds cmd/loadlab into dir/loadlab, once per directory and
+// test binary, and returns its path. Tests need the real CLI where a child
+// runs `loadlab serve` or lab/proc's wrapper: /proc/self/exe is the test
+// binary.
+func BuildLoadlab(t testing.TB, dir string) string {
+	t.Helper()
+	buildMu.Lock()
+	defer buildMu.Unlock()
+	if bin, ok := builtInDir[dir]; ok {
+		return bin
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+	}
+	bin := filepath.Join(dir, "loadlab")
+	cmd := exec.Command(goTool, "build", "-o", bin, "./cmd/loadlab")
+	cmd.Dir = ModuleRoot()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/loadlab: %v\n%s", err, out)
+	}
+	builtInDir[dir] = bin
+	return bin
+}
+
+// Alive reports whether a process with this pid exists and is not a
+// zombie.
+func Alive(pid int) bool {
+	if pid <= 0 || unix.Kill(pid, 0) != nil {
+		return false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
+		return s[i+2] != 'Z'
+	}
+	return true
+}
+
+// WaitGone fails the test unless pid is gone (or a zombie) within d.
+func WaitGone(t testing.TB, pid int, d time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !Alive(pid) {
+			return
+		}
+	}
+	t.Fatalf("pid %d still alive after %s", pid, d)
+}
+
+// DeadPID returns the pid of a process that has exited and been reaped.
+func DeadPID(t testing.TB) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// WaitFileLine waits up to d for the file at path to hold a line starting
+// with prefix and returns that line; it fails the test with the file's
+// content otherwise.
+func WaitFileLine(t testing.TB, path, prefix string, d time.Duration) string {
+	t.Helper()
+	for deadline := time.Now().Add(d); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		b, _ := os.ReadFile(path)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, prefix) {
+				return line
+			}
+		}
+	}
+	b, _ := os.ReadFile(path)
+	t.Fatalf("no line %q in %s after %s; it holds:\n%s", prefix, path, d, b)
+	return ""
+}
+
+// WriteExe writes an executable script at path (directories included).
+func WriteExe(t testing.TB, path, script string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// LogWriter sends what is written to it (progress lines of a lab session,
+// a child's output) to the test's log, one call per write.
+type LogWriter struct{ T testing.TB }
+
+func (w LogWriter) Write(b []byte) (int, error) {
+	w.T.Helper()
+	w.T.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// ListensTCP reports whether this process holds a listening TCP socket on
+// port (IPv4 or IPv6), from /proc/net/tcp{,6} and /proc/self/fd: unlike
+// trying to bind the port, the answer does not depend on other programs.
+func ListensTCP(t testing.TB, port int) bool {
+	t.Helper()
+	mine := map[string]bool{}
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && strings.HasPrefix(l, "socket:[") {
+			mine[strings.TrimSuffix(strings.TrimPrefix(l, "socket:["), "]")] = true
+		}
+	}
+	want := fmt.Sprintf(":%04X", port)
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			// sl local_address rem_address st tx:rx tr:tm retrnsmt uid timeout inode
+			if len(f) >= 10 && strings.HasSuffix(f[1], want) && f[3] == "0A" && mine[f[9]] {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// RefusedPort returns a TCP port on 127.0.0.1 where nothing listens and
+// nothing can until the test ends: a socket bound to it without listen(2)
+// holds it, so connections to it are refused (RST) rather than reaching
+// whatever happened to bind a "free" port meanwhile.
+func RefusedPort(t testing.TB) int {
+	t.Helper()
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	sa, err := unix.Getsockname(fd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sa.(*unix.SockaddrInet4).Port
+}

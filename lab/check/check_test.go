@@ -1,0 +1,56 @@
+package check
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/proxy"
+)
+
+// A proxy that is not installed is a row that says how to install it, not
+// a failure.
+func TestLabCheckNotInstalledRow(t *testing.T) {
+	prof, _ := proxy.Get("traefik")
+	prof.Find = func() (string, error) { return "", fmt.Errorf("%w: traefik is nowhere", proxy.ErrNotFound) }
+	row := checkProfile(t.Context(), nil, Config{Log: io.Discard}, prof)
+	if row.Found || row.Error != "" || !strings.Contains(row.Install, "--with-traefik") {
+		t.Fatalf("row %+v: want not found, no error, install hint", row)
+	}
+	rep := Report{Net: "loopback", Cgroups: true, Keys: []certs.KeyType{certs.P256}, Rows: []Row{row, {
+		Profile: "nginx-stock", Found: true, Version: "nginx 1.22.1", Features: proxy.Features{TLS: true, H2: true},
+		TLS: true, H2: true, ByteIdentical: true, WebSocket: true, IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
+	}, {
+		Profile: "caddy-stock", Found: true, Version: "caddy 2.11.9", Features: proxy.Features{TLS: true, H2: true, H3: true},
+		TLS: true, H2: true, Error: "h3 /1m through caddy-stock: status 502",
+	}}}
+	if got := rep.Failed(); len(got) != 1 || got[0] != "caddy-stock" {
+		t.Errorf("Failed() = %v, want only caddy-stock", got)
+	}
+	var b bytes.Buffer
+	rep.WriteTable(&b)
+	out := b.String()
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) > 6 && f[0] == "PROFILE" && f[5] != "WS":
+			t.Errorf("header %q: want WS after H3", line)
+		case len(f) > 6 && f[0] == "nginx-stock" && f[6] != "ok":
+			t.Errorf("nginx-stock row %q: want the websocket route ok", line)
+		case len(f) > 6 && f[0] == "caddy-stock" && f[6] != "FAIL":
+			t.Errorf("caddy-stock row %q: want the websocket route FAIL", line)
+		}
+	}
+	for _, want := range []string{
+		"traefik  ", "not installed", "traefik: not installed: install it with scripts/install-proxies.sh --with-traefik",
+		"nginx-stock", "5.0 MiB", "1.0 MiB", "6.0 MiB", "0.10s", "unchanged", "identical",
+		"caddy-stock", "FAIL", "DIFFER", "caddy-stock: h3 /1m through caddy-stock: status 502",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

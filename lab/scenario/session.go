@@ -1,0 +1,52 @@
+package scenario
+
+import (
+	"context"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/proxy"
+	"github.com/loadlab/loadlab/lab/session"
+	"github.com/loadlab/loadlab/lab/watch"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// Session is one lab session: backend, namespaces, cgroups
+// (lab/session.Session).
+type Session interface {
+	Plan() pin.Plan
+	Net() string
+	BackendStats() (backend.Stats, error)
+	StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error)
+	GenConfig(p Proxy, base gen.Config) gen.Config
+	TimeWait(role string) (int, error)
+	// Renew gives fresh network namespaces (netns mode) with the backend
+	// and the running proxies restarted in them; a no-op in loopback mode.
+	Renew(ctx context.Context) (time.Duration, error)
+	Close() error
+}
+
+// Proxy is one running proxy (lab/session.Proxy).
+type Proxy interface {
+	Profile() proxy.Profile
+	Key() certs.KeyType
+	Version() string
+	Watch(every time.Duration) *watch.Watcher
+	IdleMemory(ctx context.Context, quiet time.Duration, samples int, every time.Duration) (watch.Idle, error)
+	ErrorLog() (lines int, causes map[string]int, err error)
+	Stop() error
+}
+
+// ErrorSampler is optionally implemented by a Proxy: the first log line
+// of each known error cause.
+type ErrorSampler interface {
+	ErrorSamples() map[string]string
+}
+
+// Opener opens a Session with the options lab/session takes.
+type Opener func(ctx context.Context, o session.Options) (Session, error)
+
+// GenFunc runs the generator (gen.Run).
+type GenFunc func(ctx context.Context, cfg gen.Config) (*gen.Result, error)

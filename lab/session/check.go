@@ -1,0 +1,126 @@
+package session
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/loadlab/loadlab/lab/backend"
+)
+
+// BodyCheck is one fetch of a path through a proxy, compared with what the
+// backend serves.
+type BodyCheck struct {
+	Proto  string `json:"proto"` // "h1" (HTTP/1.1 over TLS), "h2" or "h3"
+	Path   string `json:"path"`  // "/1k" or "/1m"
+	Status int    `json:"status"`
+	Bytes  int    `json:"bytes"`
+	SHA256 string `json:"sha256,omitempty"` // of the body received (hex)
+	OK     bool   `json:"ok"`               // status 200 and sha256 equal to the backend's
+	Error  string `json:"error,omitempty"`  // why the fetch failed or differs
+}
+
+// Key is the name CheckBodies uses for the check: "/1k" for HTTP/1.1,
+// "h2 /1k" and "h3 /1k" for the others.
+func (c BodyCheck) Key() string {
+	if c.Proto == protoH1 {
+		return c.Path
+	}
+	return c.Proto + " " + c.Path
+}
+
+// CheckBodies fetches /1k and /1m through the proxy over HTTPS (HTTP/1.1,
+// Host and SNI = the server name, chain verified against the lab CA), then
+// over h2 and HTTP/3 when the profile serves them, and compares each body's
+// sha256 with the backend's. Keys are "/1k", "/1m", "h2 /1k", "h2 /1m",
+// "h3 /1k", "h3 /1m"; true means byte-identical with status 200. The error
+// names the first check that failed (nil when all passed).
+func (p *Proxy) CheckBodies(ctx context.Context) (map[string]bool, error) {
+	checks, err := p.CheckBodiesDetail(ctx)
+	out := map[string]bool{}
+	for _, c := range checks {
+		out[c.Key()] = c.OK
+	}
+	return out, err
+}
+
+// CheckBodiesDetail is CheckBodies with the status, size and hash of every
+// fetch.
+func (p *Proxy) CheckBodiesDetail(ctx context.Context) ([]BodyCheck, error) {
+	protos := []string{protoH1}
+	if p.prof.Features.H2 {
+		protos = append(protos, protoH2)
+	}
+	if p.prof.Features.H3 {
+		protos = append(protos, protoH3)
+	}
+	var checks []BodyCheck
+	var first error
+	for _, proto := range protos {
+		cs, err := p.checkProto(ctx, proto)
+		checks = append(checks, cs...)
+		if err != nil && first == nil {
+			first = err
+		}
+		if ctx.Err() != nil {
+			return checks, ctx.Err()
+		}
+	}
+	return checks, first
+}
+
+// checkProto runs the checks of one protocol over one client.
+func (p *Proxy) checkProto(ctx context.Context, proto string) ([]BodyCheck, error) {
+	var (
+		checks []BodyCheck
+		first  error
+	)
+	fail := func(path, msg string) {
+		checks = append(checks, BodyCheck{Proto: proto, Path: path, Error: msg})
+		if first == nil {
+			first = fmt.Errorf("%s %s through %s: %s", proto, path, p.prof.Name, msg)
+		}
+	}
+	var closeFn func()
+	c := p.e.httpsClient(p.addr.String(), proto)
+	if proto == protoH3 {
+		var err error
+		if c, closeFn, err = p.e.h3Client(p.addr.String()); err != nil {
+			for _, path := range checkPaths {
+				fail(path, err.Error())
+			}
+			return checks, first
+		}
+		defer closeFn()
+	} else {
+		defer c.CloseIdleConnections()
+	}
+	wantMajor := map[string]string{protoH1: "HTTP/1.1", protoH2: "HTTP/2.0", protoH3: "HTTP/3.0"}[proto]
+	for _, path := range checkPaths {
+		status, got, body, err := fetch(ctx, c, p.urlFor(path))
+		if err != nil {
+			fail(path, err.Error())
+			continue
+		}
+		sum := sha256.Sum256(body)
+		bc := BodyCheck{Proto: proto, Path: path, Status: status, Bytes: len(body), SHA256: hex.EncodeToString(sum[:])}
+		want := p.e.backend.sums[path]
+		switch {
+		case status != 200:
+			bc.Error = fmt.Sprintf("status %d", status)
+		case got != wantMajor:
+			bc.Error = fmt.Sprintf("answered over %s, want %s", got, wantMajor)
+		case sum != want:
+			bc.Error = fmt.Sprintf("%d bytes with sha256 %.12s..., the backend's %d bytes have %.12s...", len(body), bc.SHA256, len(backend.Body(path)), hex.EncodeToString(want[:]))
+		default:
+			bc.OK = true
+		}
+		checks = append(checks, bc)
+		if !bc.OK && first == nil {
+			first = errors.New(proto + " " + path + " through " + p.prof.Name + ": " + bc.Error)
+		}
+	}
+	return checks, first
+}

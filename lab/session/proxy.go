@@ -1,0 +1,424 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/lab/proc"
+	"github.com/loadlab/loadlab/lab/proxy"
+)
+
+// errPortInUse marks a start that failed because a port was taken.
+var errPortInUse = errors.New("a listening port is already in use")
+
+// pickPorts chooses the proxy's ports (a variable for the retry test).
+var pickPorts = freePorts
+
+// startAttempts bounds StartProxy's tries when a picked port was taken
+// before the proxy could bind it.
+const startAttempts = 3
+
+// stopGrace is how long a proxy may take to exit after its stop signal
+// before the rest of its group is killed.
+const stopGrace = 5 * time.Second
+
+// selfSwitching are the proxies that, started as root, switch to
+// Params.User themselves (their master keeps root); the others are started
+// as the proxy user by the wrapper.
+var selfSwitching = map[string]bool{"nginx": true, "haproxy": true, "h2o": true}
+
+// Proxy is one running proxy profile with one certificate key type.
+type Proxy struct {
+	e        *Session
+	prof     proxy.Profile
+	key      certs.KeyType
+	path     string
+	version  string
+	name     string // <profile>-<key>-<n>: directory and cgroup name
+	params   proxy.Params
+	addr     netip.AddrPort // HTTPS (TCP, and UDP for h3)
+	specUser string         // user the wrapper switches to ("" = none)
+	logFile  string         // the proxy's stdout and stderr
+
+	mu       sync.Mutex
+	proc     *proc.Process
+	group    cgroup.Group
+	launches int
+	stopped  bool
+}
+
+// StartProxy renders profile for the key type into Dir/<profile>-<key>-<n>/
+// (0700, owned by the proxy user), starts it under a fresh cgroup
+// (ServerCPUs, MemoryLimit) in the proxy namespace, as the unprivileged
+// proxy user where the proxy supports it, and waits until it answers. A
+// missing binary gives an error wrapping proxy.ErrNotFound that says how to
+// install it.
+func (e *Session) StartProxy(ctx context.Context, profile string, key certs.KeyType) (*Proxy, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	prof, err := proxy.Get(profile)
+	if err != nil {
+		return nil, err
+	}
+	return e.start(ctx, prof, key)
+}
+
+// start prepares and launches one instance of prof with key's certificate.
+func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyType) (*Proxy, error) {
+	profile := prof.Name
+	paths, ok := e.certs[key]
+	if !ok {
+		return nil, fmt.Errorf("no %s certificate in this lab: add %s to Options.Keys (--keys)", key, key)
+	}
+	path, err := prof.Find()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", profile, err)
+	}
+	version, err := prof.Version(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", profile, err)
+	}
+	for attempt := 1; ; attempt++ {
+		e.mu.Lock()
+		e.seq++
+		n := e.seq
+		e.mu.Unlock()
+		p := &Proxy{e: e, prof: prof, key: key, path: path, version: version, name: fmt.Sprintf("%s-%s-%d", profile, key, n)}
+		if err := p.prepare(paths); err != nil {
+			return nil, err
+		}
+		e.j.Add("stop "+p.name, p.Stop)
+		err := p.launch(ctx, readyRequest)
+		if err == nil {
+			e.mu.Lock()
+			e.running[p] = true
+			e.mu.Unlock()
+			return p, nil
+		}
+		_ = p.Stop()
+		// The ports were free when picked; another program may have
+		// taken one before the proxy bound it.
+		if attempt < startAttempts && errors.Is(err, errPortInUse) {
+			fmt.Fprintf(e.o.Log, "%s: a port was taken meanwhile; trying other ports\n", profile)
+			continue
+		}
+		return nil, err
+	}
+}
+
+// prepare makes the proxy's directory with its own copies of the
+// certificate files (readable by the proxy user, who cannot read the
+// lab's certificate directory), picks ports and renders the config.
+func (p *Proxy) prepare(paths certs.Paths) error {
+	e := p.e
+	dir := filepath.Join(e.o.Dir, p.name)
+	if err := makeProxyDir(dir, e.user); err != nil {
+		return err
+	}
+	prm := proxy.Params{
+		Dir:         dir,
+		CertFile:    filepath.Join(dir, "fullchain.pem"),
+		KeyFile:     filepath.Join(dir, "key.pem"),
+		CombinedPEM: filepath.Join(dir, "combined.pem"),
+		ServerName:  e.o.ServerName,
+		Workers:     len(e.plan.Server),
+		BackendHost: e.backend.addr.Addr().String(),
+		BackendPort: int(e.backend.addr.Port()),
+	}
+	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM} {
+		if err := copyPrivate(src, dst, e.user); err != nil {
+			return err
+		}
+	}
+	host, err := e.hostFor(RoleProxy)
+	if err != nil {
+		return err
+	}
+	listen, listenPacket := e.listenIn(RoleProxy)
+	ports, err := pickPorts(listen, listenPacket, host, 2, true)
+	if err != nil {
+		return err
+	}
+	prm.ListenHost, prm.HTTPPort, prm.HTTPSPort = host.String(), ports[0], ports[1]
+	if e.user.switches() {
+		if selfSwitching[p.prof.Proxy] {
+			prm.User = e.user.name
+		} else {
+			p.specUser = e.user.name
+		}
+	}
+	if _, err := proxy.WriteConfig(p.prof, prm); err != nil {
+		return fmt.Errorf("%s: %v", p.prof.Name, err)
+	}
+	if err := chownTree(dir, e.user); err != nil {
+		return err
+	}
+	p.params = prm
+	p.addr = netip.AddrPortFrom(host, uint16(prm.HTTPSPort))
+	p.logFile = filepath.Join(dir, "proxy.log")
+	return nil
+}
+
+// How launch waits for a proxy.
+const (
+	// readyRequest: GET /1k through the proxy answers the backend's bytes.
+	readyRequest = iota
+	// readyHandshake: a TLS handshake with the lab's certificate succeeds,
+	// and the connection is reset: nothing reaches the backend and no
+	// socket is left in TIME_WAIT (Renew's restarts).
+	readyHandshake
+)
+
+// launch starts one instance of the proxy in a fresh cgroup and waits until
+// it is ready (ready: readyRequest or readyHandshake).
+func (p *Proxy) launch(ctx context.Context, ready int) error {
+	e := p.e
+	p.mu.Lock()
+	p.launches++
+	group := p.name
+	if p.launches > 1 {
+		group = fmt.Sprintf("%s-r%d", p.name, p.launches-1)
+	}
+	p.stopped = false
+	p.mu.Unlock()
+	cpus := e.plan.Server.String()
+	var g cgroup.Group
+	if e.cg != nil {
+		var err error
+		if g, err = e.cg.Create(group, cgroup.Limits{CPUs: cpus, MemoryBytes: e.o.MemoryLimit}); err != nil {
+			return err
+		}
+	}
+	argv := p.prof.Command(p.path, p.params)
+	if ready == readyRequest {
+		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s as %s: %s\n", p.prof.Name, p.key, cpus, e.user, p.version)
+	}
+	pr, err := proc.Start(proc.Spec{
+		Name:       p.prof.Name,
+		Path:       argv[0],
+		Args:       argv[1:],
+		Env:        p.environ(),
+		Dir:        p.params.Dir,
+		Group:      g,
+		CPUs:       cpus,
+		NetNS:      e.NSPath(RoleProxy),
+		User:       p.specUser,
+		Stdout:     p.logFile,
+		Stderr:     p.logFile,
+		StopSignal: p.prof.StopSignal,
+		Wrapper:    e.o.Self,
+	})
+	if err != nil {
+		if g != nil {
+			_ = g.Remove()
+		}
+		return err
+	}
+	if g == nil {
+		g = cgroup.ProcessTree(group, pr.PID())
+	}
+	p.mu.Lock()
+	p.proc, p.group = pr, g
+	p.mu.Unlock()
+	return p.waitReady(ctx, pr, ready)
+}
+
+// environ is the proxy's environment: ours (the wrapper may need it) with
+// HOME and the XDG directories inside the proxy's own directory, where the
+// proxy user may write.
+func (p *Proxy) environ() []string {
+	d := p.params.Dir
+	return append(os.Environ(), "HOME="+d, "XDG_CONFIG_HOME="+filepath.Join(d, "config"), "XDG_DATA_HOME="+filepath.Join(d, "data"))
+}
+
+// waitReady polls GET /1k through the proxy (Host and SNI = server name,
+// chain verified against the lab CA) until it answers 200 with the
+// backend's bytes (readyHandshake: until a TLS handshake succeeds), the
+// process exits, or the ready timeout passes.
+func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process, ready int) error {
+	probe := p.probe
+	if ready == readyHandshake {
+		probe = p.probeHandshake
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.e.o.ReadyTimeout)
+	defer cancel()
+	var last error
+	for {
+		if pr.Exited() {
+			if p.logContains("address already in use") {
+				return fmt.Errorf("%s exited at start: %w (%s)", p.prof.Name, errPortInUse, p.logTail())
+			}
+			return fmt.Errorf("%s exited at start: %s", p.prof.Name, p.logTail())
+		}
+		if last = probe(ctx); last == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return fmt.Errorf("%s on %s not ready within %s (%v); last log line %s", p.prof.Name, p.addr, p.e.o.ReadyTimeout, last, p.logTail())
+			}
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
+
+// probe makes one HTTPS request of /1k on a new connection.
+func (p *Proxy) probe(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	c := p.e.httpsClient(p.addr.String(), protoH1)
+	defer c.CloseIdleConnections()
+	status, _, body, err := fetch(ctx, c, p.urlFor("/1k"))
+	if err != nil {
+		return err
+	}
+	if status != 200 || len(body) != proxy.ReadySize {
+		return fmt.Errorf("GET /1k answered %d with %d bytes", status, len(body))
+	}
+	return nil
+}
+
+// probeHandshake makes one TLS handshake with the proxy (the lab's CA and
+// server name) and resets the connection.
+func (p *Proxy) probeHandshake(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	_, err := p.e.servedLeaf(ctx, p.addr.String())
+	return err
+}
+
+// logTail is the last line the proxy wrote to its error log or output.
+func (p *Proxy) logTail() string {
+	for _, f := range p.logFiles() {
+		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
+			return logTail(f)
+		}
+	}
+	return "nothing logged in " + p.params.Dir
+}
+
+// logContains reports whether the proxy's logs contain s (any case).
+func (p *Proxy) logContains(s string) bool {
+	for _, f := range p.logFiles() {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(strings.ToLower(string(b)), strings.ToLower(s)) {
+			return true
+		}
+	}
+	return false
+}
+
+// urlFor is the URL the checks request: the server name (Host, SNI) and
+// the path; the clients dial the proxy's address whatever the URL says.
+func (p *Proxy) urlFor(path string) string { return "https://" + p.e.o.ServerName + path }
+
+// Stop stops the proxy (its stop signal, then SIGKILL to its whole cgroup
+// after a grace period) and removes its cgroup. It is idempotent.
+func (p *Proxy) Stop() error {
+	p.mu.Lock()
+	pr, g := p.proc, p.group
+	already := p.stopped
+	p.stopped = true
+	p.mu.Unlock()
+	p.e.mu.Lock()
+	delete(p.e.running, p)
+	p.e.mu.Unlock()
+	if already || pr == nil {
+		return nil
+	}
+	fmt.Fprintf(p.e.o.Log, "stopping %s (%s)\n", p.prof.Name, p.key)
+	return p.stopInstance(pr, g)
+}
+
+// stopInstance stops one launched instance and removes its group.
+func (p *Proxy) stopInstance(pr *proc.Process, g cgroup.Group) error {
+	err := pr.Stop(stopGrace)
+	if g != nil {
+		if rerr := g.Remove(); rerr != nil {
+			err = errors.Join(err, rerr)
+		}
+	}
+	return err
+}
+
+// Profile returns the proxy's profile.
+func (p *Proxy) Profile() proxy.Profile { return p.prof }
+
+// Key returns the certificate key type it serves.
+func (p *Proxy) Key() certs.KeyType { return p.key }
+
+// Version returns the binary's version, e.g. "nginx 1.22.1".
+func (p *Proxy) Version() string { return p.version }
+
+// ServerName returns the Host and SNI the proxy answers.
+func (p *Proxy) ServerName() string { return p.e.o.ServerName }
+
+// Name returns the run's name for this proxy, <profile>-<key>-<n>, which is
+// also its directory under the run directory.
+func (p *Proxy) Name() string { return p.name }
+
+// Dir returns the proxy's directory (config, certificate copies, logs).
+func (p *Proxy) Dir() string { return p.params.Dir }
+
+// Params returns the parameters its config was rendered with.
+func (p *Proxy) Params() proxy.Params { return p.params }
+
+// Addr returns the proxy's HTTPS address (TCP; UDP for HTTP/3).
+func (p *Proxy) Addr() string { return p.addr.String() }
+
+// URL returns https://ADDRESS:PORT/path as the generator must dial it: the
+// address literal in the URL; GenConfig sets Host and SNI to the server
+// name.
+func (p *Proxy) URL(path string) string {
+	if path == "" || path[0] != '/' {
+		path = "/" + path
+	}
+	return "https://" + p.addr.String() + path
+}
+
+// PID returns the process id of the running instance (the proxy's master).
+func (p *Proxy) PID() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.proc == nil {
+		return 0
+	}
+	return p.proc.PID()
+}
+
+// Exited reports whether the running instance has exited by itself or
+// been stopped.
+func (p *Proxy) Exited() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.proc == nil || p.proc.Exited()
+}
+
+// Group returns the running instance's group: its cgroup, or a /proc
+// process tree with NoCgroups.
+func (p *Proxy) Group() cgroup.Group {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.group
+}
+
+// Stats reads the running instance's group counters (CPU, memory,
+// processes, threads).
+func (p *Proxy) Stats() (cgroup.Stats, error) {
+	g := p.Group()
+	if g == nil {
+		return cgroup.Stats{}, fmt.Errorf("%s is not running", p.name)
+	}
+	return g.Stats()
+}

@@ -1,0 +1,49 @@
+package session
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"syscall"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/proxy"
+)
+
+// ServeProfile is the name of the generator's reference target.
+const ServeProfile = "loadlab-serve"
+
+// StartServe starts the generator's reference target where a proxy would
+// run: `loadlab serve` over TLS (and HTTP/3 with h3) with key's
+// certificate, on the proxy's CPUs, in its own cgroup and, in netns mode,
+// in the proxy's namespace. It answers the backend's paths itself, so a
+// run against it measures what the generator can drive in the same layout
+// without a proxy: the generator's ceiling. It is a Proxy like the others
+// (GenConfig aims at it, Renew restarts it, Stop stops it).
+func (e *Session) StartServe(ctx context.Context, key certs.KeyType, h3 bool) (*Proxy, error) {
+	if err := e.checkOpen(); err != nil {
+		return nil, err
+	}
+	return e.start(ctx, serveProfile(e.o.Self, h3), key)
+}
+
+// serveProfile runs self's serve subcommand as a proxy profile.
+func serveProfile(self string, h3 bool) proxy.Profile {
+	return proxy.Profile{
+		Name:        ServeProfile,
+		Proxy:       "loadlab",
+		Description: "loadlab serve on the proxy's CPUs: the generator's reference target (its ceiling without a proxy)",
+		Features:    proxy.Features{TLS: true, H3: h3},
+		Find:        func() (string, error) { return self, nil },
+		Version:     func(string) (string, error) { return "loadlab serve", nil },
+		Render:      func(proxy.Params) (map[string][]byte, error) { return map[string][]byte{}, nil },
+		Command: func(path string, p proxy.Params) []string {
+			argv := []string{path, "serve", "--listen", net.JoinHostPort(p.ListenHost, strconv.Itoa(p.HTTPSPort)), "--tls-cert", p.CertFile, "--tls-key", p.KeyFile}
+			if h3 {
+				argv = append(argv, "--h3")
+			}
+			return argv
+		},
+		StopSignal: syscall.SIGTERM,
+	}
+}

@@ -1,0 +1,45 @@
+package session
+
+import (
+	"fmt"
+
+	"github.com/loadlab/loadlab/lab/netns"
+)
+
+// TimeWait counts TCP sockets in TIME_WAIT for a role: "proxy", "backend"
+// or "gen". In netns mode it counts inside the role's namespace. In
+// loopback mode every role shares the host namespace, so it counts by port:
+// "proxy" and "backend" count sockets on the backend's port (both ends of
+// the proxy-to-backend connections), "gen" sockets on the listening ports
+// of the running proxies.
+func (e *Session) TimeWait(role string) (int, error) {
+	switch role {
+	case RoleProxy, RoleBackend, RoleGen:
+	default:
+		return 0, fmt.Errorf("unknown role %q: use proxy, backend or gen", role)
+	}
+	if l := e.netLab(); l != nil {
+		return l.TimeWait(role)
+	}
+	if role != RoleGen {
+		if e.backend == nil {
+			return 0, fmt.Errorf("backend not started")
+		}
+		return netns.HostTimeWait(e.backend.addr.Port())
+	}
+	e.mu.Lock()
+	var ports []int
+	for p := range e.running {
+		ports = append(ports, p.params.HTTPSPort, p.params.HTTPPort)
+	}
+	e.mu.Unlock()
+	total := 0
+	for _, port := range ports {
+		n, err := netns.HostTimeWait(uint16(port))
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
