@@ -93,6 +93,25 @@ func TestShardRun(t *testing.T) {
 	}
 }
 
+// TestShardRunClosed: closed loop, a shard runs its share of the
+// connections and of --requests.
+func TestShardRunClosed(t *testing.T) {
+	var accepted atomic.Int64
+	srv := startServer(t, func(c net.Conn) {
+		accepted.Add(1)
+		reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")(c)
+	})
+	// 101 requests over 4 shards: 26, 25, 25, 25; 10 connections: 3, 3, 2, 2.
+	res, err := Run(context.Background(), Config{URL: srv.url("http"), Connections: 10, Requests: 101, Duration: 10 * time.Second,
+		Timeout: 5 * time.Second, Shard: Shard{Index: 2, Count: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != "closed" || res.Requests != 25 || res.OK != 25 || res.Connections != 2 || accepted.Load() > 2+1 {
+		t.Fatalf("mode %s requests %d ok %d connections %d accepted %d; want closed, 25, 25, 2, <= 3", res.Mode, res.Requests, res.OK, res.Connections, accepted.Load())
+	}
+}
+
 // TestShardRunH3: the HTTP/3 engine takes the same share of the schedule
 // and of the connections, from the start time.
 func TestShardRunH3(t *testing.T) {
