@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -158,5 +159,42 @@ func TestShardBadInput(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("gen %v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestShardInterruptedBeforeStart: SIGINT while a run waits for its start
+// time ends it at once, exit 130, with no result written.
+func TestShardInterruptedBeforeStart(t *testing.T) {
+	srv := startBackend(t)
+	out := filepath.Join(t.TempDir(), "r.json")
+	cmd := cliCommand(t, "gen", "-q", "--start-at", "+30s", "-r", "100", "-d", "1s", "--json", out, "http://"+srv.Addr()+"/1k")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	// The probe connection comes after the signal handling is set up and
+	// before the wait.
+	for deadline := time.Now().Add(30 * time.Second); srv.Stats().Accepted == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("gen never probed the target: %s", stderr.String())
+		}
+	}
+	cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-done
+		t.Fatal("still waiting for the start time 5 s after SIGINT")
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "interrupted before the start time") {
+		t.Fatalf("exit %d, stderr %q; want 130 and the reason", code, stderr.String())
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a result was written for a run that never started: %v", err)
 	}
 }
