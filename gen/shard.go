@@ -198,4 +198,3 @@ func (r *run) abortStart(err error) {
 	}
 	r.failMu.Unlock()
 }
-
