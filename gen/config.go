@@ -71,6 +71,8 @@ type Config struct {
 	// if it is ready later than StartTolerance (0 = DefaultStartTolerance).
 	StartAt        time.Time
 	StartTolerance time.Duration
+	// Host names the machine in the result (default: the hostname).
+	Host string
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)

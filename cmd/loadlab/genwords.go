@@ -32,6 +32,7 @@ var genFlag = map[string]string{
 	"Shard":             "--shard",
 	"StartAt":           "--start-at",
 	"StartTolerance":    "the start tolerance",
+	"Host":              "--host",
 	"TLS.Version":       "--tls",
 	"TLS.Curves":        "--curves",
 	"TLS.Insecure":      "--insecure",
