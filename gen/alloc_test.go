@@ -134,12 +134,7 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(r.close)
-	if cfg.HTTP3 {
-		r.eng, err = newH3Engine(r)
-	} else {
-		r.eng, err = newH1Engine(r)
-	}
-	if err != nil {
+	if r.eng, err = newEngine(r); err != nil {
 		tb.Fatal(err)
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
