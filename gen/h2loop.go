@@ -205,13 +205,17 @@ func (l *h2Loop) canStart(c *h2Slot, now int64) bool {
 // more joins the ready ring.
 func (l *h2Loop) offer(c *h2Slot, now int64) {
 	for l.canStart(c, now) {
+		var ok bool
 		switch {
 		case l.pending.len() > 0:
-			l.start(c, l.pending.pop(), now)
+			ok = l.start(c, l.pending.pop(), now)
 		case !l.open && !l.stopping && !l.quotaSpent():
-			l.start(c, now, now)
+			ok = l.start(c, now, now)
 		default:
 			l.enqueueReady(c)
+			return
+		}
+		if !ok {
 			return
 		}
 	}
@@ -228,8 +232,11 @@ func (l *h2Loop) enqueueReady(c *h2Slot) {
 
 // start sends a request intended at intended on c: it connects first when
 // c has no socket. The request's timeout runs from now, through connect
-// and handshake.
-func (l *h2Loop) start(c *h2Slot, intended, now int64) {
+// and handshake. A connect that fails at once fails the request (and in
+// open loop the slot tries again for the next one, as HTTP/1.1 does); start
+// reports false only when c had no stream after all, so that its caller
+// stops offering it requests.
+func (l *h2Loop) start(c *h2Slot, intended, now int64) bool {
 	l.started++
 	if now-intended > lateThreshold && l.rec.owed(intended) {
 		l.rec.lateSends++
@@ -240,7 +247,7 @@ func (l *h2Loop) start(c *h2Slot, intended, now int64) {
 			l.rec.failure(class, err, intended, now)
 			l.closeSlot(c)
 			l.backoff(c, now)
-			return
+			return true
 		}
 	}
 	i := c.c.Start()
@@ -248,12 +255,13 @@ func (l *h2Loop) start(c *h2Slot, intended, now int64) {
 		// canStart said there was a stream: not reached. Count the
 		// request rather than lose it.
 		l.rec.failure(ErrOther, errNoStream, intended, now)
-		return
+		return false
 	}
 	l.busy++
 	r := &c.reqs[i]
 	r.intended, r.started, r.written, r.status, r.bytes = intended, now, 0, 0, 0
 	c.unsent = append(c.unsent, int32(i))
+	return true
 }
 
 // backoff keeps a closed-loop slot from starting requests for a moment
