@@ -157,8 +157,8 @@ type rawH2 struct {
 	resets    atomic.Int64
 	hung      atomic.Int64
 	goaways   atomic.Int64
-	lostByGo  atomic.Int64 // streams at or below a GOAWAY's last id left unanswered
-	cancelled atomic.Int64 // RST_STREAM(CANCEL) received
+	lostByGo  atomic.Int64  // streams at or below a GOAWAY's last id left unanswered
+	cancelled atomic.Int64  // RST_STREAM(CANCEL) received
 	done      chan struct{} // closed when the test ends: every connection closes
 	wg        sync.WaitGroup
 }
