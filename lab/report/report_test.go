@@ -353,3 +353,35 @@ func TestCooldownNotes(t *testing.T) {
 		t.Fatalf("notes %q", notes)
 	}
 }
+
+// The generator's ceiling shows in the scenario's intro; a proxy whose
+// search stopped at it reads "≥ ceiling" and stays out of the ranking; the
+// others get their headroom (ceiling over rate).
+func TestCeilingInReport(t *testing.T) {
+	f := synthFile(t)
+	ceil := searchUnit("keepalive-1k", "loadlab-serve", "p256", "1cpu", 16000)
+	ceil.ID, ceil.Search.GeneratorLimited = "ceiling/keepalive-1k/p256/1cpu", true
+	f.Ceilings = []*results.Unit{ceil}
+	fast := searchUnit("keepalive-1k", "nginx-keepalive", "p256", "1cpu", 16000)
+	fast.Search.Capped = true
+	slow := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 4000)
+	for _, u := range []*results.Unit{fast, slow} {
+		u.Ceiling, u.MaxRate = ceil.ID, 16000
+	}
+	f.Units = append(f.Units, fast, slow)
+	_, md := build(t, f)
+	for _, want := range []string{
+		"Generator ceiling on this machine: 16,000 req/s, measured with the same search against loadlab serve",
+		"| nginx-keepalive | ≥ 16,000 (generator ceiling on this machine) |",
+		"| none: at the ceiling |",
+		"| ceiling 16,000, 4.0x |",
+		"Ranking by rate found: 1. nginx-stock 4,000.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}
