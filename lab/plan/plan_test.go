@@ -342,3 +342,41 @@ scenarios:
 		}
 	}
 }
+
+// A scenario's profiles list picks some of the plan's profiles; names
+// outside the plan are errors; --profiles narrows the lists and drops a
+// scenario left with none.
+func TestScenarioProfiles(t *testing.T) {
+	text := `
+name: p
+profiles: [nginx-stock, nginx-keepalive, caddy-stock]
+scenarios:
+  - kind: keepalive-1k
+  - kind: sustained
+    profiles: [nginx-stock, caddy-stock]
+`
+	p, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ka, su := &p.Scenarios[0], &p.Scenarios[1]
+	if !ka.RunsOn("nginx-keepalive") || su.RunsOn("nginx-keepalive") || !su.RunsOn("caddy-stock") {
+		t.Errorf("RunsOn: keepalive-1k on nginx-keepalive %v, sustained on nginx-keepalive %v, on caddy-stock %v", ka.RunsOn("nginx-keepalive"), su.RunsOn("nginx-keepalive"), su.RunsOn("caddy-stock"))
+	}
+	if err := p.Narrow(Selection{Profiles: []string{"nginx-keepalive"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Scenarios) != 1 || p.Scenarios[0].Name != "keepalive-1k" || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "sustained dropped") {
+		t.Errorf("after --profiles nginx-keepalive: scenarios %v, notes %v", p.ScenarioNames(), p.Notes)
+	}
+	bad, err := Parse([]byte(strings.Replace(text, "[nginx-stock, caddy-stock]", "[haproxy]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "profile haproxy is not in the plan's profiles") {
+		t.Errorf("a scenario profile outside the plan: %v", err)
+	}
+}

@@ -124,6 +124,10 @@ func searchRow(f *results.File, u *results.Unit) row {
 		switch {
 		case r.atCeil:
 			h = "none: at the ceiling"
+		case !ceilByGen && ceil < r.rate:
+			// The reference target gave up first, below this proxy:
+			// the generator's limit is above both, by an unknown factor.
+			h = fmt.Sprintf("unknown: above %s (the reference target's limit, not the generator's)", fmtRate(r.rate))
 		case !ceilByGen:
 			h = "≥ " + h
 		}

@@ -64,7 +64,7 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 			prof := profiles[name]
 			for i := range p.Scenarios {
 				s := &p.Scenarios[i]
-				if l.ByScenario[s.Name] != lay.ID {
+				if l.ByScenario[s.Name] != lay.ID || !s.RunsOn(name) {
 					continue
 				}
 				for _, k := range s.Keys {
