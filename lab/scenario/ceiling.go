@@ -2,7 +2,6 @@ package scenario
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -63,16 +62,9 @@ func (u *unitRun) ceiling(ctx context.Context) (*results.Unit, error) {
 	u.r.prog.printf("    generator ceiling for %s (%s): the same search against loadlab serve on the server CPUs, no proxy", u.spec.Scenario.Name, u.spec.Key)
 	res, err := cu.search(ctx, searchConfig(u.spec.Scenario))
 	cu.stopProxy()
-	status, reason := results.StatusDone, ""
-	var ue errUnit
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		status, reason = results.StatusInterrupted, "interrupted; run the same command again to resume"
-	case errors.As(err, &ue):
-		status, reason = results.StatusError, ue.Error()
+	status, reason, err := endStatus(ctx, err)
+	if status == results.StatusError {
 		u.r.prog.printf("    generator ceiling for %s (%s) not measured: %s", u.spec.Scenario.Name, u.spec.Key, reason)
-		err = nil
 	}
 	if serr := u.r.Store.Update(func(*results.File) {
 		rec.Status, rec.Reason = status, reason

@@ -54,16 +54,9 @@ func (u *unitRun) run(ctx context.Context) error {
 	}
 	err := u.body(ctx)
 	u.stopProxy()
-	status, reason := results.StatusDone, ""
-	var ue errUnit
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		status, reason = results.StatusInterrupted, "interrupted; run the same command again to resume"
-	case errors.As(err, &ue):
-		status, reason = results.StatusError, ue.Error()
+	status, reason, err := endStatus(ctx, err)
+	if status == results.StatusError {
 		u.r.prog.printf("    %s %s: %s", u.spec.Scenario.Name, u.spec.Profile.Name, reason)
-		err = nil
 	}
 	if serr := u.r.Store.Update(func(*results.File) {
 		u.rec.Status, u.rec.Reason = status, reason
@@ -76,6 +69,21 @@ func (u *unitRun) run(ctx context.Context) error {
 		err = ctx.Err()
 	}
 	return err
+}
+
+// endStatus is the record status of a unit (or ceiling) whose body ended
+// with err, and the error left for the whole run: an errUnit ends only the
+// unit (status error, nil), cancellation marks it interrupted.
+func endStatus(ctx context.Context, err error) (status, reason string, runErr error) {
+	var ue errUnit
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return results.StatusInterrupted, "interrupted; run the same command again to resume", err
+	case errors.As(err, &ue):
+		return results.StatusError, ue.Error(), nil
+	}
+	return results.StatusDone, "", err
 }
 
 // body runs the unit's method.
