@@ -73,11 +73,7 @@ func (a *aggregator) sampleTimeWait() {
 // each time), so it is skipped while no loop has closed a socket: then none
 // of ours can be in TIME_WAIT.
 func (a *aggregator) timeWait() int {
-	var closes int64
-	for _, l := range a.r.loops {
-		closes += l.closes.Load()
-	}
-	if closes == 0 {
+	if a.r.eng.closes() == 0 {
 		return 0
 	}
 	return countTimeWait(a.r.diagFd, a.r.dst)

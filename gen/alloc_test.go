@@ -121,22 +121,42 @@ func startAllocServerOn(t testing.TB, mode string, body int, certDir string, cpu
 	return strings.TrimSpace(line)
 }
 
-// handLoop builds a one-connection loop for cfg and sets it up on the
-// calling goroutine's thread.
-func handLoop(t testing.TB, cfg Config) *loop {
+// handDriver builds, by hand and without starting anything, a run for cfg,
+// its engine, and one loop: its lifecycle and driver.
+func handDriver(tb testing.TB, cfg Config) (*run, driver) {
+	tb.Helper()
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	r, err := prepare(context.Background(), &cfg)
+	r, err := newRun(context.Background(), &cfg)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	t.Cleanup(r.close)
-	maxPending := 1000
-	l := r.newLoop(0, 1, 0, cfg.Connections, maxPending)
+	tb.Cleanup(r.close)
+	if cfg.HTTP3 {
+		r.eng, err = newH3Engine(r)
+	} else {
+		r.eng, err = newH1Engine(r)
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
+	d, err := r.eng.newDriver(lc, cfg.Connections)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	lc.d = d
+	return r, d
+}
+
+// handLoop builds an HTTP/1.1 loop for cfg and sets it up on the calling
+// goroutine's thread, to be driven by hand.
+func handLoop(t testing.TB, cfg Config) *loop {
+	r, d := handDriver(t, cfg)
+	l := d.(*loop)
 	l.stopAt = int64(time.Hour)
-	r.ready.Add(1)
 	if err := l.setup(); err != nil {
 		t.Fatal(err)
 	}
@@ -158,18 +178,7 @@ func (l *loop) pump(t testing.TB, n uint64) {
 		if l.open {
 			l.admit(now)
 		}
-		k := l.wait(int64(time.Millisecond))
-		for i := 0; i < k; i++ {
-			ev := &l.events[i]
-			if ev.Fd == eventWake {
-				continue
-			}
-			c := &l.conns[ev.Fd]
-			if c.gen != ev.Pad || c.fd < 0 {
-				continue
-			}
-			l.handle(c, ev.Events)
-		}
+		l.wait(now, now+int64(time.Millisecond))
 	}
 }
 

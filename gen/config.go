@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/netip"
 	"os"
+	"reflect"
 	"strings"
 	"time"
 
@@ -76,6 +77,23 @@ type Config struct {
 	// HdrLog, if set, receives an HdrHistogram interval log (one interval
 	// per second, corrected latency in microseconds).
 	HdrLog io.Writer
+
+	// Set by Validate: the URL and the headers, parsed once for the engines.
+	target  Target
+	headers []Header
+}
+
+// Header is one request header line, split once.
+type Header struct{ Name, Value string }
+
+// has reports whether the headers set name (case-insensitive).
+func hasHeader(hs []Header, name string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // TLSOptions configures TLS for https:// targets.
@@ -88,20 +106,92 @@ type TLSOptions struct {
 	ClientHello string   // "go" (default), "chrome" or "firefox" (uTLS presets)
 	Resume      bool     // allow session resumption on new connections
 	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
+	// Engine runs the handshakes: "auto" (default: lean where it applies),
+	// "lean" (package tls13: TLS 1.3, --client-hello go, no --resume,
+	// x25519/p256) or "std" (crypto/tls, or uTLS for presets).
+	Engine        string
+	FreshKeyShare bool     // lean: a new key pair per handshake (default: one per loop, reused)
+	Ciphers       []string // lean: TLS 1.3 suites to offer, in order (default: all three)
 }
 
 // maxMaxPending bounds --max-pending: the pending queue is allocated up
 // front, 8 bytes per entry.
 const maxMaxPending = 10_000_000
 
-// UsageError is an error in a Config: the caller's input, not the run,
-// is at fault. The CLI exits 2 on it.
-type UsageError struct{ Msg string }
+// UsageError is an error in a Config: the caller's input, not the run, is at
+// fault. The CLI exits 2 on it.
+//
+// Msg names the Config fields it is about as {Field}, e.g. "{TLS.ZeroRTT}
+// needs {TLS.Resume}". Error writes them as the field names; a caller with
+// other names for them (the CLI: its flags) words the message with Words.
+type UsageError struct {
+	Field string // the Config field at fault, "" if none in particular
+	Msg   string
+}
 
-func (e *UsageError) Error() string { return e.Msg }
+func (e *UsageError) Error() string { return e.Words(nil) }
 
+// Words renders the message with name(field) for every field it names
+// (nil: the Config field names), prefixed by the field at fault.
+func (e *UsageError) Words(name func(field string) string) string {
+	if name == nil {
+		name = func(f string) string { return f }
+	}
+	var b strings.Builder
+	if e.Field != "" {
+		b.WriteString(name(e.Field))
+		b.WriteString(": ")
+	}
+	msg := e.Msg
+	for {
+		i := strings.IndexByte(msg, '{')
+		if i < 0 {
+			break
+		}
+		j := strings.IndexByte(msg[i:], '}')
+		if j < 0 {
+			break
+		}
+		b.WriteString(msg[:i])
+		if f := msg[i+1 : i+j]; configFields[f] {
+			b.WriteString(name(f))
+		} else {
+			b.WriteString(msg[i : i+j+1]) // not a field: the caller's own text (a URL, say)
+		}
+		msg = msg[i+j+1:]
+	}
+	b.WriteString(msg)
+	return b.String()
+}
+
+// configFields are the names a UsageError may refer to as {Field}.
+var configFields = map[string]bool{}
+
+func init() {
+	var walk func(prefix string, t reflect.Type)
+	walk = func(prefix string, t reflect.Type) {
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() {
+				continue
+			}
+			configFields[prefix+f.Name] = true
+			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == t.PkgPath() && f.Type.Name() != "Shard" {
+				walk(prefix+f.Name+".", f.Type)
+			}
+		}
+	}
+	walk("", reflect.TypeFor[Config]())
+}
+
+// usage is a UsageError not tied to one field.
 func usage(format string, args ...any) error {
 	return &UsageError{Msg: fmt.Sprintf(format, args...)}
+}
+
+// fieldErr is a UsageError about field; format may name fields as {Field}.
+func fieldErr(field, format string, args ...any) error {
+	return &UsageError{Field: field, Msg: fmt.Sprintf(format, args...)}
 }
 
 // IsUsage reports whether err is a UsageError.
@@ -150,64 +240,73 @@ func (c *Config) Defaults() {
 	if c.TLS.ClientHello == "" {
 		c.TLS.ClientHello = DefaultClientHello
 	}
+	if c.TLS.Engine == "" {
+		c.TLS.Engine = "auto"
+	}
 }
 
-// Validate checks every field before any work starts. Errors are
-// UsageErrors with one line that says what is wrong and what to do.
+// Validate checks every field before any work starts, and parses the URL
+// and the headers once for the engines. Errors are UsageErrors with one line
+// that says what is wrong and what to do.
 func (c *Config) Validate() error {
-	if _, err := ParseTarget(c.URL); err != nil {
+	t, err := ParseTarget(c.URL)
+	if err != nil {
 		return err
 	}
+	c.target = t
 	if c.Method == "" || strings.ContainsAny(c.Method, " \r\n\t") {
-		return usage("bad method %q: use a token such as GET or POST", c.Method)
+		return fieldErr("Method", "bad method %q: use a token such as GET or POST", c.Method)
 	}
+	c.headers = c.headers[:0]
 	for _, h := range c.Headers {
-		name, _, ok := strings.Cut(h, ":")
-		if !ok || strings.TrimSpace(name) == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(strings.TrimSpace(name), " \t") {
-			return usage("bad header %q: use \"Name: value\"", h)
+		name, val, ok := strings.Cut(h, ":")
+		name = strings.TrimSpace(name)
+		if !ok || name == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(name, " \t") {
+			return fieldErr("Headers", "bad header %q: use \"Name: value\"", h)
 		}
+		c.headers = append(c.headers, Header{Name: name, Value: strings.TrimSpace(val)})
 	}
 	if c.Connections < 1 {
-		return usage("connections must be at least 1 (got %d)", c.Connections)
+		return fieldErr("Connections", "must be at least 1 (got %d)", c.Connections)
 	}
 	if c.Requests < 0 {
-		return usage("requests must be >= 0 (0 = no limit; got %d)", c.Requests)
+		return fieldErr("Requests", "must be >= 0 (0 = no limit; got %d)", c.Requests)
 	}
 	if c.Duration <= 0 {
-		return usage("duration must be > 0 (got %v)", c.Duration)
+		return fieldErr("Duration", "must be > 0 (got %v)", c.Duration)
 	}
 	if c.Warmup < 0 || c.Warmup >= c.Duration {
-		return usage("warmup %v must be >= 0 and shorter than the duration %v", c.Warmup, c.Duration)
+		return fieldErr("Warmup", "%v must be >= 0 and shorter than the duration %v", c.Warmup, c.Duration)
 	}
 	if c.Timeout <= 0 {
-		return usage("timeout must be > 0 (got %v)", c.Timeout)
+		return fieldErr("Timeout", "must be > 0 (got %v)", c.Timeout)
 	}
 	if c.Rate < 0 || math.IsNaN(c.Rate) {
-		return usage("rate must be >= 0 (0 = closed loop; got %g)", c.Rate)
+		return fieldErr("Rate", "must be >= 0 (0 = closed loop; got %g)", c.Rate)
 	}
 	if c.Rate > 10e6 {
-		return usage("rate %g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
 	}
 	if c.MaxPending < 0 || c.MaxPending > maxMaxPending {
-		return usage("max-pending must be between 0 (default) and %d (got %d): each pending request takes 8 bytes", maxMaxPending, c.MaxPending)
+		return fieldErr("MaxPending", "must be between 0 (default) and %d (got %d): each pending request takes 8 bytes", maxMaxPending, c.MaxPending)
 	}
 	if len(c.CPUs) > 0 {
 		if err := pin.CheckAllowed(c.CPUs); err != nil {
-			return &UsageError{Msg: err.Error()}
+			return &UsageError{Field: "CPUs", Msg: err.Error()}
 		}
 	}
 	if n := c.Connections + 64; !c.HTTP3 {
 		var lim unix.Rlimit
 		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err == nil && uint64(n) > lim.Cur {
-			return usage("%d connections need about %d open files but ulimit -n is %d: raise it (ulimit -n %d) or use fewer connections", c.Connections, n, lim.Cur, n)
+			return fieldErr("Connections", "%d connections need about %d open files but ulimit -n is %d: raise it (ulimit -n %d) or use fewer connections", c.Connections, n, lim.Cur, n)
 		}
 	}
 	if c.VerifySHA256 != nil && len(c.VerifySHA256) != 32 {
-		return usage("verify-sha256 must be 64 hex digits (a SHA-256 digest)")
+		return fieldErr("VerifySHA256", "must be a SHA-256 digest (32 bytes, 64 hex digits)")
 	}
 	if c.NetNS != "" {
 		if _, err := os.Stat(c.NetNS); err != nil {
-			return usage("network namespace %s: %v", c.NetNS, err)
+			return fieldErr("NetNS", "%v", err)
 		}
 	}
 	if err := c.validateStart(time.Now()); err != nil {

@@ -7,9 +7,10 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// conn is one connection slot of a loop. Its socket may be closed and
-// reopened many times (new connection per request, Connection: close,
-// errors); gen tells events of an old socket from the current one.
+// conn is one HTTP/1.1 connection slot of a loop. Its socket may be closed
+// and reopened many times (new connection per request, Connection: close,
+// errors); gen tells events of an old socket from the current one. Its byte
+// stream is s: the plain socket, or TLS over it (see sock.go).
 type conn struct {
 	idx  int32
 	gen  int32
@@ -17,7 +18,7 @@ type conn struct {
 	busy bool // a request is in progress (connecting, writing or reading)
 
 	connecting bool
-	handshake  bool // TLS handshake in progress
+	handshake  bool // the stream's setup (TLS handshake) in progress
 	writing    bool
 	wrOff      int
 
@@ -29,10 +30,11 @@ type conn struct {
 	reused    bool  // the request went out on a kept-alive connection
 	retried   bool  // it was already resent once (see retryable)
 
-	p    Parser
-	sum  hash.Hash // body digest when verifying
-	sec  *secureConn
-	reqs int // requests completed on the current socket
+	s     sock      // the byte stream of the current socket (nil when closed)
+	plain plainSock // s when the target is http://
+	p     Parser
+	sum   hash.Hash // body digest when verifying
+	reqs  int       // requests completed on the current socket
 }
 
 func (c *conn) init(idx int, verify, head bool) {
@@ -48,8 +50,7 @@ func (c *conn) init(idx int, verify, head bool) {
 // connect opens a new non-blocking socket for c and starts connecting.
 func (l *loop) connect(c *conn, now int64) {
 	c.connStart = now
-	r := l.r
-	fd, err := unix.Socket(r.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	fd, err := unix.Socket(l.e.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		l.fail(c, classify(err), err, now)
 		return
@@ -84,18 +85,42 @@ func (l *loop) connect(c *conn, now int64) {
 	}
 }
 
-// connected continues after the TCP connection is up: TLS handshake or the
-// request itself.
+// connected continues after the TCP connection is up: the stream is chosen
+// (plain or TLS) and set up, then the request goes out.
 func (l *loop) connected(c *conn, now int64) {
 	c.connecting = false
 	c.reqs = 0
-	if l.r.tls != nil {
-		l.startHandshake(c, now)
+	if l.tls != nil {
+		c.s = l.tls.newSecure(c.fd)
+	} else {
+		c.plain.fd = c.fd
+		c.s = &c.plain
+	}
+	c.handshake = true
+	l.setUp(c, now)
+}
+
+// setUp advances the stream's setup; once it is done (at once for a plain
+// socket) it counts the handshake and sends the request.
+func (l *loop) setUp(c *conn, now int64) {
+	done, err := c.s.handshake(l.buf)
+	if err != nil {
+		l.fail(c, classifyHandshake(err), err, now)
 		return
 	}
-	if l.r.cfg.NewConn && c.intended >= l.r.warmup {
-		l.rec.handshakes++
-		record(l.rec.handshake, (now-c.connStart)/1000)
+	if !done {
+		return
+	}
+	c.handshake = false
+	if l.tls != nil || l.r.cfg.NewConn {
+		now = l.now()
+		if l.rec.owed(c.intended) {
+			l.rec.handshakes++
+			record(l.rec.handshake, (now-c.connStart)/1000)
+			if c.s.resumed() {
+				l.rec.resumed++
+			}
+		}
 	}
 	l.writeRequest(c, now)
 }
@@ -118,11 +143,11 @@ func (l *loop) handle(c *conn, ev uint32) {
 		}
 		l.connected(c, now)
 	case c.handshake:
-		l.resumeHandshake(c, now)
+		l.setUp(c, now)
 	case !c.busy:
 		// Idle keep-alive connection: the server closed it, or sent bytes
 		// nobody asked for.
-		l.idleEvent(c, now)
+		l.idleEvent(c)
 	default:
 		if c.writing && ev&unix.EPOLLOUT != 0 {
 			l.writeRequest(c, now)
@@ -130,8 +155,8 @@ func (l *loop) handle(c *conn, ev uint32) {
 				return
 			}
 		}
-		if c.sec != nil && c.sec.pendingOut() {
-			if err := c.sec.flush(); err != nil {
+		if c.s.pending() {
+			if err := c.s.flush(); err != nil {
 				l.fail(c, classify(err), err, now)
 				return
 			}
@@ -142,22 +167,20 @@ func (l *loop) handle(c *conn, ev uint32) {
 	}
 }
 
-// writeRequest writes (the rest of) the serialized request.
+// writeRequest writes (the rest of) the serialized request, then what the
+// stream still has queued (a TLS handshake's last flight leaves with it).
 func (l *loop) writeRequest(c *conn, now int64) {
-	req := l.r.req
+	req := l.e.req
 	if c.wrOff == 0 {
 		c.written = now
 	}
-	var n int
-	var err error
-	if c.sec != nil {
-		n, err = c.sec.write(req[c.wrOff:])
-	} else {
-		n, err = rawWrite(c.fd, req[c.wrOff:])
-	}
-	if err == unix.EAGAIN {
+	n, err := c.s.write(req[c.wrOff:])
+	if notReady(err) {
 		c.writing = true
 		return
+	}
+	if err == nil && c.s.pending() {
+		err = c.s.flush()
 	}
 	if err != nil {
 		l.fail(c, classify(err), err, now)
@@ -172,30 +195,20 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	c.wrOff = 0
 }
 
-// readResponse reads what the socket has and feeds the parser. ev is the
+// readResponse reads what the stream has and feeds the parser. ev is the
 // epoll event that woke the loop.
 func (l *loop) readResponse(c *conn, ev uint32) {
 	for {
-		var n int
-		var err error
-		if c.sec != nil {
-			n, err = c.sec.read(l.buf)
-		} else {
-			n, err = rawRead(c.fd, l.buf)
-		}
+		n, err := c.s.read(l.buf)
 		if err != nil {
-			switch err {
-			case unix.EAGAIN, errWouldBlock:
+			switch {
+			case notReady(err):
 				return
-			case unix.EINTR:
+			case err == unix.EINTR:
 				continue
 			}
-			if c.sec != nil && isEOF(err) {
-				n, err = 0, nil // TLS: the peer closed (with or without close_notify)
-			} else {
-				l.fail(c, classify(err), err, l.now())
-				return
-			}
+			l.fail(c, classify(err), err, l.now())
+			return
 		}
 		if n == 0 {
 			if done, perr := c.p.EOF(); !done {
@@ -222,11 +235,12 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 			l.complete(c, false)
 			return
 		}
-		// A short read means the socket is drained and the next edge will
-		// wake us; but when the peer's FIN came with the data (one event
-		// carries both EPOLLIN and EPOLLRDHUP), no further edge comes: read
-		// on to see the EOF, or the response would wait for the timeout.
-		if c.sec == nil && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		// A short read of a plain socket means it is drained and the next
+		// edge will wake us; but when the peer's FIN came with the data
+		// (one event carries both EPOLLIN and EPOLLRDHUP), no further edge
+		// comes: read on to see the EOF, or the response would wait for
+		// the timeout.
+		if c.s.drainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 			return
 		}
 	}
@@ -246,7 +260,7 @@ func (l *loop) complete(c *conn, eof bool) {
 	}
 	l.rec.response(c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
 	c.busy = false
-	l.inflight--
+	l.busy--
 	c.reqs++
 	if eof || c.p.Close || l.r.cfg.NewConn {
 		l.closeConn(c)
@@ -265,7 +279,7 @@ func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
 	l.rec.failure(class, err, c.intended, now)
 	if c.busy {
 		c.busy = false
-		l.inflight--
+		l.busy--
 	}
 	if c.fd >= 0 {
 		l.closeConn(c)
@@ -279,7 +293,7 @@ func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
 		// short pause (scan() picks the connection up again).
 		c.retryAt = now + l.scanEvery
 		if l.stopping {
-			l.idle = append(l.idle, c.idx)
+			l.idles = append(l.idles, c.idx)
 		}
 		return
 	}
@@ -319,22 +333,13 @@ func (l *loop) retry(c *conn, now int64) {
 }
 
 // idleEvent handles activity on a connection with no request in progress.
-func (l *loop) idleEvent(c *conn, now int64) {
+func (l *loop) idleEvent(c *conn) {
 	if c.fd < 0 {
 		return
 	}
-	var n int
-	var err error
-	if c.sec != nil {
-		n, err = c.sec.read(l.buf)
-		if err != nil && isEOF(err) {
-			n, err = 0, nil
-		}
-	} else {
-		n, err = rawRead(c.fd, l.buf)
-	}
+	n, err := c.s.read(l.buf)
 	switch {
-	case err == unix.EAGAIN || err == errWouldBlock:
+	case notReady(err):
 		return
 	case err != nil || n == 0:
 		// The server closed an idle keep-alive connection: not an error,
@@ -348,13 +353,13 @@ func (l *loop) idleEvent(c *conn, now int64) {
 	}
 }
 
-// closeConn closes c's socket. With --close rst the kernel resets the
+// closeConn closes c's socket. With CloseRST the kernel resets the
 // connection and keeps no TIME_WAIT on this side.
 func (l *loop) closeConn(c *conn) {
 	l.closes.Add(1)
-	if c.sec != nil {
-		c.sec.release()
-		c.sec = nil
+	if c.s != nil {
+		c.s.release()
+		c.s = nil
 	}
 	if l.r.cfg.Close == CloseRST {
 		l.linger = unix.Linger{Onoff: 1}

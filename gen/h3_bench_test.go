@@ -1,11 +1,8 @@
 package gen
 
 import (
-	"context"
 	"testing"
 	"time"
-
-	"github.com/loadlab/loadlab/pin"
 )
 
 // BenchmarkH3Request measures one keep-alive request on one HTTP/3
@@ -15,30 +12,14 @@ import (
 func BenchmarkH3Request(b *testing.B) {
 	s := startH3Server(b, fixedBody(1024))
 	cfg := Config{URL: s.url, HTTP3: true, Connections: 1, Duration: time.Hour, Timeout: 5 * time.Second, TLS: TLSOptions{CAFile: s.caFile}}
-	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
-		b.Fatal(err)
-	}
-	e, err := prepareH3(context.Background(), &cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer e.r.close()
-	e.cpus, _ = pin.Allowed()
-	req, err := e.newRequest()
-	if err != nil {
-		b.Fatal(err)
-	}
-	if err := e.buildLoops(1, 1000, req); err != nil {
-		b.Fatal(err)
-	}
-	l := e.loops[0]
+	r, d := handDriver(b, cfg)
+	l := d.(*h3Loop)
 	c := l.conns[0]
 	defer c.closeAll()
-	e.r.start = time.Now()
+	r.start = time.Now()
 	run := func() {
-		l.inflight++
-		c.do(h3Job{intended: l.now()})
+		job, _ := l.startClosed(c)
+		c.do(job)
 		l.settle(c)
 		if c.out.err != nil {
 			b.Fatal(c.out.err)

@@ -229,11 +229,11 @@ func TestH3Validate(t *testing.T) {
 		want string
 	}{
 		{"http url", func(c *Config) { c.URL = "http://127.0.0.1:1/" }, "https://"},
-		{"0rtt without resume", func(c *Config) { c.TLS.ZeroRTT = true }, "--resume"},
-		{"0rtt without http3", func(c *Config) { c.HTTP3 = false; c.TLS.ZeroRTT = true; c.TLS.Resume = true }, "--http3"},
+		{"0rtt without resume", func(c *Config) { c.TLS.ZeroRTT = true }, "TLS.ZeroRTT: needs TLS.Resume"},
+		{"0rtt without http3", func(c *Config) { c.HTTP3 = false; c.TLS.ZeroRTT = true; c.TLS.Resume = true }, "TLS.ZeroRTT: works only with HTTP3"},
 		{"tls 1.2", func(c *Config) { c.TLS.Version = "1.2" }, "TLS 1.3"},
-		{"utls", func(c *Config) { c.TLS.ClientHello = "chrome" }, "--client-hello"},
-		{"close rst", func(c *Config) { c.Close = CloseRST }, "--close"},
+		{"utls", func(c *Config) { c.TLS.ClientHello = "chrome" }, "TLS.ClientHello: chrome is TCP-only"},
+		{"close rst", func(c *Config) { c.Close = CloseRST }, "Close: rst is a TCP option"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -251,13 +251,7 @@ func TestH3Validate(t *testing.T) {
 // process (the in-process server's too) may only use that CPU; afterwards
 // the affinity and GOMAXPROCS are back.
 func TestH3Pinning(t *testing.T) {
-	allowed, err := pin.Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(allowed) < 2 {
-		t.Skip("needs two allowed CPUs to tell a restriction from none")
-	}
+	allowed := needCPUs(t, 2, "to tell a restriction from none")
 	cpu := allowed[len(allowed)-1]
 	var seen, bad atomic.Int64
 	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {

@@ -90,7 +90,7 @@ func (c *h3Conn) run() {
 	defer l.workers.Done()
 	defer c.closeAll()
 	<-l.r.go_
-	if c.e.abort.Load() {
+	if c.l.r.aborted.Load() {
 		return
 	}
 	if !l.open {

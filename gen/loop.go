@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"net/netip"
 	"runtime"
 	"sync/atomic"
 	"time"
@@ -13,20 +14,19 @@ import (
 
 // Loop tuning.
 const (
-	maxEvents     = 512
-	readBufSize   = 256 << 10 // per loop; every response is parsed in place here
-	lateThreshold = int64(time.Millisecond)
-	eventWake     = -1 // epoll data index of the loop's wake-up eventfd
-	eventTimer    = -2 // epoll data index of the fallback sleep timerfd
+	maxEvents   = 512
+	readBufSize = 256 << 10 // per loop; every response is parsed in place here
+	eventWake   = -1        // epoll data index of the loop's wake-up eventfd
+	eventTimer  = -2        // epoll data index of the fallback sleep timerfd
 )
 
-// loop is one event loop: a locked OS thread pinned to one CPU, an epoll
-// instance, the connections it owns and its own recorder. Nothing in it is
-// shared with other loops while it runs.
+// loop is one HTTP/1.1 event loop (the engine's driver): a locked OS thread
+// pinned to one CPU, an epoll instance and the connections it owns. Nothing
+// in it is shared with other loops, or with any other goroutine, while it
+// runs; so its lock is a no-op.
 type loop struct {
-	id  int
-	cpu int
-	r   *run
+	*lifecycle
+	e *h1Engine
 
 	epfd   int
 	wakefd int
@@ -35,116 +35,62 @@ type loop struct {
 	buf    []byte
 
 	dst    unix.Sockaddr   // target, this loop's own copy
-	src    []unix.Sockaddr // --src-addrs, this loop's own copies
-	linger unix.Linger     // SO_LINGER 0 for --close rst
+	src    []unix.Sockaddr // source addresses, this loop's own copies
+	linger unix.Linger     // SO_LINGER 0 for CloseRST
+	tls    *tlsLoop        // https://: the loop's TLS scratch space
 
-	closes   atomic.Int64 // sockets this loop closed (read by the TIME_WAIT sampler)
-	conns    []conn
-	idle     []int32
-	inflight int
-	srcNext  int
+	closes  atomic.Int64 // sockets this loop closed (read by the TIME_WAIT sampler)
+	conns   []conn
+	idles   []int32
+	busy    int // requests in flight
+	srcNext int
 
-	rec *recorder
-
-	// open loop
-	schedule
-	stopping  bool
-	ended     bool  // the drain is over: what is still owed has been given up
-	stopWall  int64 // when the stop began (an interrupt stops early)
-	drainEnd  int64
 	nextScan  int64
 	scanEvery int64
-
-	nextSecond int64
-	secIdx     int
-	warmupSeen bool
-	acct       threadAccount // this loop's thread: CPU, run-queue wait, its CPU's softirq and steal
+	acct      threadAccount // this loop's thread: CPU, run-queue wait, its CPU's softirq and steal
 
 	timerfd  int // -1, or the fallback sleep timer when epoll_pwait2 is unavailable
 	timerAt  int64
 	timerIts unix.ItimerSpec
 }
 
-// now returns nanoseconds since the run start (monotonic clock).
-func (l *loop) now() int64 { return int64(time.Since(l.r.start)) }
-
-// main runs the loop on the calling goroutine, which it locks to a thread
-// pinned to l.cpu. It returns when the run has ended and drained.
-func (l *loop) main() {
-	defer l.r.loopsDone.Done()
-	if err := l.setup(); err != nil {
-		l.r.fail(err)
-		return
+// newLoop builds loop lc of e with n connections.
+func newLoop(e *h1Engine, lc *lifecycle, n int) *loop {
+	cfg := e.r.cfg
+	l := &loop{lifecycle: lc, e: e, epfd: -1, wakefd: -1, timerfd: -1}
+	l.dst = sockaddr(e.r.dst)
+	for _, a := range cfg.SrcAddrs {
+		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
 	}
-	defer l.teardown()
-	l.r.ready.Done()
-	<-l.r.go_
-
-	if !l.open {
-		now := l.now()
-		for i := range l.conns {
-			if l.quotaSpent() {
-				break
-			}
-			l.dispatch(&l.conns[i], now, now)
+	if len(l.src) > 0 {
+		l.srcNext = lc.id % len(l.src)
+	}
+	if e.r.tls != nil {
+		l.tls = e.r.tls.loopState()
+	}
+	l.conns = make([]conn, n)
+	l.idles = make([]int32, 0, n)
+	for j := range l.conns {
+		l.conns[j].init(j, cfg.VerifySHA256 != nil, cfg.Method == "HEAD")
+		if l.open {
+			l.idles = append(l.idles, int32(j))
 		}
 	}
-	for {
-		now := l.now()
-		if !l.stopping && (now >= l.stopAt || l.r.stopped.Load() || l.quotaSpent()) {
-			l.beginStop(now)
-		}
-		if now >= l.nextScan {
-			l.scan(now)
-		}
-		if l.stopping {
-			if l.inflight == 0 && l.pending.len() == 0 {
-				break
-			}
-			if now >= l.drainEnd {
-				l.abandon(now)
-				break
-			}
-		}
-		if !l.warmupSeen && now >= l.r.warmup {
-			l.warmupSeen = true
-			l.acct.begin()
-		}
-		if l.open && !l.stopping {
-			l.admit(now)
-		}
-		if now >= l.nextSecond {
-			l.flushSecond(int64(time.Second))
-		}
-		n := l.wait(l.wakeIn(now))
-		for i := 0; i < n; i++ {
-			ev := &l.events[i]
-			if ev.Fd < 0 {
-				l.drainWakeup(ev.Fd)
-				continue
-			}
-			c := &l.conns[ev.Fd]
-			if c.gen != ev.Pad || c.fd < 0 {
-				continue // stale event of a closed socket
-			}
-			l.handle(c, ev.Events)
-		}
-	}
-	l.finish()
+	l.scanEvery = max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l.nextScan = l.scanEvery
+	return l
 }
 
 // setup pins the thread, enters the network namespace and creates epoll.
 func (l *loop) setup() error {
-	runtime.LockOSThread()
+	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
 	if err := pin.PinThread(l.cpu); err != nil {
 		return err
 	}
 	// Sub-millisecond pacing: no timer slack on this thread.
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	if l.r.netns >= 0 {
-		if err := unix.Setns(l.r.netns, unix.CLONE_NEWNET); err != nil {
-			return fmt.Errorf("enter network namespace %s: %w", l.r.cfg.NetNS, err)
-		}
+	if err := l.r.enterNetns(); err != nil {
+		return err
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -160,7 +106,7 @@ func (l *loop) setup() error {
 	if err := unix.EpollCtl(epfd, unix.EPOLL_CTL_ADD, wfd, &ev); err != nil {
 		return fmt.Errorf("epoll_ctl: %w", err)
 	}
-	if !l.r.pwait2 {
+	if !l.e.pwait2 {
 		// No epoll_pwait2 (older kernel, or a seccomp filter refuses it):
 		// sleep in epoll_wait on a timerfd armed with the ns deadline.
 		tfd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
@@ -184,12 +130,41 @@ func (l *loop) teardown() {
 			l.closeConn(&l.conns[i])
 		}
 	}
-	unix.Close(l.wakefd)
-	if l.timerfd >= 0 {
-		unix.Close(l.timerfd)
+	for _, fd := range []int{l.wakefd, l.timerfd, l.epfd} {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
-	unix.Close(l.epfd)
 }
+
+// begin: in closed loop every connection starts its first request.
+func (l *loop) begin(now int64) {
+	if l.open {
+		return
+	}
+	for i := range l.conns {
+		if l.quotaSpent() {
+			break
+		}
+		l.dispatch(&l.conns[i], now, now)
+	}
+}
+
+func (l *loop) lock()         {}
+func (l *loop) unlock()       {}
+func (l *loop) inflight() int { return l.busy }
+func (l *loop) finish()       {}
+
+func (l *loop) accountBegin() { l.acct.begin() }
+func (l *loop) accountEnd()   { l.acct.end() }
+
+// idle pops a free connection.
+func (l *loop) idle() (int, bool) {
+	i, ok := popLast(&l.idles)
+	return int(i), ok
+}
+
+func (l *loop) send(c int, intended, now int64) { l.dispatch(&l.conns[c], intended, now) }
 
 // wake interrupts the loop's epoll wait (safe from any goroutine).
 func (l *loop) wake() {
@@ -197,39 +172,52 @@ func (l *loop) wake() {
 	unix.Write(l.wakefd, one[:])
 }
 
-// wakeIn returns how long the loop may sleep: until the next intended send,
-// timeout scan, second boundary, warmup end or stop, whichever is first.
-func (l *loop) wakeIn(now int64) int64 {
-	next := l.nextScan
-	if l.nextSecond < next {
-		next = l.nextSecond
+// tick fails requests past their timeout and restarts closed-loop
+// connections whose reconnect backoff has passed, every scanEvery.
+func (l *loop) tick(now int64) {
+	if now >= l.nextScan {
+		l.scan(now)
 	}
-	if l.stopping {
-		if l.drainEnd < next {
-			next = l.drainEnd
-		}
-	} else {
-		if l.stopAt < next {
-			next = l.stopAt
-		}
-		if l.open && l.nextDue < next {
-			next = l.nextDue
-		}
-	}
-	if !l.warmupSeen && l.r.warmup < next {
-		next = l.r.warmup
-	}
-	return next - now
 }
 
-// wait blocks in epoll_pwait2, whose timeout has nanosecond resolution
+// giveUp fails every request in flight as a timeout (the drain is over).
+func (l *loop) giveUp(now int64) int {
+	n := 0
+	for i := range l.conns {
+		if c := &l.conns[i]; c.busy {
+			l.fail(c, ErrTimeout, errDrained, now)
+			n++
+		}
+	}
+	return n
+}
+
+// wait sleeps until until at the latest (or the next timeout scan) and
+// handles the events that arrive.
+func (l *loop) wait(now, until int64) {
+	n := l.pollWait(min(until, l.nextScan) - now)
+	for i := 0; i < n; i++ {
+		ev := &l.events[i]
+		if ev.Fd < 0 {
+			l.drainWakeup(ev.Fd)
+			continue
+		}
+		c := &l.conns[ev.Fd]
+		if c.gen != ev.Pad || c.fd < 0 {
+			continue // stale event of a closed socket
+		}
+		l.handle(c, ev.Events)
+	}
+}
+
+// pollWait blocks in epoll_pwait2, whose timeout has nanosecond resolution
 // (epoll_wait's millisecond timeout would quantize the pacing). It is a raw
-// system call: the loop keeps its P while it sleeps (see rawio.go). A
-// signal (e.g. the runtime's preemption request) ends the wait early with
-// no events; the caller's next function call then lets the runtime in.
-// Without epoll_pwait2 (probed once per run) the loop arms its timerfd
-// with the deadline and sleeps in epoll_wait.
-func (l *loop) wait(ns int64) int {
+// system call: the loop keeps its P while it sleeps (see rawio.go). A signal
+// (e.g. the runtime's preemption request) ends the wait early with no
+// events; the caller's next function call then lets the runtime in. Without
+// epoll_pwait2 (probed once per run) the loop arms its timerfd with the
+// deadline and sleeps in epoll_wait.
+func (l *loop) pollWait(ns int64) int {
 	if ns < 0 {
 		ns = 0
 	}
@@ -246,7 +234,7 @@ func (l *loop) wait(ns int64) int {
 	return int(n)
 }
 
-// waitTimer is wait without epoll_pwait2: the timerfd is re-armed only
+// waitTimer is pollWait without epoll_pwait2: the timerfd is re-armed only
 // when the deadline moves.
 func (l *loop) waitTimer(ns int64) int {
 	timeout := 0
@@ -278,43 +266,15 @@ func (l *loop) drainWakeup(which int32) {
 	l.timerAt = 0
 }
 
-// admit moves every request whose intended time has come to a free
-// connection, or to the pending queue when all connections are busy. It
-// first records how late this wakeup is for the earliest due request: the
-// generator's own lag, whatever the server is doing. Each dispatch reads
-// the clock afresh, so a long batch neither hides its own duration nor
-// leaves requests that fell due meanwhile for the next wakeup.
-func (l *loop) admit(now int64) {
-	if !l.due(now) {
-		return
-	}
-	l.rec.wokeLate(now, l.nextDue)
-	for l.due(now) {
-		due := l.take()
-		if l.pending.len() == 0 && len(l.idle) > 0 {
-			l.dispatch(l.popIdle(), due, now)
-			now = l.now()
-			continue
-		}
-		l.enqueue(l.rec, due, now)
-	}
-}
-
-func (l *loop) popIdle() *conn {
-	i := l.idle[len(l.idle)-1]
-	l.idle = l.idle[:len(l.idle)-1]
-	return &l.conns[i]
-}
-
 // next gives a connection that just finished a request its next request:
 // immediately in closed loop, the oldest pending one in open loop.
 func (l *loop) next(c *conn, now int64) {
 	switch {
 	case l.ended || (l.stopping && l.pending.len() == 0):
-		l.idle = append(l.idle, c.idx)
+		l.idles = append(l.idles, c.idx)
 	case !l.open:
 		if l.stopping || l.quotaSpent() {
-			l.idle = append(l.idle, c.idx)
+			l.idles = append(l.idles, c.idx)
 			return
 		}
 		if c.retryAt > now {
@@ -324,11 +284,13 @@ func (l *loop) next(c *conn, now int64) {
 	case l.pending.len() > 0:
 		l.dispatch(c, l.pending.pop(), now)
 	default:
-		l.idle = append(l.idle, c.idx)
+		l.idles = append(l.idles, c.idx)
 	}
 }
 
-// dispatch starts a request on c: connect first if needed, then write.
+// dispatch starts a request on c: connect first if needed, then write. The
+// request carries its intended time (the coordinated-omission correction,
+// see recorder): in open loop its schedule slot, in closed loop now.
 func (l *loop) dispatch(c *conn, intended, now int64) {
 	c.intended = intended
 	c.started = now // the timeout runs from here, through connect and handshake
@@ -337,8 +299,8 @@ func (l *loop) dispatch(c *conn, intended, now int64) {
 	c.retried = false
 	l.started++
 	c.written = 0
-	l.inflight++
-	if now-intended > lateThreshold && intended >= l.r.warmup {
+	l.busy++
+	if now-intended > lateThreshold && l.rec.owed(intended) {
 		l.rec.lateSends++
 	}
 	if c.fd < 0 {
@@ -365,61 +327,4 @@ func (l *loop) scan(now int64) {
 			l.dispatch(c, now, now)
 		}
 	}
-}
-
-func (l *loop) beginStop(now int64) {
-	if l.open {
-		// Requests due before the stop are still sent; later ones are not.
-		l.admit(now)
-	}
-	l.stopping = true
-	l.stopWall = now
-	l.rec.windowEnd = min(now, l.stopAt)
-	if !l.warmupSeen {
-		l.warmupSeen = true // interrupted during the warmup: an empty window
-		l.acct.begin()
-	}
-	l.acct.end()
-	drain := int64(l.r.cfg.Timeout)
-	if l.r.stopped.Load() && drain > int64(time.Second) {
-		drain = int64(time.Second) // interrupted: finish quickly
-	}
-	l.drainEnd = now + drain
-}
-
-// abandon ends the drain: every request still in flight or pending is
-// given up as a timeout at this moment (each has waited at least a timeout
-// since its intended time, or the shortened drain of an interrupted run),
-// so no owed request leaves the run without an outcome.
-func (l *loop) abandon(now int64) {
-	l.ended = true
-	for i := range l.conns {
-		if c := &l.conns[i]; c.busy {
-			l.fail(c, ErrTimeout, errDrained, now)
-			l.r.unfinished.Add(1)
-		}
-	}
-	l.r.unfinished.Add(l.abandonPending(l.rec, now))
-}
-
-// flushSecond hands this second's tallies and interval histogram to the
-// aggregator and starts the next second; dur is how much of the second
-// the loop covered (less than 1 s for the last one).
-func (l *loop) flushSecond(dur int64) {
-	rep := secondReport{loop: l.id, t: l.secIdx, counts: l.rec.sec, hist: l.rec.interval, dur: dur}
-	select {
-	case h := <-l.r.histPool:
-		l.rec.interval = h
-	default:
-		l.rec.interval = l.r.newHist() // aggregator behind: rare, bounded by its backlog
-	}
-	l.r.reports <- rep
-	l.rec.sec = secondCounts{}
-	l.secIdx++
-	l.nextSecond += int64(time.Second)
-}
-
-// finish reports the last, partial second with its length.
-func (l *loop) finish() {
-	l.flushSecond(l.now() - (l.nextSecond - int64(time.Second)))
 }

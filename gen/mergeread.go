@@ -115,7 +115,7 @@ func ReadHdrLog(name string, data []byte) (*Result, error) {
 			return nil, err
 		}
 		if n := len(r.PerSecond); n > 0 && r.PerSecond[n-1].T >= t {
-			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen --hdr-log", name, t, r.PerSecond[n-1].T)
+			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen interval log", name, t, r.PerSecond[n-1].T)
 		}
 		r.PerSecond = append(r.PerSecond, PerSecond{T: t, P99us: h.ValueAtQuantile(99), SecondMergeable: SecondMergeable{Hist: enc}})
 	}

@@ -46,6 +46,7 @@ type misCase struct {
 	sample string      // substring of error_samples[class]
 	ok     bool        // 2xx responses expected
 	status string      // a non-2xx status expected instead
+	engine string      // --tls-engine ("" = auto)
 }
 
 func misCases() []misCase {
@@ -76,7 +77,8 @@ func misCases() []misCase {
 	}
 }
 
-func tlsMisCases(t *testing.T) []misCase {
+// tlsMisCases are the TLS cases, run with --tls-engine engine.
+func tlsMisCases(t *testing.T, engine string) []misCase {
 	ca, good, wrongName, expired := testCerts(t)
 	serve := func(c net.Conn) {
 		if tlsHandshake(c) == nil {
@@ -90,7 +92,7 @@ func tlsMisCases(t *testing.T) []misCase {
 		}
 		return cfg
 	}
-	return []misCase{
+	cases := []misCase{
 		{name: "tls valid (control)", server: mk(good, nil), handle: serve, https: true, ca: ca, ok: true},
 		{name: "tls wrong name", server: mk(wrongName, nil), handle: serve, https: true, ca: ca,
 			class: "tls", sample: "certificate is valid for 127.0.0.2, not 127.0.0.1"},
@@ -109,6 +111,10 @@ func tlsMisCases(t *testing.T) []misCase {
 		{name: "plain http on the tls port", handle: answerAnything("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n"),
 			https: true, ca: ca, class: "tls", sample: "does not look like a TLS handshake"},
 	}
+	for i := range cases {
+		cases[i].engine = engine
+	}
+	return cases
 }
 
 // testCerts makes a local CA and a P-256 leaf for 127.0.0.1 with
@@ -157,7 +163,17 @@ func testCerts(t *testing.T) (caFile string, good, wrongName, expired tls.Certif
 }
 
 func TestMisbehavingServers(t *testing.T) {
-	cases := append(misCases(), tlsMisCases(t)...)
+	runMisCases(t, append(misCases(), tlsMisCases(t, "")...))
+}
+
+// The TLS cases again with crypto/tls (the default above is the lean TLS
+// 1.3 engine), after the others: running them all at once would overload
+// a 2-core machine.
+func TestMisbehavingServersTLSStd(t *testing.T) {
+	runMisCases(t, tlsMisCases(t, "std"))
+}
+
+func runMisCases(t *testing.T, cases []misCase) {
 	for _, tc := range cases {
 		for _, open := range []bool{false, true} {
 			mode := "closed"
@@ -168,7 +184,11 @@ func TestMisbehavingServers(t *testing.T) {
 				t.Parallel()
 				srv := startServerTLS(t, tc.server, tc.handle)
 				cfg := misConfig(srv, tc.https, tc.ca, open)
+				cfg.TLS.Engine = tc.engine
 				res := runOnTime(t, cfg)
+				if tc.https && (res.TLS == nil || (tc.engine == "std") != (res.TLS.Engine == "crypto/tls")) {
+					t.Errorf("--tls-engine %q: result tls %+v", tc.engine, res.TLS)
+				}
 				checkClasses(t, res, tc)
 				if open {
 					checkOpenAccounting(t, res, cfg)

@@ -20,7 +20,7 @@ func checkLocalTarget(cfg *Config, dst netip.Addr) error {
 	}
 	routes, err := netlink.RouteGet(net.IP(dst.AsSlice()))
 	if err != nil || len(routes) == 0 {
-		return usage("no route to %s (%v): loadlab loads loopback and its own network namespaces unless --allow-remote", dst, err)
+		return usage("no route to %s (%v): loadlab loads loopback and its own network namespaces unless {AllowRemote}", dst, err)
 	}
 	for _, r := range routes {
 		if r.Type == syscall.RTN_LOCAL {
@@ -29,16 +29,16 @@ func checkLocalTarget(cfg *Config, dst netip.Addr) error {
 	}
 	for _, r := range routes {
 		if r.Gw != nil {
-			return usage("%s is reached through the gateway %s, off this machine: pass --allow-remote to load a remote target", dst, r.Gw)
+			return usage("%s is reached through the gateway %s, off this machine: set {AllowRemote} to load a remote target", dst, r.Gw)
 		}
 		link, err := netlink.LinkByIndex(r.LinkIndex)
 		if err != nil {
-			return usage("%s: cannot inspect the outgoing link (%v); pass --allow-remote if the target is meant", dst, err)
+			return usage("%s: cannot inspect the outgoing link (%v); set {AllowRemote} if the target is meant", dst, err)
 		}
 		switch link.Type() {
 		case "veth", "bridge":
 		default:
-			return usage("%s is on the %s network of %s, not a virtual link of this machine: loadlab loads loopback and its own network namespaces; pass --allow-remote to load it", dst, link.Type(), link.Attrs().Name)
+			return usage("%s is on the %s network of %s, not a virtual link of this machine: loadlab loads loopback and its own network namespaces; set {AllowRemote} to load it", dst, link.Type(), link.Attrs().Name)
 		}
 	}
 	return nil

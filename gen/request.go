@@ -5,45 +5,33 @@ import (
 	"strings"
 )
 
-// buildRequest serializes the request once; every connection writes these
-// same bytes for every request. With NewConn the request still asks for
-// keep-alive: the generator closes first after the response, so TIME_WAIT
-// lands on its side (see --close and --src-addrs); add -H "Connection: close"
-// to make the server close first instead.
-func buildRequest(c *Config, t Target) []byte {
+// buildRequest serializes the HTTP/1.1 request once; every connection writes
+// these same bytes for every request. With NewConn the request still asks
+// for keep-alive: the generator closes first after the response, so
+// TIME_WAIT lands on its side (see Config.Close and Config.SrcAddrs); send a
+// "Connection: close" header to make the server close first instead. cfg
+// must have been validated (it holds the parsed target and headers).
+func buildRequest(c *Config) []byte {
 	var b strings.Builder
 	b.WriteString(c.Method)
 	b.WriteByte(' ')
-	b.WriteString(t.Path)
+	b.WriteString(c.target.Path)
 	b.WriteString(" HTTP/1.1\r\n")
-	hasHost, hasUA := false, false
-	for _, h := range c.Headers {
-		name, _, _ := strings.Cut(h, ":")
-		switch strings.ToLower(strings.TrimSpace(name)) {
-		case "host":
-			hasHost = true
-		case "user-agent":
-			hasUA = true
-		case "content-length":
-			continue // set below from the body
-		}
-	}
-	if !hasHost {
+	if !hasHeader(c.headers, "host") {
 		b.WriteString("Host: ")
-		b.WriteString(t.HostHeader)
+		b.WriteString(c.target.HostHeader)
 		b.WriteString("\r\n")
 	}
-	if !hasUA {
+	if !hasHeader(c.headers, "user-agent") {
 		b.WriteString("User-Agent: loadlab\r\n")
 	}
-	for _, h := range c.Headers {
-		name, val, _ := strings.Cut(h, ":")
-		if strings.EqualFold(strings.TrimSpace(name), "content-length") {
-			continue
+	for _, h := range c.headers {
+		if strings.EqualFold(h.Name, "content-length") {
+			continue // set below from the body
 		}
-		b.WriteString(strings.TrimSpace(name))
+		b.WriteString(h.Name)
 		b.WriteString(": ")
-		b.WriteString(strings.TrimSpace(val))
+		b.WriteString(h.Value)
 		b.WriteString("\r\n")
 	}
 	if len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH" {

@@ -86,6 +86,11 @@ type TLSInfo struct {
 	Resumed   uint64 `json:"resumed"`
 	ZeroRTT   uint64 `json:"zero_rtt,omitempty"` // HTTP/3: requests sent as 0-RTT early data and accepted
 	ALPN      string `json:"alpn,omitempty"`
+	// Engine ran the handshakes: "lean" (gen/tls13), "crypto/tls", "utls".
+	Engine string `json:"engine"`
+	// ClientKeyShare says whether the client's ECDHE key pair was "reused"
+	// (one per loop) or "fresh" (one per handshake).
+	ClientKeyShare string `json:"client_key_share"`
 }
 
 // Result is the outcome of a run. Field names are the JSON contract read by

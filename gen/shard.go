@@ -32,11 +32,11 @@ func ParseShard(s string) (Shard, error) {
 	i, err1 := strconv.Atoi(is)
 	n, err2 := strconv.Atoi(ns)
 	if !ok || err1 != nil || err2 != nil {
-		return Shard{}, usage("bad shard %q: give INDEX/COUNT with a 0-based index, e.g. 0/4 ... 3/4", s)
+		return Shard{}, fieldErr("Shard", "bad shard %q: give INDEX/COUNT with a 0-based index, e.g. 0/4 ... 3/4", s)
 	}
 	sh := Shard{Index: i, Count: n}
 	if n < 1 {
-		return Shard{}, usage("shard count %d must be between 1 and %d", n, maxShards)
+		return Shard{}, fieldErr("Shard", "count %d must be between 1 and %d", n, maxShards)
 	}
 	return sh, sh.validate()
 }
@@ -46,9 +46,9 @@ func (s Shard) validate() error {
 	case s.Count == 0 && s.Index == 0:
 		return nil
 	case s.Count < 1 || s.Count > maxShards:
-		return usage("shard count %d must be between 1 and %d", s.Count, maxShards)
+		return fieldErr("Shard", "count %d must be between 1 and %d", s.Count, maxShards)
 	case s.Index < 0 || s.Index >= s.Count:
-		return usage("shard index %d is outside 0..%d: indexes are 0-based, below the count %d", s.Index, s.Count-1, s.Count)
+		return fieldErr("Shard", "index %d is outside 0..%d: indexes are 0-based, below the count %d", s.Index, s.Count-1, s.Count)
 	}
 	return nil
 }
@@ -87,13 +87,13 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	if rest, ok := strings.CutPrefix(s, "+"); ok {
 		d, err := time.ParseDuration(rest)
 		if err != nil || d < 0 {
-			return time.Time{}, usage("bad start time %q: +DURATION needs a duration >= 0 such as +5s", s)
+			return time.Time{}, fieldErr("StartAt", "bad start time %q: +DURATION needs a duration >= 0 such as +5s", s)
 		}
 		return now.Add(d), nil
 	}
 	t, err := time.Parse(time.RFC3339Nano, s)
 	if err != nil {
-		return time.Time{}, usage("bad start time %q: give RFC 3339 (2006-01-02T15:04:05.000Z) or +DURATION (+5s)", s)
+		return time.Time{}, fieldErr("StartAt", "bad start time %q: give RFC 3339 (2006-01-02T15:04:05.000Z) or +DURATION (+5s)", s)
 	}
 	return t, nil
 }
@@ -106,13 +106,13 @@ func (c *Config) validateStart(now time.Time) error {
 		return err
 	}
 	if n := c.Shard.count(); n > 1 && c.Connections < n {
-		return usage("%d connections cannot be split over %d shards: every shard needs at least one", c.Connections, n)
+		return fieldErr("Connections", "%d connections cannot be split over %d shards: every shard needs at least one", c.Connections, n)
 	}
 	if n := c.Shard.count(); n > 1 && c.Requests > 0 && c.Requests < n {
-		return usage("%d requests cannot be split over %d shards: every shard needs at least one", c.Requests, n)
+		return fieldErr("Requests", "%d requests cannot be split over %d shards: every shard needs at least one", c.Requests, n)
 	}
 	if c.StartTolerance < 0 {
-		return usage("start tolerance must be >= 0 (got %v)", c.StartTolerance)
+		return fieldErr("StartTolerance", "must be >= 0 (got %v)", c.StartTolerance)
 	}
 	if c.StartAt.IsZero() {
 		return nil
@@ -120,10 +120,10 @@ func (c *Config) validateStart(now time.Time) error {
 	tol := c.startTolerance()
 	switch ahead := c.StartAt.Sub(now); {
 	case ahead < -tol:
-		return usage("start time %s is %v in the past (tolerance %v): give a time far enough ahead for every shard to be ready",
+		return fieldErr("StartAt", "%s is %v in the past (tolerance %v): give a time far enough ahead for every shard to be ready",
 			c.StartAt.UTC().Format(time.RFC3339Nano), (-ahead).Round(time.Millisecond), tol)
 	case ahead > maxStartAhead:
-		return usage("start time %s is %v ahead, more than %v: check the date and time zone",
+		return fieldErr("StartAt", "%s is %v ahead, more than %v: check the date and time zone",
 			c.StartAt.UTC().Format(time.RFC3339Nano), ahead.Round(time.Second), maxStartAhead)
 	}
 	return nil

@@ -76,7 +76,7 @@ func TestValidateStart(t *testing.T) {
 		"outside 0..3":                  {Connections: 8, Shard: Shard{4, 4}},
 		"in the past (tolerance 25ms)":  {Connections: 1, StartAt: now.Add(-time.Second)},
 		"more than 24h0m0s":             {Connections: 1, StartAt: now.Add(25 * time.Hour)},
-		"start tolerance must be >= 0":  {Connections: 1, StartTolerance: -1},
+		"StartTolerance: must be >= 0":  {Connections: 1, StartTolerance: -1},
 	}
 	for msg, c := range bad {
 		err := c.validateStart(now)

@@ -18,7 +18,7 @@ func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 		if target.Host == "localhost" || (err == nil && ip.Is4() && ip.IsLoopback()) {
 			return ParseSrcAddrs("127.0.0.2-127.0.0.250", target)
 		}
-		return nil, usage("--src-addrs auto works for 127.0.0.0/8 targets; list the local addresses to use instead")
+		return nil, fieldErr("SrcAddrs", "auto works for 127.0.0.0/8 targets; list the local addresses to use instead")
 	}
 	var out []netip.Addr
 	for _, part := range strings.Split(s, ",") {
@@ -26,7 +26,7 @@ func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := netip.ParseAddr(strings.TrimSpace(lo))
 		if err != nil {
-			return nil, usage("bad --src-addrs entry %q: use addresses or ranges like 10.0.0.2-10.0.0.9", part)
+			return nil, fieldErr("SrcAddrs", "bad entry %q: use addresses or ranges like 10.0.0.2-10.0.0.9", part)
 		}
 		if !isRange {
 			out = append(out, a)
@@ -34,7 +34,7 @@ func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 		}
 		b, err := netip.ParseAddr(strings.TrimSpace(hi))
 		if err != nil || b.Is4() != a.Is4() || b.Less(a) {
-			return nil, usage("bad --src-addrs range %q: use low-high of one family", part)
+			return nil, fieldErr("SrcAddrs", "bad range %q: use low-high of one family", part)
 		}
 		for x := a; ; x = x.Next() {
 			out = append(out, x)
@@ -44,7 +44,7 @@ func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 		}
 	}
 	if len(out) > 65536 {
-		return nil, usage("--src-addrs lists more than 65536 addresses")
+		return nil, fieldErr("SrcAddrs", "lists more than 65536 addresses")
 	}
 	return out, nil
 }

@@ -55,7 +55,7 @@ func ParseTarget(raw string) (Target, error) {
 		t.Port = n
 	}
 	if u.User != nil {
-		return Target{}, usage("URL %q carries user info; send credentials with -H 'Authorization: ...' instead", raw)
+		return Target{}, usage("URL %q carries user info; send credentials in an Authorization header ({Headers}) instead", raw)
 	}
 	t.Path = u.EscapedPath()
 	if t.Path == "" {

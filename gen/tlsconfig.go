@@ -11,7 +11,9 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 
+	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 )
 
@@ -33,22 +35,67 @@ var helloPresets = map[string]utls.ClientHelloID{
 func (c *Config) validateTLS() error {
 	t := c.TLS
 	if t.Version != "1.2" && t.Version != "1.3" {
-		return usage("bad --tls %q: use 1.2 or 1.3", t.Version)
+		return fieldErr("TLS.Version", "bad version %q: use 1.2 or 1.3", t.Version)
 	}
 	for _, name := range t.Curves {
 		if _, ok := curveNames[strings.ToLower(name)]; !ok {
-			return usage("unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
+			return fieldErr("TLS.Curves", "unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
 		}
 	}
 	if _, ok := helloPresets[t.ClientHello]; !ok && t.ClientHello != "go" {
-		return usage("unknown --client-hello %q: use go, chrome or firefox", t.ClientHello)
+		return fieldErr("TLS.ClientHello", "unknown %q: use go, chrome or firefox", t.ClientHello)
 	}
 	if t.CAFile != "" {
 		if _, err := os.ReadFile(t.CAFile); err != nil {
-			return usage("cannot read --ca %s: %v", t.CAFile, unwrapPathError(err))
+			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, unwrapPathError(err))
 		}
 	}
-	return nil
+	for _, name := range t.Ciphers {
+		if tls13.SuiteByName(strings.ToLower(name)) == nil && tls13.SuiteByName(name) == nil {
+			return fieldErr("TLS.Ciphers", "unknown cipher suite %q: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
+		}
+	}
+	_, _, err := c.leanEngine()
+	return err
+}
+
+// leanEngine decides whether handshakes use package tls13 (lean) or
+// crypto/tls and uTLS. why says, when lean does not apply, what prevents
+// it (for the result's notes).
+func (c *Config) leanEngine() (lean bool, why string, err error) {
+	t := c.TLS
+	switch t.Engine {
+	case "", "auto", "lean", "std":
+	default:
+		return false, "", fieldErr("TLS.Engine", "unknown %q: use auto, lean or std", t.Engine)
+	}
+	switch {
+	case t.Engine == "std":
+		why = "{TLS.Engine} std"
+	case c.HTTP3:
+		why = "HTTP/3 (quic-go runs TLS)"
+	case t.Version != "1.3":
+		why = "{TLS.Version} " + t.Version
+	case t.ClientHello != "go" && t.ClientHello != "":
+		why = "{TLS.ClientHello} " + t.ClientHello
+	case t.Resume:
+		why = "{TLS.Resume} (session tickets)"
+	default:
+		for _, n := range t.Curves {
+			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
+				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
+				break
+			}
+		}
+	}
+	lean = why == ""
+	if t.Engine == "lean" && !lean {
+		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
+	}
+	if len(t.Ciphers) > 0 && !lean {
+		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
+	}
+	return lean, why, nil
 }
 
 func unwrapPathError(err error) error {
@@ -65,27 +112,24 @@ type tlsClient struct {
 	std   *tls.Config
 	u     *utls.Config
 	hello utls.ClientHelloID
+	lean  *tls13.Config // non-nil: handshakes are package tls13's
+	why   string        // why the lean engine does not apply, if it does not
 
 	resume bool // session tickets matter (--resume)
 
-	once sync.Once
-	inf  TLSInfo
-
-	mu    sync.Mutex
-	loops map[*loop]*tlsLoop
+	once     sync.Once
+	captured atomic.Bool
+	inf      TLSInfo
 }
 
-// loopState returns l's TLS scratch space (see tlsLoop).
-func (c *tlsClient) loopState(l *loop) *tlsLoop {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	t := c.loops[l]
-	if t == nil {
-		if c.loops == nil {
-			c.loops = make(map[*loop]*tlsLoop)
+// loopState returns a new loop's TLS scratch space (see tlsLoop).
+func (c *tlsClient) loopState() *tlsLoop {
+	t := &tlsLoop{client: c}
+	if c.lean != nil {
+		t.lean, t.leanErr = tls13.NewClient(c.lean)
+		if t.lean != nil {
+			t.lean.KeepLeaf = !c.captured.Load()
 		}
-		t = &tlsLoop{}
-		c.loops[l] = t
 	}
 	return t
 }
@@ -100,11 +144,11 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	if o.CAFile != "" {
 		pem, err := os.ReadFile(o.CAFile)
 		if err != nil {
-			return nil, usage("cannot read --ca %s: %v", o.CAFile, unwrapPathError(err))
+			return nil, fieldErr("TLS.CAFile", "cannot read %s: %v", o.CAFile, unwrapPathError(err))
 		}
 		roots = x509.NewCertPool()
 		if !roots.AppendCertsFromPEM(pem) {
-			return nil, usage("--ca %s holds no PEM certificate", o.CAFile)
+			return nil, fieldErr("TLS.CAFile", "%s holds no PEM certificate", o.CAFile)
 		}
 	}
 	version := uint16(tls.VersionTLS13)
@@ -116,6 +160,16 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 		curves = append(curves, curveNames[strings.ToLower(n)])
 	}
 	c := &tlsClient{resume: o.Resume}
+	lean, why, err := cfg.leanEngine()
+	if err != nil {
+		return nil, err
+	}
+	c.why = why
+	if lean {
+		if c.lean, err = newLeanConfig(o, sni, roots); err != nil {
+			return nil, err
+		}
+	}
 	if o.ClientHello == "go" || o.ClientHello == "" {
 		c.std = &tls.Config{
 			ServerName:             sni,
@@ -148,6 +202,40 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	return c, nil
 }
 
+// newLeanConfig builds the tls13 configuration: roots nil means the
+// system's (as crypto/tls does), unless --insecure.
+func newLeanConfig(o TLSOptions, sni string, roots *x509.CertPool) (*tls13.Config, error) {
+	lc := &tls13.Config{ServerName: sni, ALPN: []string{"http/1.1"}, FreshKeyShare: o.FreshKeyShare}
+	for _, n := range o.Curves {
+		g := tls13.X25519
+		if strings.ToLower(n) == "p256" {
+			g = tls13.P256
+		}
+		lc.Groups = append(lc.Groups, g)
+	}
+	for _, n := range o.Ciphers {
+		s := tls13.SuiteByName(strings.ToLower(n))
+		if s == nil {
+			s = tls13.SuiteByName(n)
+		}
+		lc.Suites = append(lc.Suites, s.ID)
+	}
+	if !o.Insecure {
+		if roots == nil {
+			sys, err := x509.SystemCertPool()
+			if err != nil {
+				return nil, &UsageError{Field: "TLS.CAFile", Msg: fmt.Sprintf("no system certificate roots (%v): give a CA file or set {TLS.Insecure}", err)}
+			}
+			roots = sys
+		}
+		lc.Verifier = tls13.NewVerifier(roots, sni, 0)
+	}
+	if err := lc.Prepare(); err != nil {
+		return nil, err
+	}
+	return lc, nil
+}
+
 // freshSpec returns a new copy of the preset for one connection (uTLS
 // shares a spec's slices between the connections it is applied to), with
 // ALPN narrowed to http/1.1: the presets offer h2, which this engine does
@@ -164,22 +252,58 @@ func (c *tlsClient) freshSpec() *utls.ClientHelloSpec {
 
 // notes returns remarks for the generator section of the result.
 func (c *tlsClient) notes() []string {
+	var n []string
 	if c.u != nil {
-		return []string{"uTLS ClientHello preset: key-exchange groups are the preset's, not --curves"}
+		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not --curves")
 	}
-	return nil
+	if c.lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
+		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+(&UsageError{Msg: c.why}).Words(nil))
+	}
+	return n
+}
+
+func (c *tlsClient) engineName() string {
+	switch {
+	case c.lean != nil:
+		return "lean"
+	case c.u != nil:
+		return "utls"
+	}
+	return "crypto/tls"
+}
+
+// captureLean records what the first completed lean handshake negotiated.
+// After that it returns at once, without allocating.
+func (c *tlsClient) captureLean(tl *tlsLoop, hs *tls13.Handshake) {
+	if c.captured.Load() {
+		tl.lean.KeepLeaf = false
+		return
+	}
+	var peer []*x509.Certificate
+	if cert, err := x509.ParseCertificate(hs.Leaf()); err == nil {
+		peer = []*x509.Certificate{cert}
+	}
+	curve := tls.X25519
+	if hs.Group() == tls13.P256 {
+		curve = tls.CurveP256
+	}
+	c.capture(tls.VersionTLS13, hs.Suite().ID, curve, hs.ALPN(), peer)
 }
 
 // capture records what the first completed handshake negotiated.
 func (c *tlsClient) capture(version, cipher uint16, curve tls.CurveID, alpn string, peer []*x509.Certificate) {
+	if c.captured.Load() {
+		return
+	}
 	c.once.Do(func() {
+		defer c.captured.Store(true)
 		c.inf = TLSInfo{
 			Version: tls.VersionName(version),
 			Cipher:  tls.CipherSuiteName(cipher),
 			ALPN:    alpn,
 		}
 		if curve != 0 {
-			c.inf.Curve = strings.ToLower(curve.String())
+			c.inf.Curve = curveName(curve)
 		}
 		if len(peer) > 0 {
 			c.inf.ServerKey = serverKeyName(peer[0])
@@ -187,10 +311,26 @@ func (c *tlsClient) capture(version, cipher uint16, curve tls.CurveID, alpn stri
 	})
 }
 
+// curveName names a group the way --curves does ("p256", not crypto/tls's
+// "CurveP256").
+func curveName(id tls.CurveID) string {
+	for name, v := range curveNames {
+		if v == id {
+			return name
+		}
+	}
+	return strings.ToLower(id.String())
+}
+
 func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
 	inf := c.inf
 	inf.Resumed = resumed
 	inf.ZeroRTT = zeroRTT
+	inf.Engine = c.engineName()
+	inf.ClientKeyShare = "fresh"
+	if c.lean != nil && !c.lean.FreshKeyShare {
+		inf.ClientKeyShare = "reused"
+	}
 	return &inf
 }
 

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 
+	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
 )
@@ -70,17 +71,26 @@ type tlsEngine interface {
 
 // Phases of a secureConn.
 const (
-	phaseHandshake = iota // crypto/tls handshakes through fdConn
+	phaseHandshake = iota // crypto/tls handshakes through fdConn, or the lean handshake (hs)
 	phaseTickets          // TLS 1.3 + --resume: crypto/tls reads until the first application data
 	phaseRecords          // our record layer
 	phaseEngine           // crypto/tls for good
 )
 
 // tlsLoop is one loop's TLS scratch space: the buffer requests are sealed
-// into and the free carry buffers of its connections.
+// into and the free carry buffers of its connections; with the lean
+// engine, the loop's tls13 Client (its key pairs, its ClientHello) and free
+// lists of handshakes and secureConns, so that a handshake in steady state
+// allocates nothing of its own.
 type tlsLoop struct {
-	seal  []byte
-	carry [][]byte
+	client *tlsClient
+	seal   []byte
+	carry  [][]byte
+
+	lean    *tls13.Client
+	leanErr error
+	hsFree  []*tls13.Handshake
+	secFree []*secureConn
 }
 
 func (t *tlsLoop) getCarry() []byte {
@@ -108,7 +118,7 @@ type secureConn struct {
 	uc  *utls.UConn
 
 	rec     *recordLayer
-	pending *recordLayer // phaseTickets: the layer to switch to
+	nextRec *recordLayer // phaseTickets: the layer to switch to
 	carry   []byte       // the start of a partial record, nil when none
 	err     error        // sticky read error: io.EOF after close_notify or FIN, or fatal
 
@@ -122,9 +132,22 @@ type secureConn struct {
 
 	keys *keyLog // secrets of this connection, until the switch
 	fdc  fdState
+
+	started    bool // the handshake has begun
+	wasResumed bool // the handshake resumed a session
+
+	// lean engine
+	hs  *tls13.Handshake // the handshake in progress, until noted
+	own recordLayer      // the record layer, reused with the secureConn
 }
 
-func (c *tlsClient) newSecure(fd int, tl *tlsLoop) *secureConn {
+// newSecure returns the TLS stream of a freshly connected socket fd; the
+// handshake starts with its first handshake call.
+func (tl *tlsLoop) newSecure(fd int) *secureConn {
+	c := tl.client
+	if c.lean != nil {
+		return tl.leanSecure(fd)
+	}
 	if c.std != nil {
 		return newSecureStd(fd, tl, c.std)
 	}
@@ -205,7 +228,7 @@ func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
 	}
 	if vers == tls.VersionTLS13 && resume {
 		s.fdc.in.sinceCCS, s.fdc.out.sinceCCS = 0, 0
-		s.pending = rec
+		s.nextRec = rec
 		s.phase = phaseTickets
 		return
 	}
@@ -214,12 +237,25 @@ func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
 
 // useRecords switches to our record layer and lets crypto/tls go.
 func (s *secureConn) useRecords(rec *recordLayer) {
-	s.rec, s.pending = rec, nil
+	s.rec, s.nextRec = rec, nil
 	s.phase = phaseRecords
 	s.eng, s.std, s.uc = nil, nil, nil
 }
 
-func (s *secureConn) pendingOut() bool { return len(s.out) > 0 }
+// The sock methods (sock.go): TLS is the byte stream of its connection.
+
+func (s *secureConn) pending() bool           { return len(s.out) > 0 }
+func (s *secureConn) drainsOnShortRead() bool { return false }
+func (s *secureConn) resumed() bool           { return s.wasResumed }
+
+// read is recv with the end of the stream as (0, nil), as on a plain socket.
+func (s *secureConn) read(b []byte) (int, error) {
+	n, err := s.recv(b)
+	if err != nil && isEOF(err) {
+		return 0, nil
+	}
+	return n, err
+}
 
 // flush writes queued bytes; a short write leaves the rest queued.
 func (s *secureConn) flush() error {
@@ -271,9 +307,9 @@ func (s *secureConn) write(b []byte) (int, error) {
 	return len(b), s.send(buf)
 }
 
-// read returns application data in b. It returns errWouldBlock once the
+// recv returns application data in b. It returns errWouldBlock once the
 // socket is empty, io.EOF at close_notify or FIN, and never (0, nil).
-func (s *secureConn) read(b []byte) (int, error) {
+func (s *secureConn) recv(b []byte) (int, error) {
 	switch s.phase {
 	case phaseRecords:
 		return s.readRecords(b)
@@ -352,20 +388,25 @@ func (s *secureConn) readTickets(b []byte) (int, error) {
 	n, err := s.eng.Read(b)
 	s.fdc.engReading = false
 	if s.phase == phaseTickets && n > 0 && n < len(b) && err == nil && s.fdc.atBoundary() {
-		rec := s.pending
+		rec := s.nextRec
 		rec.in.seq, rec.out.seq = s.fdc.in.sinceCCS, s.fdc.out.sinceCCS
 		s.useRecords(rec)
 	}
 	return n, err
 }
 
-// release ends an unfinished handshake coroutine and returns buffers.
+// release ends an unfinished handshake and returns buffers; a lean
+// secureConn goes back to its loop's free list.
 func (s *secureConn) release() {
 	if s.stop != nil {
 		s.stop()
 		s.stop, s.next = nil, nil
 	}
 	s.dropCarry()
+	if s.tl.lean != nil {
+		s.releaseHandshake()
+		s.tl.secFree = append(s.tl.secFree, s)
+	}
 }
 
 // keyLog takes crypto/tls's key log lines (NSS format) for one connection.
@@ -423,60 +464,67 @@ func (k *keyLog) recordLayer(vers, suite uint16, serverRandom []byte) (*recordLa
 
 func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.EOF) }
 
-// startHandshake begins the TLS handshake on a freshly connected socket.
-func (l *loop) startHandshake(c *conn, now int64) {
-	c.handshake = true
-	s := l.r.tls.newSecure(c.fd, l.r.tls.loopState(l))
-	c.sec = s
-	s.next, s.stop = iter.Pull(s.handshakeSeq)
-	l.resumeHandshake(c, now)
-}
-
-// resumeHandshake runs the handshake until it needs the network again, and
-// sends the request once it is done.
-func (l *loop) resumeHandshake(c *conn, now int64) {
-	s := c.sec
-	ended, err := s.step()
-	if err != nil {
-		l.fail(c, classify(err), err, now)
-		return
-	}
-	if !ended {
-		return
-	}
-	c.handshake = false
-	if err := s.hsErr; err != nil {
-		class := ErrTLS
-		var errno unix.Errno
-		switch {
-		case errors.As(err, &errno):
-			class = classify(errno)
-		case isEOF(err):
-			class = ErrClosed
+// handshake runs the TLS handshake until it needs the network again: the
+// first call sends the ClientHello (the lean engine) or starts crypto/tls's
+// handshake as a coroutine (iter.Pull), later calls go on from what the
+// socket has. Once it is done the session is noted (negotiated parameters,
+// resumption) and the connection switches to its record layer. The lean
+// handshake's Finished flight stays queued: it leaves in one write with the
+// first request, which the connection flushes.
+func (s *secureConn) handshake(buf []byte) (done bool, err error) {
+	if !s.started {
+		s.started = true
+		if s.tl.lean != nil || s.tl.leanErr != nil {
+			// The ClientHello is sent; the server's answer comes with EPOLLIN.
+			return false, s.startLean()
 		}
-		l.fail(c, class, err, now)
-		return
+		s.next, s.stop = iter.Pull(s.handshakeSeq)
 	}
-	if err := s.flush(); err != nil {
-		l.fail(c, classify(err), err, now)
-		return
+	var ended bool
+	if s.hs != nil {
+		ended, err = s.stepLean(buf)
+	} else {
+		ended, err = s.step()
 	}
-	done := l.now()
-	if c.intended >= l.r.warmup {
-		l.rec.handshakes++
-		record(l.rec.handshake, (done-c.connStart)/1000)
+	if err != nil || !ended {
+		return false, err
 	}
-	l.noteSession(c, s)
-	l.writeRequest(c, done)
+	if err := s.hsErr; err != nil {
+		return false, err
+	}
+	if s.hs == nil {
+		if err := s.flush(); err != nil {
+			return false, err
+		}
+	}
+	s.noteSession()
+	return true, nil
 }
 
-// noteSession counts resumptions, captures the negotiated parameters and
-// switches the connection to its record layer.
-func (l *loop) noteSession(c *conn, s *secureConn) {
-	st := s.state()
-	if st.resumed && c.intended >= l.r.warmup {
-		l.rec.resumed++
+// classifyHandshake maps a handshake's failure to its class: socket errors
+// by errno, the server's FIN as closed, anything else as tls.
+func classifyHandshake(err error) ErrorClass {
+	var errno unix.Errno
+	switch {
+	case errors.As(err, &errno):
+		return classify(errno)
+	case isEOF(err):
+		return ErrClosed
 	}
-	l.r.tls.capture(st.version, st.suite, st.curve, st.alpn, st.peer)
-	s.afterHandshake(st.version, st.suite, l.r.tls.resume)
+	return ErrTLS
+}
+
+// noteSession captures the negotiated parameters, notes a resumption and
+// switches the connection to its record layer.
+func (s *secureConn) noteSession() {
+	c := s.tl.client
+	if s.hs != nil {
+		c.captureLean(s.tl, s.hs)
+		s.releaseHandshake()
+		return
+	}
+	st := s.state()
+	s.wasResumed = st.resumed
+	c.capture(st.version, st.suite, st.curve, st.alpn, st.peer)
+	s.afterHandshake(st.version, st.suite, c.resume)
 }

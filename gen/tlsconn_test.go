@@ -190,7 +190,7 @@ func rlHandshake(t testing.TB, s *secureConn) sessionState {
 
 func rlFlush(t testing.TB, s *secureConn) {
 	t.Helper()
-	for s.pendingOut() {
+	for s.pending() {
 		rlWait(t, s.fd, unix.POLLOUT)
 		if err := s.flush(); err != nil {
 			t.Fatal(err)
@@ -212,7 +212,7 @@ func rlRead(t testing.TB, s *secureConn, n int) ([]byte, error) {
 	buf := make([]byte, readBufSize)
 	var got []byte
 	for len(got) < n {
-		k, err := s.read(buf)
+		k, err := s.recv(buf)
 		if err == errWouldBlock {
 			rlWait(t, s.fd, unix.POLLIN)
 			continue
@@ -411,7 +411,7 @@ func TestTLSRecordResume(t *testing.T) {
 // uTLS's Chrome preset, as --client-hello chrome sends it.
 func TestTLSRecordChromeHello(t *testing.T) {
 	c := &tlsClient{u: &utls.Config{InsecureSkipVerify: true}, hello: helloPresets["chrome"]}
-	s := c.newSecure(rlStartServer(t, rlServerConfig(t)), &tlsLoop{})
+	s := (&tlsLoop{client: c}).newSecure(rlStartServer(t, rlServerConfig(t)))
 	st := rlHandshake(t, s)
 	s.afterHandshake(st.version, st.suite, false)
 	if s.phase != phaseRecords {
@@ -449,7 +449,7 @@ func TestTLSRecordErrors(t *testing.T) {
 			if c.err != io.EOF && classify(err) != c.class {
 				t.Errorf("class %v, want %v", classify(err), c.class)
 			}
-			if _, again := s.read(make([]byte, readBufSize)); again != err {
+			if _, again := s.recv(make([]byte, readBufSize)); again != err {
 				t.Errorf("next read: %v, want the same error", again)
 			}
 			if s.carry != nil {

@@ -160,7 +160,7 @@ func (c fdConn) Write(b []byte) (int, error) {
 		if s.phase == phaseTickets && s.fdc.engReading {
 			// crypto/tls answered something while reading (a KeyUpdate):
 			// its write keys are no longer ours to know. Keep it.
-			s.phase, s.pending = phaseEngine, nil
+			s.phase, s.nextRec = phaseEngine, nil
 		}
 	}
 	if err := s.send(b); err != nil {

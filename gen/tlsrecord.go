@@ -1,28 +1,26 @@
 package gen
 
 import (
-	"crypto/aes"
+	"crypto"
 	"crypto/cipher"
-	"crypto/hkdf"
 	"crypto/hmac"
-	"crypto/sha256"
-	"crypto/sha512"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash"
 	"io"
 	"slices"
 
-	"golang.org/x/crypto/chacha20poly1305"
+	"github.com/loadlab/loadlab/gen/tls13"
 )
 
 // The TLS record layer after the handshake.
 //
-// crypto/tls (or uTLS) runs the handshake; then a connection switches to this
-// record layer, which protects application data with the negotiated AEAD
-// without allocating: crypto/tls's Read allocates once per call.
+// The handshake (package tls13, or crypto/tls and uTLS) runs first; then a
+// connection switches to this record layer, which protects application
+// data with the negotiated AEAD without allocating: crypto/tls's Read
+// allocates once per call. TLS 1.3 record protection and key derivation
+// are tls13's (one copy for the handshake and the records after it).
 //
 // Supported: TLS 1.3 with its three suites, and TLS 1.2 with the AES-GCM and
 // ChaCha20-Poly1305 suites. Anything else (TLS 1.2 CBC suites, TLS 1.2
@@ -61,43 +59,38 @@ const (
 )
 
 var (
-	errBadRecordMAC    = errors.New("tls: a record from the server failed authentication (bad record MAC); the connection is not usable")
+	errBadRecordMAC    = tls13.ErrBadRecordMAC
 	errRecordOverflow  = errors.New("tls: the server sent an oversized record")
 	errUnexpectedRec   = errors.New("tls: the server sent an unexpected record type after the handshake")
 	errUnexpectedMsg   = errors.New("tls: the server sent an unexpected handshake message after the handshake")
 	errRenegotiation   = errors.New("tls: the server asked for renegotiation, which loadlab does not support; disable it on the server")
 	errBadKeyUpdate    = errors.New("tls: the server sent a malformed KeyUpdate")
 	errBadAlert        = errors.New("tls: the server sent a malformed alert")
-	errNoContentType   = errors.New("tls: the server sent a TLS 1.3 record without a content type")
+	errNoContentType   = tls13.ErrNoContentType
 	errReadBufferSmall = errors.New("tls: read buffer too small for a record (internal error)")
 )
-
-// remoteAlert reports a fatal alert from the server. It unwraps to
-// tls.AlertError, so it classifies as a TLS error.
-type remoteAlert struct{ alert tls.AlertError }
-
-func (e remoteAlert) Error() string { return "remote error: " + e.alert.Error() }
-func (e remoteAlert) Unwrap() error { return e.alert }
 
 // cipherSpec describes the record protection of a cipher suite.
 type cipherSpec struct {
 	keyLen int
 	ivLen  int // TLS 1.3 and ChaCha20: the whole nonce; TLS 1.2 AES-GCM: the implicit salt
 	chacha bool
-	hash   func() hash.Hash // TLS 1.3 key schedule, TLS 1.2 PRF
+	hash   crypto.Hash // TLS 1.3 key schedule, TLS 1.2 PRF
+	suite  uint16
 }
 
 // cipherSpecFor returns the record protection of suite in version vers, and
 // false for suites this record layer does not implement.
 func cipherSpecFor(vers, suite uint16) (cipherSpec, bool) {
+	spec, ok := cipherSpecOf(vers, suite)
+	spec.suite = suite
+	return spec, ok
+}
+
+func cipherSpecOf(vers, suite uint16) (cipherSpec, bool) {
 	if vers == tls.VersionTLS13 {
-		switch suite {
-		case tls.TLS_AES_128_GCM_SHA256:
-			return cipherSpec{keyLen: 16, ivLen: 12, hash: sha256.New}, true
-		case tls.TLS_AES_256_GCM_SHA384:
-			return cipherSpec{keyLen: 32, ivLen: 12, hash: sha512.New384}, true
-		case tls.TLS_CHACHA20_POLY1305_SHA256:
-			return cipherSpec{keyLen: 32, ivLen: 12, chacha: true, hash: sha256.New}, true
+		if s := tls13.SuiteByID(suite); s != nil {
+			return cipherSpec{keyLen: s.KeyLen, ivLen: 12, chacha: s.ChaCha, hash: s.Hash}, true
 		}
 		return cipherSpec{}, false
 	}
@@ -107,46 +100,22 @@ func cipherSpecFor(vers, suite uint16) (cipherSpec, bool) {
 	switch suite {
 	case tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
 		tls.TLS_RSA_WITH_AES_128_GCM_SHA256:
-		return cipherSpec{keyLen: 16, ivLen: 4, hash: sha256.New}, true
+		return cipherSpec{keyLen: 16, ivLen: 4, hash: crypto.SHA256}, true
 	case tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384, tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
 		tls.TLS_RSA_WITH_AES_256_GCM_SHA384:
-		return cipherSpec{keyLen: 32, ivLen: 4, hash: sha512.New384}, true
+		return cipherSpec{keyLen: 32, ivLen: 4, hash: crypto.SHA384}, true
 	case tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256, tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256:
-		return cipherSpec{keyLen: 32, ivLen: 12, chacha: true, hash: sha256.New}, true
+		return cipherSpec{keyLen: 32, ivLen: 12, chacha: true, hash: crypto.SHA256}, true
 	}
 	return cipherSpec{}, false
 }
 
-func newAEAD(key []byte, chacha bool) (cipher.AEAD, error) {
-	if chacha {
-		return chacha20poly1305.New(key)
-	}
-	b, err := aes.NewCipher(key)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(b)
-}
-
-// expandLabel is HKDF-Expand-Label (RFC 8446 §7.1).
-func expandLabel(h func() hash.Hash, secret []byte, label string, context []byte, length int) []byte {
-	full := "tls13 " + label
-	info := make([]byte, 0, 4+len(full)+len(context))
-	info = append(info, byte(length>>8), byte(length), byte(len(full)))
-	info = append(info, full...)
-	info = append(info, byte(len(context)))
-	info = append(info, context...)
-	out, err := hkdf.Expand(h, secret, string(info), length)
-	if err != nil {
-		panic("tls: HKDF-Expand-Label of " + label + ": " + err.Error()) // lengths here are fixed and valid
-	}
-	return out
-}
+func newAEAD(key []byte, chacha bool) (cipher.AEAD, error) { return tls13.NewAEAD(key, chacha) }
 
 // prf12 is the TLS 1.2 PRF, P_hash(secret, label + seed) (RFC 5246 §5).
-func prf12(h func() hash.Hash, secret []byte, label string, seed []byte, length int) []byte {
+func prf12(h crypto.Hash, secret []byte, label string, seed []byte, length int) []byte {
 	labelSeed := append([]byte(label), seed...)
-	mac := hmac.New(h, secret)
+	mac := hmac.New(h.New, secret)
 	a := labelSeed
 	out := make([]byte, 0, length+mac.Size())
 	for len(out) < length {
@@ -169,34 +138,34 @@ type direction struct {
 	seq      uint64
 	nonce    [12]byte
 	ad       [13]byte // TLS 1.2 additional data
-	secret   []byte   // TLS 1.3 traffic secret, for KeyUpdate
+
+	secret    [64]byte // TLS 1.3 traffic secret, for KeyUpdate
+	secretLen int
 }
 
 // seqNonce returns iv XOR seq (RFC 8446 §5.3, RFC 7905 §2).
-func (d *direction) seqNonce() []byte {
-	d.nonce = d.iv
-	for i := 0; i < 8; i++ {
-		d.nonce[4+i] ^= byte(d.seq >> (56 - 8*i))
+func (d *direction) seqNonce() []byte { return tls13.Nonce(&d.nonce, &d.iv, d.seq) }
+
+// setKeys installs TLS 1.3 traffic keys. It allocates only the AEAD.
+func (d *direction) setKeys(spec cipherSpec, k *tls13.RecordKeys) error {
+	aead, err := newAEAD(k.Key, spec.chacha)
+	if err != nil {
+		return err
 	}
-	return d.nonce[:]
+	*d = direction{aead: aead, iv: k.IV}
+	d.secretLen = copy(d.secret[:], k.Secret)
+	return nil
 }
 
 // setTLS13 installs the keys of a TLS 1.3 traffic secret.
 func (d *direction) setTLS13(spec cipherSpec, secret []byte) error {
-	aead, err := newAEAD(expandLabel(spec.hash, secret, "key", nil, spec.keyLen), spec.chacha)
-	if err != nil {
-		return err
-	}
-	d.aead = aead
-	copy(d.iv[:], expandLabel(spec.hash, secret, "iv", nil, 12))
-	d.secret = secret
-	d.seq = 0
-	return nil
+	return d.setKeys(spec, tls13.TrafficKeys(tls13.SuiteByID(spec.suite), secret))
 }
 
 // update moves a TLS 1.3 direction to its next traffic secret (RFC 8446 §7.2).
 func (d *direction) update(spec cipherSpec) error {
-	return d.setTLS13(spec, expandLabel(spec.hash, d.secret, "traffic upd", nil, len(d.secret)))
+	s := d.secret[:d.secretLen]
+	return d.setTLS13(spec, tls13.ExpandLabel(spec.hash, s, "traffic upd", nil, len(s)))
 }
 
 // recordLayer protects the application data of one connection. One side
@@ -225,17 +194,22 @@ func newRecordLayer13(suite uint16, readSecret, writeSecret []byte) (*recordLaye
 	if !ok {
 		return nil, fmt.Errorf("tls: cipher suite %s not supported by the record layer", tls.CipherSuiteName(suite))
 	}
-	if len(readSecret) != spec.hash().Size() || len(writeSecret) != len(readSecret) {
+	if len(readSecret) != spec.hash.Size() || len(writeSecret) != len(readSecret) {
 		return nil, errors.New("tls: traffic secret of the wrong length")
 	}
-	r := &recordLayer{vers: tls.VersionTLS13, spec: spec, maxBody: maxBodyTLS13}
-	if err := r.in.setTLS13(spec, readSecret); err != nil {
-		return nil, err
+	r := &recordLayer{}
+	return r, r.reset13(spec, tls13.TrafficKeys(tls13.SuiteByID(suite), readSecret), tls13.TrafficKeys(tls13.SuiteByID(suite), writeSecret))
+}
+
+// reset13 makes r a fresh TLS 1.3 record layer with the given keys, reusing
+// its buffers: read protects what this side reads. It allocates only the
+// two AEADs.
+func (r *recordLayer) reset13(spec cipherSpec, read, write *tls13.RecordKeys) error {
+	*r = recordLayer{vers: tls.VersionTLS13, spec: spec, maxBody: maxBodyTLS13, reply: r.reply[:0]}
+	if err := r.in.setKeys(spec, read); err != nil {
+		return err
 	}
-	if err := r.out.setTLS13(spec, writeSecret); err != nil {
-		return nil, err
-	}
-	return r, nil
+	return r.out.setKeys(spec, write)
 }
 
 // newRecordLayer12 builds a TLS 1.2 record layer from the master secret and
@@ -287,10 +261,12 @@ func (r *recordLayer) sealOne(dst []byte, typ uint8, p []byte) []byte {
 	d := &r.out
 	tag := d.aead.Overhead()
 	body := len(p) + tag
-	switch {
-	case r.vers == tls.VersionTLS13:
-		body++ // inner content type
-	case d.explicit:
+	if r.vers == tls.VersionTLS13 {
+		dst = tls13.SealRecord(dst, d.aead, d.seqNonce(), typ, p)
+		d.seq++
+		return dst
+	}
+	if d.explicit {
 		body += 8
 	}
 	start := len(dst)
@@ -299,12 +275,6 @@ func (r *recordLayer) sealOne(dst []byte, typ uint8, p []byte) []byte {
 	payload := dst[start+recordHeaderLen:]
 	hdr[0], hdr[1], hdr[2], hdr[3], hdr[4] = typ, 3, 3, byte(body>>8), byte(body)
 	switch {
-	case r.vers == tls.VersionTLS13:
-		hdr[0] = typeApplicationData
-		pt := payload[:len(p)+1]
-		copy(pt, p)
-		pt[len(p)] = typ
-		d.aead.Seal(pt[:0], d.seqNonce(), pt, hdr)
 	case d.explicit:
 		binary.BigEndian.PutUint64(payload[:8], d.seq)
 		d.nonce = d.iv
@@ -339,25 +309,14 @@ func (r *recordLayer) openOne(out, rec []byte) (uint8, []byte, error) {
 	}
 	tag := d.aead.Overhead()
 	if r.vers == tls.VersionTLS13 {
-		if hdr[0] != typeApplicationData {
-			return 0, nil, errUnexpectedRec
+		typ, pt, err := tls13.OpenRecord(out, d.aead, d.seqNonce(), rec)
+		if err == tls13.ErrNotProtected {
+			err = errUnexpectedRec
 		}
-		if len(body) < tag+1 {
-			return 0, nil, errBadRecordMAC
+		if err == nil {
+			d.seq++
 		}
-		pt, err := d.aead.Open(out[:0], d.seqNonce(), body, hdr)
-		if err != nil {
-			return 0, nil, errBadRecordMAC
-		}
-		d.seq++
-		i := len(pt) - 1
-		for i >= 0 && pt[i] == 0 {
-			i--
-		}
-		if i < 0 {
-			return 0, nil, errNoContentType
-		}
-		return pt[i], pt[:i], nil
+		return typ, pt, err
 	}
 	typ := hdr[0]
 	var nonce, ct []byte
@@ -426,7 +385,7 @@ func (r *recordLayer) open(dst, src []byte) (n, used int, err error) {
 				r.vers == tls.VersionTLS12 && data[0] == alertLevelWarning:
 				// not fatal
 			default:
-				return n, used, remoteAlert{tls.AlertError(data[1])}
+				return n, used, tls13.RemoteAlert{Alert: tls.AlertError(data[1])}
 			}
 		default:
 			return n, used, errUnexpectedRec

@@ -2,14 +2,16 @@ package gen
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/tls"
 	"encoding/hex"
 	"errors"
 	"io"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/gen/tls13"
 )
 
 func unhex(t testing.TB, s string) []byte {
@@ -25,10 +27,10 @@ func unhex(t testing.TB, s string) []byte {
 // and the key and IV derived from it.
 func TestExpandLabelRFC8448(t *testing.T) {
 	secret := unhex(t, "b6 7b 7d 69 0c c1 6c 4e 75 e5 42 13 cb 2d 37 b4 e9 c9 12 bc de d9 10 5d 42 be fd 59 d3 91 ad 38")
-	if got, want := expandLabel(sha256.New, secret, "key", nil, 16), unhex(t, "3f ce 51 60 09 c2 17 27 d0 f2 e4 e8 6e e4 03 bc"); !bytes.Equal(got, want) {
+	if got, want := tls13.ExpandLabel(crypto.SHA256, secret, "key", nil, 16), unhex(t, "3f ce 51 60 09 c2 17 27 d0 f2 e4 e8 6e e4 03 bc"); !bytes.Equal(got, want) {
 		t.Errorf("key = %x, want %x", got, want)
 	}
-	if got, want := expandLabel(sha256.New, secret, "iv", nil, 12), unhex(t, "5d 31 3e b2 67 12 76 ee 13 00 0b 30"); !bytes.Equal(got, want) {
+	if got, want := tls13.ExpandLabel(crypto.SHA256, secret, "iv", nil, 12), unhex(t, "5d 31 3e b2 67 12 76 ee 13 00 0b 30"); !bytes.Equal(got, want) {
 		t.Errorf("iv = %x, want %x", got, want)
 	}
 }
@@ -36,7 +38,7 @@ func TestExpandLabelRFC8448(t *testing.T) {
 // The TLS 1.2 PRF (P_SHA256) test vector from the IETF TLS WG list
 // (mail-archive/web/tls/current/msg03416).
 func TestPRF12Vector(t *testing.T) {
-	got := prf12(sha256.New, unhex(t, "9bbe436ba940f017b17652849a71db35"), "test label", unhex(t, "a0ba9f936cda311827a6f796ffd5198c"), 100)
+	got := prf12(crypto.SHA256, unhex(t, "9bbe436ba940f017b17652849a71db35"), "test label", unhex(t, "a0ba9f936cda311827a6f796ffd5198c"), 100)
 	want := unhex(t, `e3f229ba727be17b8d122620557cd453c2aab21d07c3d495329b52d4e61edb5a
 		6b301791e90d35c9c9a46b4e14baf9af0fa022f7077def17abfd3797c0564bab
 		4fbc91666e9def9b97fce34f796789baa48082d122ee42c5a72e5a5110fff701 87347b66`)
@@ -122,7 +124,7 @@ func layerPair(t testing.TB, vers, suite uint16) (client, server *recordLayer) {
 	var err1, err2 error
 	if vers == tls.VersionTLS13 {
 		spec, _ := cipherSpecFor(vers, suite)
-		cs, ss := make([]byte, spec.hash().Size()), make([]byte, spec.hash().Size())
+		cs, ss := make([]byte, spec.hash.Size()), make([]byte, spec.hash.Size())
 		rand.Read(cs)
 		rand.Read(ss)
 		client, err1 = newRecordLayer13(suite, ss, cs)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"io"
 	"math"
@@ -12,6 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -82,8 +84,8 @@ func TestStopAnsweringAccountsEveryRequest(t *testing.T) {
 	if p := res.Latency.P50; p > 50_000 {
 		t.Errorf("corrected p50 %d µs: the answered three quarters are fast", p)
 	}
-	if l := res.Latency2xx; l.P50 > 50_000 || l.Max > 1_000_000 || res.Corrected2xxHist.TotalCount() != 1500 {
-		t.Errorf("latency_2xx_us %+v over %d responses: want the 1500 answered ones only, none near the stall", l, res.Corrected2xxHist.TotalCount())
+	if l := res.Latency2xx; l.P50 > 50_000 || res.Corrected2xxHist.TotalCount() != 1500 {
+		t.Errorf("latency_2xx_us %+v over %d responses: want the 1500 answered ones only, fast", l, res.Corrected2xxHist.TotalCount())
 	}
 	if u := res.Generator.Unfinished; u < 400 || uint64(u) > res.Errors["timeout"] {
 		t.Errorf("unfinished %d: want the ~490 still owed when the drain ended, all counted as timeouts", u)
@@ -115,8 +117,8 @@ func (s *serverClock) serialTimed(delay time.Duration) func(net.Conn) {
 }
 
 // count returns the answers finished in [from, to) after the first request
-// arrived, and the server's rate over its busy period.
-func (s *serverClock) count(from, to time.Duration) (n int, rate float64) {
+// arrived.
+func (s *serverClock) count(from, to time.Duration) (n int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, d := range s.done {
@@ -124,29 +126,47 @@ func (s *serverClock) count(from, to time.Duration) (n int, rate float64) {
 			n++
 		}
 	}
-	if k := len(s.done); k > 1 {
-		rate = float64(k) / s.done[k-1].Sub(s.first).Seconds()
+	return n
+}
+
+// queueMedian returns the median corrected latency the queueing arithmetic
+// gives for the requests of schedule indexes [from, to) at rate λ: the
+// server answers in arrival order, so request j is done when the server
+// finished its j-th answer, and it was intended at j/λ after the start
+// (the first arrival, within a write of the start).
+func (s *serverClock) queueMedian(from, to int, rate float64) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var lat []time.Duration
+	for j := from; j < to && j < len(s.done); j++ {
+		lat = append(lat, s.done[j].Sub(s.first)-time.Duration(float64(j)/rate*1e9))
 	}
-	return n, rate
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[len(lat)/2]
 }
 
 // TestFixedCapacityWithWarmup offers twice a fixed capacity with a warmup.
 //
 // The server answers one request at a time after 2 ms: a capacity µ of
-// about 500/s (measured from its own clock). The generator offers λ =
-// 1,000/s for 3 s, of which the first second is warmup.
+// about 500/s. The generator offers λ = 1,000/s for 3 s, of which the first
+// second is warmup.
 //
 // achieved_rate counts 2xx completed inside the measured window [1 s, 3 s),
 // whatever their intended time: the server's own count over that window /
 // 2 s. (Under overload most of them were intended during the warmup.)
 //
-// Queueing: the server is busy from the first request on, so the j-th
-// request (in schedule order) completes at about j/µ; it was intended at
-// t = j/λ, so its corrected latency is j/µ - j/λ = t (λ/µ - 1). The
-// measured window holds the requests intended in [1, 3): their latencies
-// are spread evenly from 1 (λ/µ - 1) to 3 (λ/µ - 1), with the median at
-// t = 2: 2 (λ/µ - 1), about 2 s at µ = 500. Reordering across the 10
-// connections moves a request by at most 10 service times (20 ms).
+// Queueing: the server is busy from the first request on and answers in
+// arrival order, so the j-th request of the schedule (intended at j/λ) is
+// done when the server finishes its j-th answer, at d_j; its corrected
+// latency is d_j - j/λ. At a steady µ that is j/µ - j/λ = t (λ/µ - 1) for
+// t = j/λ: the window's requests (t in [1, 3)) spread evenly from λ/µ - 1
+// to 3 (λ/µ - 1), median 2 (λ/µ - 1), about 2 s. The test takes d_j from
+// the server's own clock instead of assuming a steady µ (a shared machine
+// slows its sleeps), and allows for reordering across the 10 connections
+// (a request moves by at most 10 service times).
 func TestFixedCapacityWithWarmup(t *testing.T) {
 	t.Parallel()
 	var clock serverClock
@@ -157,16 +177,18 @@ func TestFixedCapacityWithWarmup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	served, mu := clock.count(time.Second, 3*time.Second)
-	want := float64(served) / 2
-	wantMedian := 2 * (cfg.Rate/mu - 1) * 1e6
-	t.Logf("achieved %.1f/s, server %.1f/s over the window (capacity %.1f/s); corrected p50 %d µs, derived %.0f µs; requests %d errors %v",
-		res.AchievedRate, want, mu, res.Latency.P50, wantMedian, res.Requests, res.Errors)
+	want := float64(clock.count(time.Second, 3*time.Second)) / 2
+	wantMedian := clock.queueMedian(1000, 3000, cfg.Rate)
+	t.Logf("achieved %.1f/s, server %.1f/s over the window; corrected p50 %d µs, derived %v; requests %d errors %v",
+		res.AchievedRate, want, res.Latency.P50, wantMedian, res.Requests, res.Errors)
 	if res.AchievedRate < 0.9*want || res.AchievedRate > 1.1*want {
 		t.Errorf("achieved_rate %.1f/s, want within 10%% of the server's own %.1f/s over the window", res.AchievedRate, want)
 	}
-	if p := float64(res.Latency.P50); p < 0.9*wantMedian || p > 1.1*wantMedian {
-		t.Errorf("corrected p50 %.0f µs, want within 10%% of the queueing value %.0f µs", p, wantMedian)
+	if p, w := float64(res.Latency.P50), float64(wantMedian.Microseconds()); p < 0.95*w || p > 1.05*w {
+		t.Errorf("corrected p50 %.0f µs, want within 5%% of the queueing value %.0f µs", p, w)
+	}
+	if w := wantMedian.Seconds(); w < 1.5 {
+		t.Errorf("derived median %.2f s: the server did not queue as designed (capacity above half the offered rate)", w)
 	}
 	if res.Requests != 2000 || res.ErrorCount() != 0 {
 		t.Errorf("requests %d errors %v: want the 2000 of the measured window, all answered", res.Requests, res.Errors)
@@ -279,8 +301,10 @@ func TestHlogMatchesPerSecond(t *testing.T) {
 			lines = append(lines, line)
 		}
 	}
-	if len(lines) != len(res.PerSecond) || len(lines) != 3 {
-		t.Fatalf("%d interval lines, %d per-second entries; want 3 each (2.5 s)", len(lines), len(res.PerSecond))
+	// 2.5 s: three entries, or four when the drain after the stop ran past
+	// 3 s (a slow moment of the machine).
+	if n := len(res.PerSecond); len(lines) != n || n < 3 || n > 4 {
+		t.Fatalf("%d interval lines, %d per-second entries; want 3 or 4 each (2.5 s and the drain)", len(lines), n)
 	}
 	for i, ps := range res.PerSecond {
 		h, err := rd.NextIntervalHistogram()
@@ -299,11 +323,15 @@ func TestHlogMatchesPerSecond(t *testing.T) {
 			t.Errorf("second %d starts at %.3f after BaseTime, want StartTime + %d s", i, ts, i)
 		}
 	}
-	if last := res.PerSecond[2]; last.DurS < 0.5 || last.DurS > 0.7 {
-		t.Errorf("last entry dur_s %.3f, want ~0.5 (a 2.5 s run)", last.DurS)
+	ps := res.PerSecond
+	last := ps[len(ps)-1]
+	if len(ps) == 3 && (last.DurS < 0.5 || last.DurS >= 1) || len(ps) == 4 && (last.DurS <= 0 || last.DurS >= 1) {
+		t.Errorf("last entry dur_s %.3f of %d: want the partial last second's length", last.DurS, len(ps))
 	}
-	if res.PerSecond[0].DurS != 1 || res.PerSecond[1].DurS != 1 {
-		t.Errorf("full seconds dur_s %v, %v", res.PerSecond[0].DurS, res.PerSecond[1].DurS)
+	for _, s := range ps[:len(ps)-1] {
+		if s.DurS != 1 {
+			t.Errorf("second %d: dur_s %v, want 1", s.T, s.DurS)
+		}
 	}
 }
 
@@ -379,6 +407,19 @@ func startSpinner(t *testing.T, cpu int) {
 	}
 }
 
+// needCPUs returns the allowed CPUs, or skips the test when there are fewer
+// than n (why says what the test needs them for).
+func needCPUs(t *testing.T, n int, why string) pin.CPUSet {
+	cpus, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cpus) < n {
+		t.Skipf("needs %d CPUs %s", n, why)
+	}
+	return cpus
+}
+
 // lastCPU is the CPU a starvation test uses: the last one allowed.
 func lastCPU(t *testing.T) int {
 	cpus, err := pin.Allowed()
@@ -389,23 +430,25 @@ func lastCPU(t *testing.T) int {
 }
 
 // TestVerdictStarved: another process spins on the loop's CPU during a
-// closed-loop run against a server process on the other CPUs. The loop always
-// has responses to handle, so it is always runnable: about half its wall
-// time it runs (the kernel shares the CPU), the other half it waits to run.
-// busy + starved is then near 1: the generator must say it was the
+// closed-loop run against a server process on the other CPUs. The responses
+// are 1 MiB bodies the loop hashes (--verify-sha256): several times the
+// server's work per response, so the loop, not the server, is the slower
+// side and always has a response to handle. Always runnable, it runs about
+// half its wall time (the kernel shares the CPU) and waits to run the other
+// half: busy + starved is near 1, and the generator must say it was the
 // bottleneck, and why.
 func TestVerdictStarved(t *testing.T) {
-	cpus, err := pin.Allowed()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(cpus) < 2 {
-		t.Skip("needs a CPU for the server apart from the loop's")
-	}
+	cpus := needCPUs(t, 2, "for the server apart from the loop's")
 	cpu := cpus[len(cpus)-1]
-	addr := startAllocServerOn(t, "plain", 2, "", cpus[:len(cpus)-1])
+	const size = 1 << 20
+	addr := startAllocServerOn(t, "plain", size, "", cpus[:len(cpus)-1])
+	sum := sha256.Sum256(bytes.Repeat([]byte("x"), size))
 	startSpinner(t, cpu)
-	res := runOnTime(t, Config{URL: "http://" + addr + "/", Connections: 20, Duration: 2 * time.Second, Timeout: time.Second, CPUs: pin.CPUSet{cpu}})
+	res := runOnTime(t, Config{URL: "http://" + addr + "/", Connections: 8, Duration: 2 * time.Second, Timeout: 2 * time.Second,
+		CPUs: pin.CPUSet{cpu}, VerifySHA256: sum[:]})
+	if res.OK == 0 || res.ErrorCount() != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
 	g := res.Generator
 	t.Logf("busy %v starved %v: %s", g.Busy, g.Starved, g.Reason)
 	if !g.Bottleneck || !strings.Contains(g.Reason, "starved") {

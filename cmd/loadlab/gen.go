@@ -51,6 +51,14 @@ Go 1.26 would otherwise offer X25519MLKEM768 first, a larger and slower
 handshake. --client-hello chrome|firefox sends a uTLS preset instead, with the
 preset's own groups.
 
+TLS 1.3 handshakes run on loadlab's lean engine (--tls-engine auto): one
+ClientHello serialized per run, one key pair per loop reused across
+handshakes (--fresh-key-share for a new one each time), the chain verified
+once per distinct certificate and the server's signature on every handshake
+(--insecure: neither). The server's work per handshake is unchanged.
+crypto/tls (or uTLS) runs TLS 1.2, --client-hello presets, --resume and
+--curves other than x25519/p256; --tls-engine std forces it, to compare.
+
 Every request due in the measured window ends in one outcome: a response, or
 an error class (still unanswered when the drain ends one --timeout after the
 stop: timeout; evicted from the full pending queue: dropped). latency_us counts
@@ -93,11 +101,14 @@ quantile.`,
 	fl.StringVar(&f.srcAddrs, "src-addrs", "", "bind new connections round-robin to these local addresses (list, range a-b, or auto = 127.0.0.2-127.0.0.250 for loopback targets); each brings its own ephemeral ports")
 	fl.StringVar(&c.TLS.Version, "tls", gen.DefaultTLSVersion, "TLS version: 1.2 or 1.3")
 	fl.StringSliceVar(&c.TLS.Curves, "curves", nil, "key-exchange groups: x25519, p256, p384, p521, x25519mlkem768 (default x25519; with --tls 1.2 x25519,p256, since ECDSA P-256 certificates need p256 offered). Go 1.26 would otherwise offer X25519MLKEM768 first")
-	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server certificate")
+	fl.BoolVar(&c.TLS.Insecure, "insecure", false, "do not verify the server: no certificate chain check and no check of its CertificateVerify signature (the server still signs every handshake; its Finished is still checked)")
 	fl.StringVar(&c.TLS.CAFile, "ca", "", "PEM file with the CA to verify the server with")
 	fl.StringVar(&c.TLS.SNI, "sni", "", "TLS server name (default: the URL host)")
 	fl.StringVar(&c.TLS.ClientHello, "client-hello", gen.DefaultClientHello, "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
+	fl.StringVar(&c.TLS.Engine, "tls-engine", "auto", "TLS handshakes: auto (lean where it applies: TLS 1.3, --client-hello go, no --resume, x25519/p256), lean, or std (crypto/tls and uTLS)")
+	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS engine: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
+	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS engine: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -12,7 +13,10 @@ import (
 
 // TestGenTLSPerKeyType drives `loadlab serve` with TLS for each key type:
 // keep-alive (a handful of handshakes, one per connection), --new-conn (a full
-// handshake per request, none resumed) and --new-conn --resume (resumed).
+// handshake per request, none resumed) on the lean TLS 1.3 engine with each
+// cipher suite, with --fresh-key-share, with a wrong CA (every handshake a
+// tls error; --insecure works), on crypto/tls (--tls-engine std), and
+// --new-conn --resume (resumed, crypto/tls).
 func TestGenTLSPerKeyType(t *testing.T) {
 	dir := os.TempDir() + "/loadlab-test-certs"
 	keys := []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}
@@ -41,21 +45,63 @@ func TestGenTLSPerKeyType(t *testing.T) {
 				t.Fatalf("keep-alive made %d handshakes for 4 connections", res.Handshakes)
 			}
 
+			if res.TLS.Engine != "lean" || res.TLS.ALPN != "http/1.1" {
+				t.Fatalf("keep-alive: tls %+v, want the lean engine and ALPN http/1.1", *res.TLS)
+			}
+
 			nc := base
 			nc.NewConn = true
-			res = runGenCfg(t, nc)
-			if res.OK == 0 || res.ErrorCount() != 0 {
-				t.Fatalf("new-conn: ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+			nc.Duration = 500 * time.Millisecond
+			variants := []struct {
+				name          string
+				mod           func(*gen.Config)
+				engine, share string
+				cipher        string
+			}{
+				{"lean aes128gcm", func(c *gen.Config) { c.TLS.Ciphers = []string{"aes128gcm"} }, "lean", "reused", "TLS_AES_128_GCM_SHA256"},
+				{"lean aes256gcm", func(c *gen.Config) { c.TLS.Ciphers = []string{"aes256gcm"} }, "lean", "reused", "TLS_AES_256_GCM_SHA384"},
+				{"lean chacha20", func(c *gen.Config) { c.TLS.Ciphers = []string{"chacha20"} }, "lean", "reused", "TLS_CHACHA20_POLY1305_SHA256"},
+				{"lean fresh", func(c *gen.Config) { c.TLS.FreshKeyShare = true }, "lean", "fresh", ""},
+				{"lean insecure", func(c *gen.Config) { c.TLS.CAFile, c.TLS.Insecure = "", true }, "lean", "reused", ""},
+				{"std", func(c *gen.Config) { c.TLS.Engine = "std" }, "crypto/tls", "fresh", ""},
 			}
-			if res.Handshakes != res.Requests || res.TLS.Resumed != 0 || res.HandshakeUs == nil || res.HandshakeUs.P50 == 0 {
-				t.Fatalf("new-conn: %d handshakes for %d requests, resumed %d, handshake_us %+v", res.Handshakes, res.Requests, res.TLS.Resumed, res.HandshakeUs)
+			for _, v := range variants {
+				cfg := nc
+				v.mod(&cfg)
+				res = runGenCfg(t, cfg)
+				if res.OK == 0 || res.ErrorCount() != 0 {
+					t.Fatalf("new-conn %s: ok %d errors %v %v", v.name, res.OK, res.Errors, res.ErrorSamples)
+				}
+				if res.Handshakes != res.Requests || res.TLS.Resumed != 0 || res.HandshakeUs == nil || res.HandshakeUs.P50 == 0 {
+					t.Fatalf("new-conn %s: %d handshakes for %d requests, resumed %d, handshake_us %+v", v.name, res.Handshakes, res.Requests, res.TLS.Resumed, res.HandshakeUs)
+				}
+				if i := res.TLS; i.Engine != v.engine || i.ClientKeyShare != v.share || (v.cipher != "" && i.Cipher != v.cipher) || i.ServerKey != k.ServerKeyName() {
+					t.Fatalf("new-conn %s: tls %+v, want engine %s, key share %s, cipher %q", v.name, *i, v.engine, v.share, v.cipher)
+				}
+			}
+			wrong := nc
+			wrong.TLS.CAFile = otherCA(t)
+			res = runGenCfg(t, wrong)
+			if res.OK != 0 || res.Requests == 0 || res.Errors["tls"] != res.Requests || !strings.Contains(res.ErrorSamples["tls"], "certificate signed by unknown authority") {
+				t.Fatalf("wrong --ca: ok %d of %d, errors %v %v", res.OK, res.Requests, res.Errors, res.ErrorSamples)
 			}
 
 			nc.TLS.Resume = true
+			nc.Duration = time.Second
 			res = runGenCfg(t, nc)
 			if res.OK == 0 || res.TLS.Resumed == 0 || res.TLS.Resumed > res.Handshakes {
 				t.Fatalf("--resume: %d of %d handshakes resumed (errors %v)", res.TLS.Resumed, res.Handshakes, res.Errors)
 			}
 		})
 	}
+}
+
+// otherCA returns the CA file of a second certificate directory: a CA that
+// did not sign the server's certificate.
+func otherCA(t *testing.T) string {
+	dir := os.TempDir() + "/loadlab-test-certs-other"
+	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
+		t.Fatal(err)
+	}
+	return certs.PathsFor(dir, certs.P256).CA
 }

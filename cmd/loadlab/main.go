@@ -26,7 +26,7 @@ const (
 // usageError marks an error caused by bad input: exit status 2.
 type usageError struct{ err error }
 
-func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Error() string { return genWords(e.err) }
 func (e usageError) Unwrap() error { return e.err }
 
 // usagef returns a usage error (exit 2) with a formatted one-line message.

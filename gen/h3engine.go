@@ -5,13 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"runtime"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/loadlab/loadlab/pin"
@@ -60,10 +58,10 @@ type h3Engine struct {
 	tlsConf  *tls.Config
 	quicConf *quic.Config
 	h3t      *http3.Transport // only wraps our own QUIC connections
+	req      *http.Request    // shared by the run's workers, read only
 	body     []byte           // request body (nil: requests are headers only)
 	cpus     pin.CPUSet       // every CPU of the run (the process is restricted to them)
 	loops    []*h3Loop
-	abort    atomic.Bool // setup failed: loops and workers leave at once
 
 	versionOnce sync.Once
 	version     string
@@ -75,34 +73,13 @@ type h3Engine struct {
 	bufNote string // UDP buffer remark for generator.notes
 }
 
-// runH3 is Run for Config.HTTP3.
-func runH3(ctx context.Context, cfg *Config) (*Result, error) {
-	e, err := prepareH3(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer e.r.close()
-	return e.execute(ctx)
-}
-
-// prepareH3 resolves the target, builds the TLS and QUIC configurations
-// and checks with one QUIC handshake that something answers.
-func prepareH3(ctx context.Context, cfg *Config) (*h3Engine, error) {
-	t, _ := ParseTarget(cfg.URL)
-	if t.Scheme != "https" {
-		return nil, usage("--http3 needs an https:// URL (got %s)", cfg.URL)
-	}
-	dst, err := t.Resolve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r := newRun(cfg, t, dst)
-	if r.tls, err = newTLSClient(cfg, t); err != nil {
-		return nil, err
-	}
+// newH3Engine builds the TLS and QUIC configurations and the request, and
+// checks with one QUIC handshake that something answers.
+func newH3Engine(r *run) (*h3Engine, error) {
+	cfg := r.cfg
 	e := &h3Engine{
 		r:   r,
-		dst: net.UDPAddrFromAddrPort(dst),
+		dst: net.UDPAddrFromAddrPort(r.dst),
 		quicConf: &quic.Config{
 			Versions:             []quic.Version{quic.Version1},
 			HandshakeIdleTimeout: cfg.Timeout,
@@ -116,14 +93,92 @@ func prepareH3(ctx context.Context, cfg *Config) (*h3Engine, error) {
 	}
 	e.tlsConf = r.tls.std.Clone() // validateH3 refused uTLS presets: std is set
 	e.tlsConf.NextProtos = []string{http3.NextProtoH3}
-	if err := r.openNetns(); err != nil {
+	req, err := e.newRequest()
+	if err != nil {
 		return nil, err
 	}
+	e.req = req
 	if err := e.probe(); err != nil {
-		r.close()
 		return nil, err
 	}
 	return e, nil
+}
+
+func (e *h3Engine) protocol() string { return "h3" }
+
+// claim restricts the whole process to the run's CPUs (see the comment at
+// the top of this file) and sets GOMAXPROCS to their number; release
+// restores both.
+func (e *h3Engine) claim(cpus pin.CPUSet, _ int) (func(), error) {
+	before, err := pin.Allowed()
+	if err != nil {
+		return nil, fmt.Errorf("read CPU affinity: %w", err)
+	}
+	if err := pin.RestrictProcess(cpus); err != nil {
+		return nil, fmt.Errorf("restrict the generator to CPUs %s: %w", cpus, err)
+	}
+	e.cpus = cpus
+	e.acct = newProcessAccount(cpus, 50*time.Millisecond)
+	procs := runtime.GOMAXPROCS(len(cpus))
+	return func() {
+		runtime.GOMAXPROCS(procs)
+		pin.RestoreProcess(before) // best effort: the kernel may refuse CPUs a cpuset has since removed
+	}, nil
+}
+
+// newDriver builds loop lc and its connections' UDP sockets (inside the
+// run's network namespace: a socket stays in the namespace it was created
+// in, whichever thread uses it later).
+func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
+	r := e.r
+	cfg := r.cfg
+	scanEvery := max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l := &h3Loop{lifecycle: lc, e: e, backoff: time.Duration(scanEvery), timerfd: -1}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	for j := 0; j < n; j++ {
+		c := newH3Conn(l, j, e.req, cfg.VerifySHA256 != nil)
+		l.conns = append(l.conns, c)
+		if l.open {
+			l.idles = append(l.idles, c)
+		}
+	}
+	e.loops = append(e.loops, l)
+	next := lc.id * n
+	err := r.inNetns(func() error {
+		for _, c := range l.conns {
+			var src net.IP
+			if len(cfg.SrcAddrs) > 0 {
+				src = net.IP(cfg.SrcAddrs[next%len(cfg.SrcAddrs)].AsSlice())
+				next++
+			}
+			udp, err := e.listenUDP(src)
+			if err != nil {
+				return err
+			}
+			c.udp = udp
+			c.tr = &quic.Transport{Conn: udp}
+		}
+		return nil
+	})
+	if err != nil {
+		l.teardown()
+		return nil, err
+	}
+	return l, nil
+}
+
+// closes: quic-go's UDP sockets leave no TIME_WAIT.
+func (e *h3Engine) closes() int64 { return 0 }
+
+// outcome gives the account of each CPU of the run (see processAccount).
+func (e *h3Engine) outcome(o *outcome) {
+	o.quicVersion = e.version
+	o.shares = e.acct.shares()
+	o.g.CPUs = e.cpus
+	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
+	if e.bufNote != "" {
+		o.g.Notes = append(o.g.Notes, e.bufNote)
+	}
 }
 
 // probe makes one QUIC handshake so that a run against nothing fails at once
@@ -164,7 +219,7 @@ func (e *h3Engine) probe() error {
 		}
 		var errno unix.Errno
 		if errors.As(err, &errno) && errno == unix.ECONNREFUSED {
-			return fmt.Errorf("nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
+			return fmt.Errorf("nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL: %w", r.dst, errno)
 		}
 		return nil
 	})
@@ -179,7 +234,7 @@ func (e *h3Engine) listenUDP(src net.IP) (*net.UDPConn, error) {
 	}
 	c, err := net.ListenUDP(network, &net.UDPAddr{IP: src})
 	if err != nil {
-		return nil, fmt.Errorf("open UDP socket: %v", err)
+		return nil, fmt.Errorf("open UDP socket: %w", err)
 	}
 	return c, nil
 }
@@ -191,157 +246,23 @@ func (e *h3Engine) newRequest() (*http.Request, error) {
 	if err != nil {
 		return nil, usage("bad request: %v", err)
 	}
-	hasUA := false
-	for _, h := range cfg.Headers {
-		name, val, _ := strings.Cut(h, ":")
-		name, val = strings.TrimSpace(name), strings.TrimSpace(val)
-		switch strings.ToLower(name) {
-		case "host":
-			req.Host = val
+	for _, h := range cfg.headers {
+		switch {
+		case strings.EqualFold(h.Name, "host"):
+			req.Host = h.Value
 			continue
-		case "user-agent":
-			hasUA = true
-		case "content-length":
+		case strings.EqualFold(h.Name, "content-length"):
 			continue // HTTP/3 sets it from the body
 		}
-		req.Header.Add(name, val)
+		req.Header.Add(h.Name, h.Value)
 	}
-	if !hasUA {
+	if !hasHeader(cfg.headers, "user-agent") {
 		req.Header.Set("User-Agent", "loadlab")
 	}
 	return req, nil
 }
 
-// execute restricts the process to the run's CPUs, starts the loops,
-// aggregates, and assembles the result.
-func (e *h3Engine) execute(ctx context.Context) (*Result, error) {
-	r := e.r
-	cfg := r.cfg
-	before, err := pin.Allowed()
-	if err != nil {
-		return nil, fmt.Errorf("read CPU affinity: %v", err)
-	}
-	cpus := cfg.CPUs
-	if len(cpus) == 0 {
-		cpus = before
-	}
-	e.cpus = cpus
-	if err := pin.RestrictProcess(cpus); err != nil {
-		return nil, fmt.Errorf("restrict the generator to CPUs %s: %v", cpus, err)
-	}
-	defer pin.RestoreProcess(before) // best effort: the kernel may refuse CPUs a cpuset has since removed
-	nloops := min(len(cpus), cfg.Connections)
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(len(cpus)))
-	maxPending := cfg.MaxPending
-	if maxPending == 0 {
-		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
-	}
-	r.fillHistPool(nloops)
-	e.acct = newProcessAccount(cpus, 50*time.Millisecond)
-	req, err := e.newRequest()
-	if err != nil {
-		return nil, err
-	}
-	if err := e.buildLoops(nloops, maxPending, req); err != nil {
-		e.closeSockets()
-		return nil, err
-	}
-	r.ready.Add(nloops)
-	r.loopsDone.Add(nloops)
-	for _, l := range e.loops {
-		go l.main()
-	}
-	r.ready.Wait()
-	if r.failErr != nil {
-		e.abort.Store(true)
-		close(r.go_)
-		r.loopsDone.Wait()
-		return nil, r.failErr
-	}
-	agg := r.drive(ctx, nloops, func() {
-		for _, l := range e.loops {
-			l.wake()
-		}
-	})
-	return r.result(agg, e.outcome(maxPending)), nil
-}
-
-// buildLoops creates the loops and their connections' UDP sockets (inside
-// the run's network namespace: a socket stays in the namespace it was
-// created in, whichever thread uses it later).
-func (e *h3Engine) buildLoops(nloops, maxPending int, req *http.Request) error {
-	r := e.r
-	cfg := r.cfg
-	scanEvery := max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
-	for i := 0; i < nloops; i++ {
-		l := &h3Loop{id: i, cpu: e.cpus[i], e: e, r: r, rec: newRecorder(r.warmup, r.histMax), backoff: time.Duration(scanEvery)}
-		l.ctx, l.cancel = context.WithCancel(context.Background())
-		n := share(cfg.Connections, i, nloops)
-		l.schedule = newSchedule(cfg, i, nloops, maxPending)
-		l.nextSecond = int64(time.Second)
-		for j := 0; j < n; j++ {
-			c := newH3Conn(l, j, req, cfg.VerifySHA256 != nil)
-			l.conns = append(l.conns, c)
-			if l.open {
-				l.idle = append(l.idle, c)
-			}
-		}
-		e.loops = append(e.loops, l)
-	}
-	next := 0
-	return r.inNetns(func() error {
-		for _, l := range e.loops {
-			for _, c := range l.conns {
-				var src net.IP
-				if len(cfg.SrcAddrs) > 0 {
-					src = net.IP(cfg.SrcAddrs[next%len(cfg.SrcAddrs)].AsSlice())
-					next++
-				}
-				udp, err := e.listenUDP(src)
-				if err != nil {
-					return err
-				}
-				c.udp = udp
-				c.tr = &quic.Transport{Conn: udp}
-			}
-		}
-		return nil
-	})
-}
-
-// closeSockets closes every connection's socket (setup failed before the
-// workers started).
-func (e *h3Engine) closeSockets() {
-	for _, l := range e.loops {
-		for _, c := range l.conns {
-			c.closeAll()
-		}
-	}
-}
-
 // noteVersion remembers the QUIC version of the first connection.
 func (e *h3Engine) noteVersion(v quic.Version) {
 	e.versionOnce.Do(func() { e.version = v.String() })
-}
-
-// outcome collects the loops' recorders and the generator's account of
-// each CPU of the run (see processAccount).
-func (e *h3Engine) outcome(maxPending int) outcome {
-	o := outcome{protocol: "h3", quicVersion: e.version,
-		g: Generator{CPUs: e.cpus, Loops: len(e.loops), MaxPending: maxPending}}
-	for _, l := range e.loops {
-		// The measured window ends at the stop, or earlier when interrupted.
-		end := l.stopAt
-		if l.stopWall > 0 && l.stopWall < end {
-			end = l.stopWall
-		}
-		o.recs = append(o.recs, l.rec)
-		o.ends = append(o.ends, end)
-	}
-	o.shares = e.acct.shares()
-	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
-	if e.bufNote != "" {
-		o.g.Notes = append(o.g.Notes, e.bufNote)
-	}
-	return o
 }

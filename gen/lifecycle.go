@@ -1,0 +1,240 @@
+package gen
+
+import "time"
+
+// lateThreshold: a request sent more than this after its intended time is a
+// late send (any cause: the generator's lag or a busy connection).
+const lateThreshold = int64(time.Millisecond)
+
+// lifecycle is one loop's share of the run, the same for every engine: its
+// schedule (intended times, pending queue, quota), its recorder, and the
+// phases of the run (warmup, measured window, stop, drain, end) with the
+// per-second reports. main drives it and calls the loop's driver for what
+// is the protocol's.
+//
+// The fields from stopping on are written by the loop's own goroutine;
+// stopping, ended and the schedule's pending queue and counters are also
+// read and written by an engine's other goroutines, under the driver's lock.
+type lifecycle struct {
+	id  int
+	cpu int
+	r   *run
+	d   driver
+	rec *recorder
+	schedule
+
+	stopping   bool  // no new requests (pending ones still go out)
+	ended      bool  // the drain is over: what was still owed is given up; later results are not counted
+	stopWall   int64 // when the stop began (an interrupt stops early)
+	drainEnd   int64
+	nextSecond int64
+	secIdx     int
+	warmupSeen bool
+}
+
+// now returns nanoseconds since the run start (monotonic clock).
+func (lc *lifecycle) now() int64 { return int64(time.Since(lc.r.start)) }
+
+// main runs the loop on the calling goroutine. It returns when the run has
+// ended and drained.
+func (lc *lifecycle) main() {
+	d := lc.d
+	defer lc.r.loopsDone.Done()
+	defer d.teardown()
+	if err := d.setup(); err != nil {
+		lc.r.fail(err)
+		d.finish()
+		return
+	}
+	lc.r.ready.Done()
+	<-lc.r.go_
+	if lc.r.aborted.Load() { // another loop's setup failed: no run
+		d.lock()
+		lc.stopping, lc.ended = true, true
+		d.unlock()
+		d.finish()
+		return
+	}
+	d.begin(lc.now())
+	for {
+		now := lc.now()
+		if !lc.stopping && (now >= lc.stopAt || lc.r.stopped.Load() || lc.spent()) {
+			lc.beginStop(now)
+		}
+		d.tick(now)
+		if lc.stopping {
+			if lc.drained() {
+				break
+			}
+			if now >= lc.drainEnd {
+				lc.abandon(now)
+				break
+			}
+		}
+		if !lc.warmupSeen && now >= lc.r.warmup {
+			lc.warmupSeen = true
+			d.accountBegin()
+		}
+		if lc.open && !lc.stopping {
+			lc.admit(now)
+		}
+		if now >= lc.nextSecond {
+			lc.flushSecond(int64(time.Second))
+		}
+		d.wait(now, lc.wakeAt())
+	}
+	lc.end()
+}
+
+// spent reports whether the request quota is used up.
+func (lc *lifecycle) spent() bool {
+	lc.d.lock()
+	defer lc.d.unlock()
+	return lc.quotaSpent()
+}
+
+// drained reports whether nothing is in flight or pending.
+func (lc *lifecycle) drained() bool {
+	lc.d.lock()
+	defer lc.d.unlock()
+	return lc.d.inflight() == 0 && lc.pending.len() == 0
+}
+
+// wakeAt returns when the loop must wake at the latest: the next intended
+// send, second boundary, warmup end, stop or drain end, whichever is first.
+func (lc *lifecycle) wakeAt() int64 {
+	next := lc.nextSecond
+	if lc.stopping {
+		next = min(next, lc.drainEnd)
+	} else {
+		next = min(next, lc.stopAt)
+		if lc.open {
+			next = min(next, lc.nextDue)
+		}
+	}
+	if !lc.warmupSeen {
+		next = min(next, lc.r.warmup)
+	}
+	return next
+}
+
+// admit moves every request whose intended time has come to a free
+// connection, or to the pending queue when all connections are busy. It
+// first records how late this wakeup came for the earliest due request: the
+// generator's own lag, whatever the server is doing. Each dispatch reads the
+// clock afresh, so a long batch neither hides its own duration nor leaves
+// requests that fell due meanwhile for the next wakeup.
+func (lc *lifecycle) admit(now int64) {
+	d := lc.d
+	d.lock()
+	defer d.unlock()
+	if !lc.due(now) {
+		return
+	}
+	lc.rec.wokeLate(now, lc.nextDue)
+	for lc.due(now) {
+		due := lc.take()
+		if lc.pending.len() == 0 {
+			if c, ok := d.idle(); ok {
+				d.send(c, due, now)
+				now = lc.now()
+				continue
+			}
+		}
+		lc.enqueue(lc.rec, due, now)
+	}
+}
+
+// beginStop ends the measured window: requests due before the stop still
+// go out, later ones do not, and what is in flight or pending gets until
+// the drain end (one timeout, or 1 s when interrupted).
+func (lc *lifecycle) beginStop(now int64) {
+	if lc.open {
+		lc.admit(now)
+	}
+	lc.d.lock()
+	lc.stopping = true
+	lc.rec.windowEnd = min(now, lc.stopAt)
+	lc.d.unlock()
+	lc.stopWall = now
+	if !lc.warmupSeen {
+		lc.warmupSeen = true // interrupted during the warmup: an empty window
+		lc.d.accountBegin()
+	}
+	lc.d.accountEnd()
+	// The drain lasts one timeout from the scheduled stop (a loop that
+	// woke late for the stop does not stretch it), or from the moment the
+	// quota was reached; an interrupted run drains for 1 s at most.
+	from := now
+	if now >= lc.stopAt {
+		from = lc.stopAt
+	}
+	drain := int64(lc.r.cfg.Timeout)
+	if lc.r.stopped.Load() {
+		from = now
+		drain = min(drain, int64(time.Second)) // interrupted: finish quickly
+	}
+	lc.drainEnd = from + drain
+}
+
+// windowEnd is the end of this loop's measured window: the stop, or earlier
+// when interrupted or the request quota was reached.
+func (lc *lifecycle) windowEnd() int64 {
+	if lc.stopWall > 0 && lc.stopWall < lc.stopAt {
+		return lc.stopWall
+	}
+	return lc.stopAt
+}
+
+// abandon ends the drain: every request still in flight or pending is given
+// up as a timeout at this moment (each has waited at least a timeout since
+// its intended time, or the shortened drain of an interrupted run), so no
+// owed request leaves the run without an outcome.
+func (lc *lifecycle) abandon(now int64) {
+	lc.d.lock()
+	defer lc.d.unlock()
+	lc.ended = true
+	n := int64(lc.d.giveUp(now))
+	lc.r.unfinished.Add(n + lc.abandonPending(lc.rec, now))
+}
+
+// flushSecond hands this second's tallies and interval histogram to the
+// aggregator and starts the next second; dur is how much of the second the
+// loop covered (less than 1 s for the last one).
+func (lc *lifecycle) flushSecond(dur int64) {
+	lc.d.lock()
+	rep := secondReport{loop: lc.id, t: lc.secIdx, counts: lc.rec.sec, hist: lc.rec.interval, dur: dur}
+	select {
+	case h := <-lc.r.histPool:
+		lc.rec.interval = h
+	default:
+		lc.rec.interval = lc.r.newHist() // aggregator behind: rare, bounded by its backlog
+	}
+	lc.rec.sec = secondCounts{}
+	lc.d.unlock()
+	lc.r.reports <- rep
+	lc.secIdx++
+	lc.nextSecond += int64(time.Second)
+}
+
+// end ends the loop: results still arriving are not counted, the
+// engine's goroutines leave, and the last, partial second is reported.
+func (lc *lifecycle) end() {
+	lc.d.lock()
+	lc.ended = true
+	lc.d.unlock()
+	lc.d.finish()
+	lc.flushSecond(lc.now() - (lc.nextSecond - int64(time.Second)))
+}
+
+// popLast removes and returns the last element of *s (a free list).
+func popLast[T any](s *[]T) (T, bool) {
+	n := len(*s)
+	if n == 0 {
+		var zero T
+		return zero, false
+	}
+	v := (*s)[n-1]
+	*s = (*s)[:n-1]
+	return v, true
+}

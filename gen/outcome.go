@@ -1,0 +1,146 @@
+package gen
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+)
+
+// outcome is what result assembles: each loop's recorder and the end of its
+// measured window, and the engine's account of its CPUs, which the engines
+// measure differently.
+type outcome struct {
+	recs        []*recorder
+	ends        []int64    // per loop: end of the measured window, ns since start
+	shares      []cpuShare // per loop (HTTP/1.1) or per CPU (HTTP/3)
+	g           Generator
+	protocol    string // "http/1.1" or "h3"
+	quicVersion string
+}
+
+// result merges the loops' recorders into the Result.
+func (r *run) result(agg *aggregator, o outcome) *Result {
+	cfg := r.cfg
+	total := newRecorder(r.warmup, r.histMax)
+	var lagMerged = newHist()
+	g := o.g
+	interrupted := r.stopped.Load()
+	var window float64
+	for i, rec := range o.recs {
+		total.corrected.Merge(rec.corrected)
+		total.corrected2x.Merge(rec.corrected2x)
+		total.uncorrected.Merge(rec.uncorrected)
+		total.handshake.Merge(rec.handshake)
+		lagMerged.Merge(rec.lag)
+		for i, v := range rec.status {
+			total.status[i] += v
+		}
+		for i, v := range rec.errors {
+			total.errors[i] += v
+			if total.firstErr[i] == nil {
+				total.firstErr[i] = rec.firstErr[i]
+			}
+		}
+		total.ok += rec.ok
+		total.non2xx += rec.non2xx
+		total.bytes += rec.bytes
+		total.okInWindow += rec.okInWindow
+		total.bytesInWindow += rec.bytesInWindow
+		total.lateSends += rec.lateSends
+		total.dropped += rec.dropped
+		total.retries += rec.retries
+		total.handshakes += rec.handshakes
+		total.resumed += rec.resumed
+		total.unsolicited += rec.unsolicited
+		total.zeroRTT += rec.zeroRTT
+		if w := float64(o.ends[i]-r.warmup) / 1e9; w > window {
+			window = w
+		}
+	}
+	if window <= 0 {
+		window = math.SmallestNonzeroFloat64
+	}
+	for _, s := range o.shares {
+		g.Busy = append(g.Busy, round3(s.busy))
+		g.Starved = append(g.Starved, round3(s.starved()))
+		g.CPUSeconds = append(g.CPUSeconds, round3(s.cpuS))
+	}
+	g.LagP50us = lagMerged.ValueAtQuantile(50)
+	g.LagP99us = lagMerged.ValueAtQuantile(99)
+	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
+	g.LagMaxus = lagMerged.Max()
+	g.lagSamples = lagMerged.TotalCount()
+	g.LateSends = total.lateSends
+	g.Dropped = total.dropped
+	g.Unfinished = r.unfinished.Load()
+	g.Unsolicited = total.unsolicited
+	g.TimeWaitPeak = agg.twPeak
+	g.Notes = append(g.Notes, r.notes...)
+	if r.tls != nil {
+		g.Notes = append(g.Notes, r.tls.notes()...)
+	}
+	if interrupted && g.Unfinished > 0 {
+		g.Notes = append(g.Notes, fmt.Sprintf("interrupted: %d requests still unanswered after the shortened drain are counted as timeouts", g.Unfinished))
+	}
+
+	res := &Result{
+		Target:             cfg.URL,
+		Protocol:           o.protocol,
+		QUICVersion:        o.quicVersion,
+		Mode:               "closed",
+		Connections:        cfg.Connections,
+		DurationS:          round3(window),
+		WarmupS:            cfg.Warmup.Seconds(),
+		RequestedRate:      cfg.Rate,
+		OK:                 total.ok,
+		Retries:            total.retries,
+		Status:             map[string]uint64{},
+		Errors:             map[string]uint64{},
+		BytesRead:          total.bytes,
+		Latency:            latencyOf(total.corrected),
+		Latency2xx:         latencyOf(total.corrected2x),
+		LatencyUncorrected: latencyOf(total.uncorrected),
+		Handshakes:         total.handshakes,
+		PerSecond:          agg.seconds,
+		Interrupted:        interrupted,
+		CorrectedHist:      total.corrected,
+		Corrected2xxHist:   total.corrected2x,
+		UncorrectedHist:    total.uncorrected,
+	}
+	if cfg.openLoop() {
+		res.Mode = "open"
+	}
+	g.verdict(o.shares, res)
+	res.Generator = g
+	res.AchievedRate = round3(float64(total.okInWindow) / window)
+	res.ThroughputGbps = round3(float64(total.bytesInWindow) * 8 / window / 1e9)
+	for code, v := range total.status {
+		if v > 0 {
+			res.Status[strconv.Itoa(code)] = v
+		}
+	}
+	var nerr uint64
+	for i, v := range total.errors {
+		name := ErrorClass(i).String()
+		res.Errors[name] = v
+		nerr += v
+		if total.firstErr[i] != nil {
+			if res.ErrorSamples == nil {
+				res.ErrorSamples = map[string]string{}
+			}
+			res.ErrorSamples[name] = total.firstErr[i].Error()
+		}
+	}
+	res.Requests = total.ok + total.non2xx + nerr
+	if total.handshakes > 0 || cfg.NewConn || r.tls != nil {
+		res.HandshakeRate = round3(float64(total.handshakes) / window)
+		hs := latencyOf(total.handshake)
+		res.HandshakeUs = &hs
+	}
+	if r.tls != nil {
+		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
+	}
+	return res
+}
+
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

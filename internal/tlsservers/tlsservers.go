@@ -1,0 +1,345 @@
+// Package tlsservers starts real TLS servers (nginx, HAProxy, h2o, Caddy)
+// on 127.0.0.1 for tests: each serves a fixed 1 KiB body at /1k over
+// HTTPS with a given certificate, in the foreground, as a child in its own
+// process group that the test's cleanup stops. A server whose binary is not
+// installed skips the test (scripts/install-proxies.sh installs them).
+package tlsservers
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+)
+
+// Kind names a server.
+type Kind string
+
+// The servers this package starts.
+const (
+	Nginx   Kind = "nginx"
+	HAProxy Kind = "haproxy"
+	H2O     Kind = "h2o"
+	Caddy   Kind = "caddy"
+)
+
+// All lists every kind.
+var All = []Kind{Nginx, HAProxy, H2O, Caddy}
+
+// Options configure a server.
+type Options struct {
+	Cert certs.Paths // the certificate it serves (FullChain, Key, Combined)
+	// P256Only limits the server's key exchange to P-256, so that a client
+	// sending an X25519 key share gets a HelloRetryRequest. Not every
+	// server can (see CanP256Only).
+	P256Only bool
+}
+
+// CanP256Only reports whether kind k supports Options.P256Only.
+func CanP256Only(k Kind) bool { return k != H2O }
+
+// Server is a running server.
+type Server struct {
+	Kind Kind
+	Addr string // 127.0.0.1:port
+	Body []byte // what /1k returns
+	Dir  string // its configuration and logs
+}
+
+// URL returns https://Addr/1k.
+func (s *Server) URL() string { return "https://" + s.Addr + "/1k" }
+
+// Body1k is the body every server returns at /1k.
+func Body1k() []byte {
+	b := make([]byte, 1024)
+	for i := range b {
+		b[i] = "loadlab-tlsservers-"[i%19]
+	}
+	return b
+}
+
+// Binary returns the path of k's program, or "" when it is not installed.
+func Binary(k Kind) string {
+	name := string(k)
+	var dirs []string
+	if v := os.Getenv("LOADLAB_PROXY_BIN"); v != "" {
+		dirs = filepath.SplitList(v)
+	}
+	if root := moduleRoot(); root != "" {
+		dirs = append(dirs, filepath.Join(root, ".cache", "bin"))
+	}
+	dirs = append(dirs, "/root/proxybin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin")
+	for _, d := range dirs {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	if p, err := exec.LookPath(name); err == nil {
+		return p
+	}
+	return ""
+}
+
+// moduleRoot returns the directory of go.mod above the working directory.
+func moduleRoot() string {
+	d, err := os.Getwd()
+	if err != nil {
+		return ""
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return d
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return ""
+		}
+		d = parent
+	}
+}
+
+// Start starts a server of kind k, waits until it serves /1k, and stops it
+// when the test ends. A port taken between choosing and binding it is
+// retried with another.
+func Start(t testing.TB, k Kind, o Options) *Server {
+	t.Helper()
+	bin := Binary(k)
+	if bin == "" {
+		t.Skipf("%s is not installed: run scripts/install-proxies.sh", k)
+	}
+	if o.P256Only && !CanP256Only(k) {
+		t.Fatalf("%s cannot be limited to P-256", k)
+	}
+	var last error
+	for range 3 {
+		s, err := start(t, k, bin, o)
+		if err == nil {
+			return s
+		}
+		last = err
+	}
+	t.Fatalf("%s did not start: %v", k, last)
+	return nil
+}
+
+func start(t testing.TB, k Kind, bin string, o Options) (*Server, error) {
+	dir, err := os.MkdirTemp("", "loadlab-"+string(k)+"-")
+	if err != nil {
+		return nil, err
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	// Workers that drop privileges must read the files: world-readable.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		return nil, err
+	}
+	www := filepath.Join(dir, "www")
+	body := Body1k()
+	if err := os.Mkdir(www, 0o755); err != nil {
+		return nil, err
+	}
+	if err := os.WriteFile(filepath.Join(www, "1k"), body, 0o644); err != nil {
+		return nil, err
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{Kind: k, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Body: body, Dir: dir}
+	conf, args := render(k, bin, s, www, o)
+	confFile := filepath.Join(dir, map[Kind]string{Nginx: "nginx.conf", HAProxy: "haproxy.cfg", H2O: "h2o.conf", Caddy: "Caddyfile"}[k])
+	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(dir, "output.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); logf.Close(); close(done) }()
+	stop := func() {
+		// Only the group this test started: the server and its workers.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+		for i := 0; i < 50 && syscall.Kill(-cmd.Process.Pid, 0) == nil; i++ {
+			time.Sleep(50 * time.Millisecond)
+		}
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
+	if err := s.waitReady(done, 20*time.Second); err != nil {
+		stop()
+		log, _ := os.ReadFile(filepath.Join(dir, "output.log"))
+		errLog, _ := os.ReadFile(filepath.Join(dir, "error.log"))
+		return nil, fmt.Errorf("%w\n%s\n%s", err, tail(log), tail(errLog))
+	}
+	t.Cleanup(stop)
+	return s, nil
+}
+
+func tail(b []byte) string {
+	if len(b) > 2000 {
+		b = b[len(b)-2000:]
+	}
+	return string(b)
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// waitReady polls until GET /1k over TLS returns the body, the process
+// exits, or d passes.
+func (s *Server) waitReady(exited chan struct{}, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	var err error
+	for time.Now().Before(deadline) {
+		select {
+		case <-exited:
+			return errors.New("the server exited")
+		default:
+		}
+		if err = s.get(); err == nil {
+			return nil
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return fmt.Errorf("not serving /1k after %v: %v", d, err)
+}
+
+func (s *Server) get() error {
+	c, err := tls.DialWithDialer(&net.Dialer{Timeout: time.Second}, "tcp", s.Addr,
+		&tls.Config{InsecureSkipVerify: true, ServerName: "localhost", NextProtos: []string{"http/1.1"}})
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	fmt.Fprintf(c, "GET /1k HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", s.Addr)
+	resp, err := io.ReadAll(bufio.NewReader(c))
+	if err != nil && len(resp) == 0 {
+		return err
+	}
+	if !strings.HasPrefix(string(resp), "HTTP/1.1 200") || !strings.HasSuffix(string(resp), string(s.Body)) {
+		return fmt.Errorf("GET /1k: %.80q", resp)
+	}
+	return nil
+}
+
+// render returns the configuration of k and its command-line arguments.
+func render(k Kind, bin string, s *Server, www string, o Options) (string, []string) {
+	_, port, _ := net.SplitHostPort(s.Addr)
+	switch k {
+	case Nginx:
+		curves := "X25519:prime256v1"
+		if o.P256Only {
+			curves = "prime256v1"
+		}
+		return fmt.Sprintf(`user root;
+worker_processes 1;
+pid %[1]s/nginx.pid;
+error_log %[1]s/error.log;
+events { worker_connections 1024; }
+http {
+  access_log off;
+  server {
+    listen %[2]s ssl;
+    ssl_certificate %[3]s;
+    ssl_certificate_key %[4]s;
+    ssl_protocols TLSv1.2 TLSv1.3;
+    ssl_ecdh_curve %[5]s;
+    root %[6]s;
+    location / { }
+  }
+}
+`, s.Dir, s.Addr, o.Cert.FullChain, o.Cert.Key, curves, www), []string{"-p", s.Dir, "-c", filepath.Join(s.Dir, "nginx.conf"), "-g", "daemon off;"}
+	case HAProxy:
+		curves := ""
+		if o.P256Only {
+			curves = " curves P-256"
+		}
+		return fmt.Sprintf(`global
+	maxconn 1000
+	ssl-default-bind-options ssl-min-ver TLSv1.2
+defaults
+	mode http
+	timeout connect 5s
+	timeout client 30s
+	timeout server 30s
+frontend fe
+	bind %s ssl crt %s alpn http/1.1%s
+	http-request return status 200 content-type application/octet-stream file %s
+`, s.Addr, o.Cert.Combined, curves, filepath.Join(www, "1k")), []string{"-db", "-f", filepath.Join(s.Dir, "haproxy.cfg")}
+	case H2O:
+		return fmt.Sprintf(`user: root
+pid-file: %[1]s/h2o.pid
+error-log: %[1]s/error.log
+num-threads: 1
+listen:
+  host: 127.0.0.1
+  port: %[2]s
+  ssl:
+    certificate-file: %[3]s
+    key-file: %[4]s
+    minimum-version: TLSv1.2
+    ocsp-update-interval: 0
+hosts:
+  default:
+    paths:
+      "/":
+        file.dir: %[5]s
+`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, www), []string{"-c", filepath.Join(s.Dir, "h2o.conf")}
+	case Caddy:
+		curves := ""
+		if o.P256Only {
+			curves = " {\n\t\tcurves secp256r1\n\t}"
+		}
+		return fmt.Sprintf(`{
+	admin off
+	auto_https off
+	persist_config off
+	storage file_system %[1]s/data
+	servers {
+		protocols h1 h2
+	}
+}
+https://:%[2]s {
+	bind 127.0.0.1
+	tls %[3]s %[4]s%[5]s
+	root * %[6]s
+	file_server
+}
+`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, curves, www), []string{"run", "--config", filepath.Join(s.Dir, "Caddyfile"), "--adapter", "caddyfile"}
+	}
+	panic("tlsservers: unknown kind " + string(k))
+}
