@@ -108,6 +108,9 @@ func searchRow(f *results.File, u *results.Unit) row {
 		switch {
 		case sr.Capped && ceilByGen && u.MaxRate == ceil:
 			r.rateText = "≥ " + fmtRate(sr.Rate) + " (generator ceiling on this machine)"
+			if sr.Rate < ceil { // confirmed a step down from it
+				r.rateText = "≥ " + fmtRate(sr.Rate) + " (at the generator ceiling on this machine, " + fmtRate(ceil) + ")"
+			}
 			r.atCeil = true
 		case sr.Capped:
 			r.rateText = "≥ " + fmtRate(sr.Rate) + " (plan max)"
