@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -73,12 +74,13 @@ type Pass struct {
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
-	Name        string    `yaml:"name,omitempty" json:"name"`               // unique in the plan; default Kind
-	Kind        string    `yaml:"kind" json:"kind"`                         // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
-	Method      string    `yaml:"method,omitempty" json:"method"`           // search | fixed | closed (default by kind)
-	Path        string    `yaml:"path,omitempty" json:"path"`               // backend path (default by kind)
-	Keys        []string  `yaml:"keys,omitempty" json:"keys"`               // handshake: every key type; others: the plan's first
-	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"` // overrides cpus.server (scaling runs)
+	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
+	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
+	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
+	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind)
+	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
+	Profiles    []string  `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
+	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs)
 	Connections int       `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
@@ -104,6 +106,12 @@ const (
 	KindFixedRate = "fixed-rate"
 	KindSustained = "sustained"
 )
+
+// RunsOn reports whether the scenario runs on profile (its own profiles
+// list, or every profile of the plan when it has none).
+func (s *Scenario) RunsOn(profile string) bool {
+	return len(s.Profiles) == 0 || slices.Contains(s.Profiles, profile)
+}
 
 // Kinds lists the scenario kinds in their usual order.
 func Kinds() []string {

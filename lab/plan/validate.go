@@ -78,6 +78,14 @@ func (p *Plan) validate() error {
 	}
 	for i := range p.Scenarios {
 		s := &p.Scenarios[i]
+		for j, name := range s.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				return fmt.Errorf("scenarios[%d] (%s): profile %s is not in the plan's profiles (%s)", i, s.label(), name, strings.Join(p.Profiles, ", "))
+			}
+			if slices.Contains(s.Profiles[:j], name) {
+				return fmt.Errorf("scenarios[%d] (%s): profile %s is listed twice", i, s.label(), name)
+			}
+		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
