@@ -92,9 +92,9 @@ type Scenario struct {
 	// the shared core far less) and 0 for fixed-rate runs (their sub-ms p99
 	// matters); an explicit 0 is 0.
 	PacingTolerance *Duration `yaml:"pacing_tolerance,omitempty" json:"pacing_tolerance,omitempty"`
-	SearchOver  yaml.Node `yaml:"search,omitempty" json:"-"`          // overrides of the plan's search fields
-	PassOver    yaml.Node `yaml:"pass,omitempty" json:"-"`            // overrides of the plan's pass fields
-	Eff         Effective `yaml:"-" json:"effective"`                 // filled by Resolve
+	SearchOver      yaml.Node `yaml:"search,omitempty" json:"-"` // overrides of the plan's search fields
+	PassOver        yaml.Node `yaml:"pass,omitempty" json:"-"`   // overrides of the plan's pass fields
+	Eff             Effective `yaml:"-" json:"effective"`        // filled by Resolve
 }
 
 // Effective are a scenario's search and pass settings after Resolve.
