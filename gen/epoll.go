@@ -193,15 +193,17 @@ type handler interface {
 // once a pacing tick, sends what is due, then collects the responses.
 func (l *epollLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
 	if l.batch {
-		l.dispatch(l.pollWait(l.epfd, 0), h)
+		l.dispatch(l.pollWait(l.epfd, 0, 0), h)
 		if quiet() {
-			l.pollWait(l.quietfd, min(until, l.nextScan)-l.now())
+			at := min(until, l.nextScan)
+			l.pollWait(l.quietfd, at-l.now(), at)
 			l.drainWakeups()
 			return
 		}
 		now = l.now()
 	}
-	l.dispatch(l.pollWait(l.epfd, min(until, l.nextScan)-now), h)
+	at := min(until, l.nextScan)
+	l.dispatch(l.pollWait(l.epfd, at-now, at), h)
 }
 
 // dispatch hands the n events of the last poll to h.
@@ -248,13 +250,14 @@ func (l *epollLoop) doneAt(now, written int64) int64 {
 // (e.g. the runtime's preemption request) ends the wait early with no
 // events; the caller's next function call then lets the runtime in. Without
 // epoll_pwait2 (probed once per run) the loop arms its timerfd with the
-// deadline and sleeps in epoll_wait.
-func (l *epollLoop) pollWait(epfd int, ns int64) int {
+// deadline and sleeps in epoll_wait. ns is the timeout; at is the deadline
+// it stands for, on the run's clock.
+func (l *epollLoop) pollWait(epfd int, ns, at int64) int {
 	if ns < 0 {
 		ns = 0
 	}
 	if l.timerfd >= 0 {
-		return l.waitTimer(epfd, ns)
+		return l.waitTimer(epfd, ns, at)
 	}
 	l.ts = unix.NsecToTimespec(ns)
 	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
@@ -267,12 +270,11 @@ func (l *epollLoop) pollWait(epfd int, ns int64) int {
 }
 
 // waitTimer is pollWait without epoll_pwait2: the timerfd is re-armed only
-// when the deadline moves.
-func (l *epollLoop) waitTimer(epfd int, ns int64) int {
+// when the deadline moves (a loop woken by events keeps the timer it set).
+func (l *epollLoop) waitTimer(epfd int, ns, at int64) int {
 	timeout := 0
 	if ns > 0 {
 		timeout = -1
-		at := l.now() + ns
 		if at != l.timerAt {
 			l.timerAt = at
 			l.timerIts.Value = unix.NsecToTimespec(ns)
