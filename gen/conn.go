@@ -29,6 +29,7 @@ type conn struct {
 	retryAt   int64 // closed loop: reconnect not before this time
 	reused    bool  // the request went out on a kept-alive connection
 	retried   bool  // it was already resent once (see retryable)
+	unsettled bool  // counted in the loop's unsettled (see track)
 
 	s     sock      // the byte stream of the current socket (nil when closed)
 	plain plainSock // s when the target is http://
@@ -60,6 +61,22 @@ func (l *loop) connect(c *conn, now int64) {
 		l.connected(c, now)
 	default:
 		c.connecting = true
+		l.track(c)
+	}
+}
+
+// track keeps the loop's count of connections that need prompt events
+// (connecting, in the handshake, or with bytes still to write): batched
+// pacing sleeps through socket events only while there are none.
+func (l *loop) track(c *conn) {
+	u := c.fd >= 0 && (c.connecting || c.handshake || c.writing || c.s != nil && c.s.pending())
+	if u != c.unsettled {
+		c.unsettled = u
+		if u {
+			l.unsettled++
+		} else {
+			l.unsettled--
+		}
 	}
 }
 
@@ -82,6 +99,7 @@ func (l *loop) setUp(c *conn, now int64) {
 		return
 	}
 	if !done {
+		l.track(c)
 		return
 	}
 	c.handshake = false
@@ -129,6 +147,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 				l.fail(c, classify(err), err, now)
 				return
 			}
+			l.track(c)
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.writing {
 			l.readResponse(c, ev)
@@ -146,6 +165,7 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	n, err := c.s.write(req[c.wrOff:])
 	if notReady(err) {
 		c.writing = true
+		l.track(c)
 		return
 	}
 	if err == nil && c.s.pending() {
@@ -156,12 +176,11 @@ func (l *loop) writeRequest(c *conn, now int64) {
 		return
 	}
 	c.wrOff += n
-	if c.wrOff < len(req) {
-		c.writing = true
-		return
+	c.writing = c.wrOff < len(req)
+	if !c.writing {
+		c.wrOff = 0
 	}
-	c.writing = false
-	c.wrOff = 0
+	l.track(c)
 }
 
 // readResponse reads what the stream has and feeds the parser. ev is the
@@ -217,7 +236,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 
 // complete records a finished response and moves c on.
 func (l *loop) complete(c *conn, eof bool) {
-	now := l.now()
+	now := l.doneAt(l.now(), c.written)
 	if c.sum != nil {
 		var d [sha256.Size]byte
 		if string(c.sum.Sum(d[:0])) != string(l.r.cfg.VerifySHA256) {
@@ -331,4 +350,5 @@ func (l *loop) closeConn(c *conn) {
 	c.handshake = false
 	c.writing = false
 	c.wrOff = 0
+	l.track(c)
 }

@@ -53,6 +53,18 @@ type epollLoop struct {
 	timerfd  int // -1, or the fallback sleep timer when epoll_pwait2 is unavailable
 	timerAt  int64
 	timerIts unix.ItimerSpec
+
+	// Batched pacing (open loop with a pacing tolerance): between the
+	// pacing ticks the loop sleeps on quietfd, which holds only its wake-ups,
+	// instead of waking for every response; at the tick it collects every
+	// socket event at once. A response read late keeps its true completion
+	// time: each read takes the kernel's receive timestamp of its last
+	// segment (rx), converted to the run's clock (wallOff).
+	batch     bool
+	quietfd   int
+	rx        rxReader
+	wallOff   int64 // wall clock minus the run's clock, ns, at the last poll
+	unsettled int   // connections connecting, in their handshake or with bytes to write: they need prompt events
 }
 
 // initEpoll prepares the loop of lifecycle lc (nothing is opened yet: setup
@@ -61,7 +73,8 @@ func (l *epollLoop) initEpoll(lc *lifecycle, family int, pwait2 bool) {
 	r := lc.r
 	l.lifecycle = lc
 	l.family, l.pwait2 = family, pwait2
-	l.epfd, l.wakefd, l.timerfd = -1, -1, -1
+	l.epfd, l.wakefd, l.timerfd, l.quietfd = -1, -1, -1, -1
+	l.batch = lc.open && r.cfg.PacingTolerance > 0
 	l.dst = sockaddr(r.dst)
 	for _, a := range r.cfg.SrcAddrs {
 		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
@@ -71,6 +84,9 @@ func (l *epollLoop) initEpoll(lc *lifecycle, family int, pwait2 bool) {
 	}
 	if r.tls != nil {
 		l.tls = r.tls.loopState()
+		if l.batch {
+			l.tls.rx = &l.rx
+		}
 	}
 	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
 	l.nextScan = l.scanEvery
@@ -114,6 +130,26 @@ func (l *epollLoop) setup() error {
 			return fmt.Errorf("epoll_ctl: %w", err)
 		}
 	}
+	if l.batch {
+		qfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("epoll_create1: %w", err)
+		}
+		l.quietfd = qfd
+		for _, w := range []struct {
+			fd int
+			id int32
+		}{{l.wakefd, eventWake}, {l.timerfd, eventTimer}} {
+			if w.fd < 0 {
+				continue
+			}
+			ev := unix.EpollEvent{Events: unix.EPOLLIN, Fd: w.id}
+			if err := unix.EpollCtl(qfd, unix.EPOLL_CTL_ADD, w.fd, &ev); err != nil {
+				return fmt.Errorf("epoll_ctl: %w", err)
+			}
+		}
+		l.rx.init()
+	}
 	l.buf = make([]byte, readBufSize)
 	l.acct.init(l.cpu)
 	return nil
@@ -122,7 +158,7 @@ func (l *epollLoop) setup() error {
 // closeFds closes the loop's own descriptors (its connections are the
 // driver's to close first).
 func (l *epollLoop) closeFds() {
-	for _, fd := range []int{l.wakefd, l.timerfd, l.epfd} {
+	for _, fd := range []int{l.wakefd, l.timerfd, l.quietfd, l.epfd} {
 		if fd >= 0 {
 			unix.Close(fd)
 		}
@@ -149,8 +185,33 @@ type handler interface {
 
 // waitEvents sleeps until until at the latest (or the next timeout scan) and
 // hands every event that arrives to h.
-func (l *epollLoop) waitEvents(now, until int64, h handler) {
-	n := l.pollWait(min(until, l.nextScan) - now)
+//
+// Batched pacing: the loop first collects the socket events that came in
+// since it last looked (responses, read with their receive timestamps) and
+// then, if quiet() (nothing pending, no connection that needs prompt
+// events), sleeps through socket events until the deadline: the loop wakes
+// once a pacing tick, sends what is due, then collects the responses.
+func (l *epollLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
+	if l.batch {
+		l.dispatch(l.pollWait(l.epfd, 0, 0), h)
+		if quiet() {
+			at := min(until, l.nextScan)
+			l.pollWait(l.quietfd, at-l.now(), at)
+			l.drainWakeups()
+			return
+		}
+		now = l.now()
+	}
+	at := min(until, l.nextScan)
+	l.dispatch(l.pollWait(l.epfd, at-now, at), h)
+}
+
+// dispatch hands the n events of the last poll to h.
+func (l *epollLoop) dispatch(n int, h handler) {
+	if l.batch {
+		t := time.Now()
+		l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
+	}
 	for i := 0; i < n; i++ {
 		ev := &l.events[i]
 		if ev.Fd < 0 {
@@ -161,22 +222,45 @@ func (l *epollLoop) waitEvents(now, until int64, h handler) {
 	}
 }
 
+// drainWakeups empties the wake-up descriptors after a quiet sleep.
+func (l *epollLoop) drainWakeups() {
+	l.drainWakeup(eventWake)
+	if l.timerfd >= 0 {
+		l.drainWakeup(eventTimer)
+	}
+}
+
+// doneAt returns when the response just read completed, on the run's
+// clock: with batched pacing the receive timestamp of its last segment
+// (never after now nor before the request was written), else now.
+func (l *epollLoop) doneAt(now, written int64) int64 {
+	if !l.batch {
+		return now
+	}
+	ts := l.rx.take()
+	if ts == 0 {
+		return now
+	}
+	return max(min(ts-l.wallOff, now), written)
+}
+
 // pollWait blocks in epoll_pwait2, whose timeout has nanosecond resolution
 // (epoll_wait's millisecond timeout would quantize the pacing). It is a raw
 // system call: the loop keeps its P while it sleeps (see rawio.go). A signal
 // (e.g. the runtime's preemption request) ends the wait early with no
 // events; the caller's next function call then lets the runtime in. Without
 // epoll_pwait2 (probed once per run) the loop arms its timerfd with the
-// deadline and sleeps in epoll_wait.
-func (l *epollLoop) pollWait(ns int64) int {
+// deadline and sleeps in epoll_wait. ns is the timeout; at is the deadline
+// it stands for, on the run's clock.
+func (l *epollLoop) pollWait(epfd int, ns, at int64) int {
 	if ns < 0 {
 		ns = 0
 	}
 	if l.timerfd >= 0 {
-		return l.waitTimer(ns)
+		return l.waitTimer(epfd, ns, at)
 	}
 	l.ts = unix.NsecToTimespec(ns)
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(l.epfd),
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_PWAIT2, uintptr(epfd),
 		uintptr(unsafe.Pointer(&l.events[0])), maxEvents,
 		uintptr(unsafe.Pointer(&l.ts)), 0, 0)
 	if e != 0 {
@@ -186,19 +270,18 @@ func (l *epollLoop) pollWait(ns int64) int {
 }
 
 // waitTimer is pollWait without epoll_pwait2: the timerfd is re-armed only
-// when the deadline moves.
-func (l *epollLoop) waitTimer(ns int64) int {
+// when the deadline moves (a loop woken by events keeps the timer it set).
+func (l *epollLoop) waitTimer(epfd int, ns, at int64) int {
 	timeout := 0
 	if ns > 0 {
 		timeout = -1
-		at := l.now() + ns
 		if at != l.timerAt {
 			l.timerAt = at
 			l.timerIts.Value = unix.NsecToTimespec(ns)
 			unix.TimerfdSettime(l.timerfd, 0, &l.timerIts, nil)
 		}
 	}
-	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(l.epfd),
+	n, _, e := unix.RawSyscall6(unix.SYS_EPOLL_WAIT, uintptr(epfd),
 		uintptr(unsafe.Pointer(&l.events[0])), maxEvents, uintptr(timeout), 0, 0)
 	if e != 0 {
 		return 0
@@ -227,6 +310,9 @@ func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorCla
 		return -1, false, classify(err), err
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+	if l.batch {
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // see rxReader
+	}
 	if len(l.src) > 0 {
 		// Bind the address only; the kernel picks the port at connect time
 		// per (source, destination) pair, so each address has its own range.
@@ -267,6 +353,9 @@ func (l *epollLoop) stream(fd int, plain *plainSock) sock {
 		return l.tls.newSecure(fd)
 	}
 	plain.fd = fd
+	if l.batch {
+		plain.rx = &l.rx
+	}
 	return plain
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/net/http2"
 )
 
@@ -362,5 +363,36 @@ func TestH2ResetOnAccept(t *testing.T) {
 	checkOpenAccounting(t, res, cfg)
 	if res.OK != 0 || res.Errors["timeout"] != 0 || res.Errors["reset"]+res.Errors["closed"]+res.Errors["broken_pipe"] != 200 {
 		t.Errorf("ok %d errors %v %v: want each of the 200 requests failed by the reset", res.OK, res.Errors, res.ErrorSamples)
+	}
+}
+
+// TestH2PacingToleranceBatches is TestPacingToleranceBatches over HTTP/2:
+// 230 requests/s, a 10 ms pacing tolerance, a server that answers after
+// 3 ms. Requests leave at the ticks (corrected median ~8 ms); the
+// responses, collected at the next tick, keep the kernel's receive time
+// (uncorrected median the server's ~3 ms, not the tick's 10 ms).
+func TestH2PacingToleranceBatches(t *testing.T) {
+	s := startH2Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(3 * time.Millisecond)
+		w.Write([]byte("ok"))
+	}), h2Opts{})
+	cfg := s.config("/")
+	cfg.Connections, cfg.Rate, cfg.Duration, cfg.Timeout = 2, 230, 2*time.Second, time.Second
+	cfg.PacingTolerance, cfg.CPUs = 10*time.Millisecond, pin.CPUSet{lastCPU(t)}
+	res := runH2Test(t, cfg)
+	g, u, c := res.Generator, res.LatencyUncorrected, res.Latency
+	t.Logf("uncorrected p50 %d p99 %d µs; corrected p50 %d p99 %d max %d µs; lag p50 %d p99 %d µs; %s",
+		u.P50, u.P99, c.P50, c.P99, c.Max, g.LagP50us, g.LagP99us, g.Reason)
+	if res.Requests != 460 || res.OK != 460 {
+		t.Fatalf("requests %d ok %d errors %v", res.Requests, res.OK, res.Errors)
+	}
+	if raceEnabled {
+		return
+	}
+	if u.P50 < 2_900 || u.P50 > 6_000 {
+		t.Errorf("uncorrected p50 %d µs: want the server's ~3 ms (a late read must keep the arrival time)", u.P50)
+	}
+	if c.P50 < 5_500 || c.P50 > 10_500 {
+		t.Errorf("corrected p50 %d µs: want ~8 ms (0-10 ms of pacing + 3 ms)", c.P50)
 	}
 }

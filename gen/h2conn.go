@@ -30,6 +30,7 @@ type h2Slot struct {
 	handshake  bool // the stream's setup (TLS handshake) in progress
 	queued     bool // in the loop's ready ring
 	dirty      bool // in the loop's dirty list
+	unsettled  bool // counted in the loop's unsettled (see track)
 
 	c      *h2.Conn
 	s      sock      // the byte stream of the current socket (nil when closed)
@@ -77,6 +78,7 @@ func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
 		l.connected(c, now)
 	default:
 		c.connecting = true
+		l.track(c)
 	}
 	return 0, nil
 }
@@ -100,6 +102,7 @@ func (l *h2Loop) setUp(c *h2Slot, now int64) {
 		return
 	}
 	if !done {
+		l.track(c)
 		return
 	}
 	c.handshake = false
@@ -172,7 +175,7 @@ func (l *h2Loop) flush(c *h2Slot) {
 		}
 		n, err := c.s.write(p)
 		if notReady(err) {
-			return
+			break // EPOLLOUT comes when the socket drains
 		}
 		if err != nil {
 			l.connFail(c, classify(err), err, l.now())
@@ -180,7 +183,7 @@ func (l *h2Loop) flush(c *h2Slot) {
 		}
 		c.c.Wrote(n)
 		if n < len(p) {
-			return // the socket is full: EPOLLOUT comes when it drains
+			break // the socket is full
 		}
 	}
 	if c.s.pending() {
@@ -189,6 +192,7 @@ func (l *h2Loop) flush(c *h2Slot) {
 			return
 		}
 	}
+	l.track(c)
 }
 
 // read reads what the stream has and feeds the Conn, whose Handler calls
@@ -203,6 +207,7 @@ func (l *h2Loop) read(c *h2Slot, ev uint32) {
 			case notReady(err):
 				if !fed {
 					l.readAt = l.now()
+					l.doneTs = l.readAt
 				}
 				l.afterStreams(c, l.readAt)
 				return
@@ -213,6 +218,7 @@ func (l *h2Loop) read(c *h2Slot, ev uint32) {
 			return
 		}
 		l.readAt = l.now()
+		l.doneTs = l.doneAt(l.readAt, 0)
 		fed = true
 		if n == 0 {
 			l.eof(c, l.readAt)
@@ -311,6 +317,7 @@ func (l *h2Loop) closeSlot(c *h2Slot) {
 	c.handshake = false
 	c.unsent = c.unsent[:0]
 	c.c.Reset()
+	l.track(c)
 	for i := range c.reqs {
 		if s := c.reqs[i].sum; s != nil {
 			s.Reset()
@@ -336,8 +343,13 @@ func (c *h2Slot) Body(i int, b []byte) {
 // Done records slot i's complete response: a response of its status, or
 // body_mismatch when verifying and the digest differs.
 func (c *h2Slot) Done(i int) {
-	l, r, now := c.l, &c.reqs[i], c.l.readAt
+	l, r := c.l, &c.reqs[i]
 	l.busy--
+	w := r.written
+	if w == 0 {
+		w = r.started // the response came before our flush finished
+	}
+	now := max(l.doneTs, w)
 	if r.sum != nil {
 		var d [sha256.Size]byte
 		ok := string(r.sum.Sum(d[:0])) == string(l.r.cfg.VerifySHA256)
@@ -348,17 +360,13 @@ func (c *h2Slot) Done(i int) {
 			return
 		}
 	}
-	w := r.written
-	if w == 0 {
-		w = r.started // the response came before our flush finished
-	}
 	l.rec.response(r.status, r.intended, w, now, r.bytes)
 }
 
 // Reset records a stream the server reset (RST_STREAM, any code but
 // REFUSED_STREAM) as stream_reset, counted per code.
 func (c *h2Slot) Reset(i int, code http2.ErrCode) {
-	l, r, now := c.l, &c.reqs[i], c.l.readAt
+	l, r, now := c.l, &c.reqs[i], c.l.doneTs
 	l.busy--
 	if r.sum != nil {
 		r.sum.Reset()

@@ -41,6 +41,7 @@ type h2Loop struct {
 	dirty   []int32 // slots with requests started since their last flush
 	busy    int     // requests in flight (on a stream)
 	readAt  int64   // when the bytes being fed were read
+	doneTs  int64   // when they arrived: readAt, or with batched pacing the receive timestamp of their last segment
 	newConn bool
 	h2c     h2Counters
 }
@@ -173,7 +174,26 @@ func (l *h2Loop) giveUp(now int64) int {
 // latest and handles the events of the loop's slots.
 func (l *h2Loop) wait(now, until int64) {
 	l.flushDirty()
-	l.waitEvents(now, until, l)
+	l.waitEvents(now, until, l, l.quiet)
+}
+
+// quiet reports whether batched pacing may sleep through socket events:
+// nothing waits in the pending queue for a stream, and no slot is
+// connecting, in its handshake or has bytes to write.
+func (l *h2Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
+
+// track keeps the loop's count of slots that need prompt events
+// (connecting, in the handshake, or with bytes still to write).
+func (l *h2Loop) track(c *h2Slot) {
+	u := c.fd >= 0 && (c.connecting || c.handshake || len(c.c.Pending()) > 0 || c.s != nil && c.s.pending())
+	if u != c.unsettled {
+		c.unsettled = u
+		if u {
+			l.unsettled++
+		} else {
+			l.unsettled--
+		}
+	}
 }
 
 // event handles an epoll event of slot idx.

@@ -81,7 +81,12 @@ func (l *loop) giveUp(now int64) int {
 
 // wait sleeps until until at the latest and handles the events of the
 // loop's connections.
-func (l *loop) wait(now, until int64) { l.waitEvents(now, until, l) }
+func (l *loop) wait(now, until int64) { l.waitEvents(now, until, l, l.quiet) }
+
+// quiet reports whether batched pacing may sleep through socket events:
+// nothing waits in the pending queue for a connection, and no connection is
+// connecting, in its handshake or writing.
+func (l *loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
 
 // event handles an epoll event of connection slot idx.
 func (l *loop) event(idx, gen int32, ev uint32) {

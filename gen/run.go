@@ -249,7 +249,8 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		return nil, r.failErr
 	}
 	agg := r.drive(ctx)
-	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending}}
+	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
+		PacingToleranceUs: cfg.PacingTolerance.Microseconds()}}
 	for _, lc := range r.loops {
 		o.recs = append(o.recs, lc.rec)
 		o.ends = append(o.ends, lc.windowEnd())

@@ -100,10 +100,12 @@ func TestThreadSchedStatSeesWaiting(t *testing.T) {
 	run, wait := after.Run-before.Run, after.Wait-before.Wait
 	t.Logf("wall %v run %v wait %v", wall, run, wait)
 	// A thread that never sleeps is either running or waiting to run:
-	// run + wait is its wall time. With a spinner on the same CPU it
-	// must have waited for a good part of it (CFS shares the CPU; other
-	// tasks may take more, never less).
-	if sum := run + wait; sum < wall*9/10 || sum > wall*11/10 {
+	// run + wait is its wall time, less the moments the Go runtime parks it
+	// (a preemption request or a GC pause stops a locked goroutine's
+	// thread), so at least most of it and never more. With a spinner on
+	// the same CPU it must have waited for a good part of it (CFS shares
+	// the CPU; other tasks may take more, never less).
+	if sum := run + wait; sum < wall*6/10 || sum > wall*11/10 {
 		t.Errorf("run %v + wait %v = %v, want about the wall time %v", run, wait, sum, wall)
 	}
 	if wait < wall/5 {

@@ -22,6 +22,7 @@ var genFlag = map[string]string{
 	"Rate":              "--rate",
 	"CPUs":              "--cpus",
 	"MaxPending":        "--max-pending",
+	"PacingTolerance":   "--pacing-tolerance",
 	"NewConn":           "--new-conn",
 	"Close":             "--close",
 	"SrcAddrs":          "--src-addrs",

@@ -54,10 +54,10 @@ func TestLabRunRejectsBadInputBeforeWork(t *testing.T) {
 	}{
 		{[]string{"--plan", bad("name: x\nprofiles: [nginx-bogus]\nscenarios: [{kind: keepalive-1k}]\n")}, `unknown profile "nginx-bogus"`},
 		{[]string{"--plan", bad("name: x\nprofiles: [nginx-stock]\nscenarios: [{kind: fixed-rate, rates: [-1500]}]\n")}, "is not a rate"},
-		{[]string{"--plan", bad("name: x\nprofiles: [nginx-stock]\nsearch: {step: 0s, discard: -1s}\nscenarios: [{kind: keepalive-1k}]\n")}, "discard must be"},
+		{[]string{"--plan", bad("name: x\nprofiles: [nginx-stock]\nsearch: {discard: -1s}\nscenarios: [{kind: keepalive-1k}]\n")}, "discard must be"},
 		{[]string{"--scenarios", "warp"}, "--scenarios: warp is not in plan quick"},
 		{[]string{"--profiles", "h2o"}, "--profiles: h2o is not in plan quick"},
-		{[]string{"--keys", "rsa4096"}, "--keys: rsa4096 is not used by plan quick"},
+		{[]string{"--keys", "rsa2048"}, "--keys: rsa2048 is not used by plan quick"},
 		{[]string{"--step-scale", "-1"}, "--step-scale"},
 		{[]string{"--step-scale", "1e-15"}, "must be > 0"},
 		{[]string{"--net", "bridge"}, "--net"},
@@ -123,7 +123,7 @@ func TestReportCommandRendersResults(t *testing.T) {
 		Spectrum: []results.SpectrumPoint{{P: 0, Us: 300}, {P: 50, Us: 700}, {P: 99, Us: 2500}, {P: 100, Us: 4000}},
 		Proxy:    []results.ProxySample{{T: 1, CPU: 0.5, Mem: 8 << 20, TimeWait: 3}}}
 	st.ProxySum = results.Summarize(st.Proxy, 0)
-	store.F.Units = []*results.Unit{{ID: "sustained/nginx-keepalive/p256/1cpu", Scenario: "sustained", Kind: "sustained", Method: "closed",
+	store.F.Units = []*results.Unit{{ID: "sustained-pool/nginx-keepalive/p256/1cpu", Scenario: "sustained-pool", Kind: "sustained", Method: "closed",
 		Profile: "nginx-keepalive", Proxy: "nginx", Key: "p256", Layout: "1cpu", Status: results.StatusDone, Steps: []*results.Step{st}}}
 	store.F.Finished = true
 	if err := store.Save(); err != nil {
@@ -137,7 +137,7 @@ func TestReportCommandRendersResults(t *testing.T) {
 	if !strings.Contains(out, "| nginx-keepalive | 4,321 | 700 µs | 1.50 ms | 2.50 ms | 0% | 3 | none |") {
 		t.Fatalf("tables:\n%s", out)
 	}
-	for _, name := range []string{"report.md", "report.html", "charts/sustained-spectrum.png"} {
+	for _, name := range []string{"report.md", "report.html", "charts/sustained-pool-spectrum.png"} {
 		if _, err := os.Stat(filepath.Join(dir, name)); err != nil {
 			t.Fatal(err)
 		}

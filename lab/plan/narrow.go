@@ -27,6 +27,21 @@ func (p *Plan) Narrow(sel Selection) error {
 			}
 		}
 		p.Profiles = slices.DeleteFunc(p.Profiles, func(n string) bool { return !slices.Contains(sel.Profiles, n) })
+		var kept []Scenario
+		for _, s := range p.Scenarios {
+			if len(s.Profiles) > 0 {
+				s.Profiles = slices.DeleteFunc(slices.Clone(s.Profiles), func(n string) bool { return !slices.Contains(sel.Profiles, n) })
+				if len(s.Profiles) == 0 {
+					p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: it runs on none of --profiles %s", s.label(), strings.Join(sel.Profiles, ",")))
+					continue
+				}
+			}
+			kept = append(kept, s)
+		}
+		if len(kept) == 0 {
+			return fmt.Errorf("--profiles %s: no scenario of plan %s runs on them", strings.Join(sel.Profiles, ","), p.Name)
+		}
+		p.Scenarios = kept
 	}
 	if len(sel.Scenarios) > 0 {
 		for _, name := range sel.Scenarios {

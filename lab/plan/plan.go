@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -73,27 +74,41 @@ type Pass struct {
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
-	Name        string    `yaml:"name,omitempty" json:"name"`               // unique in the plan; default Kind
-	Kind        string    `yaml:"kind" json:"kind"`                         // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
-	Method      string    `yaml:"method,omitempty" json:"method"`           // search | fixed | closed (default by kind)
-	Path        string    `yaml:"path,omitempty" json:"path"`               // backend path (default by kind)
-	Keys        []string  `yaml:"keys,omitempty" json:"keys"`               // handshake: every key type; others: the plan's first
-	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"` // overrides cpus.server (scaling runs)
+	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
+	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
+	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
+	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind)
+	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
+	Profiles    []string  `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
+	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs)
 	Connections int       `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
 	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
 	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
-	SearchOver  yaml.Node `yaml:"search,omitempty" json:"-"`          // overrides of the plan's search fields
-	PassOver    yaml.Node `yaml:"pass,omitempty" json:"-"`            // overrides of the plan's pass fields
-	Eff         Effective `yaml:"-" json:"effective"`                 // filled by Resolve
+	// PacingTolerance is the generator's pacing tolerance for the
+	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
+	// searches (their thresholds are hundreds of ms, and batched sends cost
+	// the shared core far less) and 0 for fixed-rate runs (their sub-ms p99
+	// matters); an explicit 0 is 0.
+	PacingTolerance *Duration `yaml:"pacing_tolerance,omitempty" json:"pacing_tolerance,omitempty"`
+	SearchOver      yaml.Node `yaml:"search,omitempty" json:"-"` // overrides of the plan's search fields
+	PassOver        yaml.Node `yaml:"pass,omitempty" json:"-"`   // overrides of the plan's pass fields
+	Eff             Effective `yaml:"-" json:"effective"`        // filled by Resolve
 }
 
 // Effective are a scenario's search and pass settings after Resolve.
 type Effective struct {
-	Search Search `json:"search"`
-	Pass   Pass   `json:"pass"`
+	Search          Search   `json:"search"`
+	Pass            Pass     `json:"pass"`
+	PacingTolerance Duration `json:"pacing_tolerance"`
 }
+
+// Default pacing tolerances (see Scenario.PacingTolerance).
+const (
+	SearchPacingTolerance = Duration(time.Millisecond)
+	FixedPacingTolerance  = Duration(0)
+)
 
 // Scenario kinds.
 const (
@@ -104,6 +119,12 @@ const (
 	KindFixedRate = "fixed-rate"
 	KindSustained = "sustained"
 )
+
+// RunsOn reports whether the scenario runs on profile (its own profiles
+// list, or every profile of the plan when it has none).
+func (s *Scenario) RunsOn(profile string) bool {
+	return len(s.Profiles) == 0 || slices.Contains(s.Profiles, profile)
+}
 
 // Kinds lists the scenario kinds in their usual order.
 func Kinds() []string {

@@ -82,13 +82,16 @@ func TestOverridesArePartial(t *testing.T) {
 	}
 	var hs Scenario
 	for _, s := range p.Scenarios {
-		if s.Kind == KindHandshake {
+		if s.Kind == KindHandshake && hs.Name == "" {
 			hs = s
 		}
 	}
 	e := hs.Eff.Search
 	if e.Start != 500 || e.Max != 8000 {
 		t.Fatalf("override not applied: %+v", e)
+	}
+	if hs.Name != "handshake" {
+		t.Fatalf("first handshake scenario %s", hs.Name)
 	}
 	if e.Step != p.Search.Step || e.Precision != p.Search.Precision || e.ConfirmRuns != p.Search.ConfirmRuns {
 		t.Fatalf("fields without override must come from the plan: %+v vs %+v", e, p.Search)
@@ -176,13 +179,13 @@ func TestNarrow(t *testing.T) {
 	if err := p.Narrow(Selection{Profiles: []string{"nginx-keepalive", "nginx-stock"}, Scenarios: []string{"handshake", "keepalive-1k"}}); err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(p.Profiles, ",") != "nginx-stock,nginx-keepalive" || strings.Join(p.ScenarioNames(), ",") != "keepalive-1k,handshake" {
+	if strings.Join(p.Profiles, ",") != "nginx-stock,nginx-keepalive" || strings.Join(p.ScenarioNames(), ",") != "keepalive-1k,handshake,handshake-rsa4096" {
 		t.Fatalf("narrowed to %v %v", p.Profiles, p.ScenarioNames())
 	}
 	for _, sel := range []Selection{
 		{Profiles: []string{"h2o"}},
 		{Scenarios: []string{"file-1m"}},
-		{Keys: []string{"rsa4096"}},
+		{Keys: []string{"rsa2048"}},
 	} {
 		q, _ := Load("quick")
 		if err := q.Narrow(sel); err == nil || !strings.Contains(err.Error(), "not") {
@@ -241,16 +244,16 @@ func TestScale(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	p, _ := Load("quick")
 	ka := p.Scenarios[0].Estimate()
-	// probes 2000..64000 (6), bisect to 15% (3), 1 confirmation
-	if ka.Steps != 10 {
+	// probes 2000..32000 (5), bisect to 15% (3), 1 confirmation
+	if ka.Steps != 9 {
 		t.Fatalf("keepalive steps %d", ka.Steps)
 	}
-	want := 9*3*time.Second + 4*time.Second + 2*5*time.Second
-	if ka.Time != want {
-		t.Fatalf("keepalive time %v, want %v", ka.Time, want)
+	want := 8*3*time.Second + 4*time.Second + 2*5*time.Second
+	if ka.Time != want || ka.Cooldowns != 2*5*time.Second {
+		t.Fatalf("keepalive time %v (cool-downs %v), want %v", ka.Time, ka.Cooldowns, want)
 	}
-	fixed := p.Scenarios[2].Estimate()
-	if fixed.Steps != 1 || fixed.Time != 10*time.Second {
+	fixed := p.Scenarios[len(p.Scenarios)-1].Estimate()
+	if fixed.Steps != 1 || fixed.Time != 6*time.Second {
 		t.Fatalf("fixed %+v", fixed)
 	}
 	s := Search{Start: 100, Max: 1000, Growth: 2, Precision: 0.08}
@@ -340,5 +343,80 @@ scenarios:
 		if q.Scenarios[i].Eff != p.Scenarios[i].Eff {
 			t.Errorf("%s: round trip changed %+v into %+v", p.Scenarios[i].Name, p.Scenarios[i].Eff, q.Scenarios[i].Eff)
 		}
+	}
+}
+
+// A scenario's profiles list picks some of the plan's profiles; names
+// outside the plan are errors; --profiles narrows the lists and drops a
+// scenario left with none.
+func TestScenarioProfiles(t *testing.T) {
+	text := `
+name: p
+profiles: [nginx-stock, nginx-keepalive, caddy-stock]
+scenarios:
+  - kind: keepalive-1k
+  - kind: sustained
+    profiles: [nginx-stock, caddy-stock]
+`
+	p, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ka, su := &p.Scenarios[0], &p.Scenarios[1]
+	if !ka.RunsOn("nginx-keepalive") || su.RunsOn("nginx-keepalive") || !su.RunsOn("caddy-stock") {
+		t.Errorf("RunsOn: keepalive-1k on nginx-keepalive %v, sustained on nginx-keepalive %v, on caddy-stock %v", ka.RunsOn("nginx-keepalive"), su.RunsOn("nginx-keepalive"), su.RunsOn("caddy-stock"))
+	}
+	if err := p.Narrow(Selection{Profiles: []string{"nginx-keepalive"}}); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Scenarios) != 1 || p.Scenarios[0].Name != "keepalive-1k" || len(p.Notes) != 1 || !strings.Contains(p.Notes[0], "sustained dropped") {
+		t.Errorf("after --profiles nginx-keepalive: scenarios %v, notes %v", p.ScenarioNames(), p.Notes)
+	}
+	bad, err := Parse([]byte(strings.Replace(text, "[nginx-stock, caddy-stock]", "[haproxy]", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bad.Check(); err == nil || !strings.Contains(err.Error(), "profile haproxy is not in the plan's profiles") {
+		t.Errorf("a scenario profile outside the plan: %v", err)
+	}
+}
+
+// The pacing tolerance: 1 ms for searches, 0 for fixed-rate runs, and what a
+// scenario says, 0 included.
+func TestPacingToleranceDefaults(t *testing.T) {
+	p, err := Parse([]byte(`
+name: pacing
+profiles: [nginx-stock]
+scenarios:
+  - kind: keepalive-1k
+  - kind: keepalive-1k
+    name: exact-search
+    pacing_tolerance: 0s
+  - kind: fixed-rate
+  - kind: fixed-rate
+    name: batched-fixed
+    pacing_tolerance: 500us
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Duration{SearchPacingTolerance, 0, FixedPacingTolerance, Duration(500 * time.Microsecond)}
+	for i, s := range p.Scenarios {
+		if s.Eff.PacingTolerance != want[i] {
+			t.Errorf("%s: pacing tolerance %v, want %v", s.Name, s.Eff.PacingTolerance, want[i])
+		}
+	}
+	bad, err := Parse([]byte("name: x\nprofiles: [nginx-stock]\nscenarios:\n  - kind: keepalive-1k\n    pacing_tolerance: 2s\n"))
+	if err == nil {
+		err = bad.Check()
+	}
+	if err == nil || !strings.Contains(err.Error(), "pacing_tolerance") {
+		t.Errorf("a 2 s tolerance: %v, want a pacing_tolerance error", err)
 	}
 }

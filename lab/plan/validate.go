@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -78,6 +79,14 @@ func (p *Plan) validate() error {
 	}
 	for i := range p.Scenarios {
 		s := &p.Scenarios[i]
+		for j, name := range s.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				return fmt.Errorf("scenarios[%d] (%s): profile %s is not in the plan's profiles (%s)", i, s.label(), name, strings.Join(p.Profiles, ", "))
+			}
+			if slices.Contains(s.Profiles[:j], name) {
+				return fmt.Errorf("scenarios[%d] (%s): profile %s is listed twice", i, s.label(), name)
+			}
+		}
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
@@ -208,6 +217,9 @@ func (s *Scenario) validate() error {
 		if s.Warmup < 0 || s.Warmup >= s.Duration {
 			return fmt.Errorf("warmup must be >= 0 and shorter than duration %v (got %v)", s.Duration, s.Warmup)
 		}
+	}
+	if t := s.Eff.PacingTolerance; t < 0 || t > Duration(time.Second) {
+		return fmt.Errorf("pacing_tolerance must be between 0 and 1s (got %v)", t)
 	}
 	for _, r := range s.Rates {
 		if bad(r) || r <= 0 || r > maxRate {

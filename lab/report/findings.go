@@ -17,6 +17,7 @@ const (
 	newConnPerReq    = 0.9  // backend connections per request at or above: "a new connection per request"
 	reusedPerReq     = 0.1  // at or below: "connections reused"
 	leakShare        = 0.3  // TIME_WAIT at or above this share of the range counts as a leak
+	leakMinTimeWait  = 1000 // a pool leak: at least this many closed backend connections in TIME_WAIT
 	slowdownRatio    = 0.75 // last third of a run below this share of the first third: "slowed down"
 	cycleMinSeconds  = 3    // a working or failing stretch lasts at least this long
 	keyCostRatio     = 2.0  // handshake rates differing by this factor or more
@@ -47,6 +48,7 @@ func findings(f *results.File) []string {
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
 	out = append(out, connChurn(f, explained)...)
+	out = append(out, poolLeak(f, explained)...)
 	out = append(out, keyCosts(f)...)
 	out = append(out, searchShapes(f)...)
 	out = append(out, scaling(f)...)
@@ -82,35 +84,48 @@ func stepName(u *results.Unit, st *results.Step) string {
 	return s
 }
 
-// keyCosts: handshake rates by key type for the same proxy.
+// keyCosts: handshake rates by key type for the same proxy on the same
+// layout (the key types may be in one scenario or in several). The P-256
+// rate may be a lower bound (the search stopped at the generator's ceiling
+// or above the generator's limit): then the factor is one too ("at least").
 func keyCosts(f *results.File) []string {
-	type key struct{ profile, layout, scenario string }
-	rates := map[key]map[string]float64{}
+	type key struct{ profile, layout, kind string }
+	type rate struct {
+		v     float64
+		lower bool // the proxy may go higher
+	}
+	rates := map[key]map[string]rate{}
 	var order []key
 	for _, u := range f.Units {
-		if !reportable(u) || u.Kind != plan.KindHandshake || u.Search == nil || !u.Search.Confirmed || u.Search.GeneratorLimited {
+		if !reportable(u) || u.Kind != plan.KindHandshake || u.Search == nil || !u.Search.Confirmed {
 			continue
 		}
-		k := key{u.Profile, u.Layout, u.Scenario}
+		k := key{u.Profile, u.Layout, u.Kind}
 		if rates[k] == nil {
-			rates[k] = map[string]float64{}
+			rates[k] = map[string]rate{}
 			order = append(order, k)
 		}
-		rates[k][u.Key] = u.Search.Rate
+		rates[k][u.Key] = rate{u.Search.Rate, u.Search.Capped || u.Search.GeneratorLimited}
 	}
 	var out []string
 	for _, k := range order {
 		r := rates[k]
 		p256 := r["p256"]
-		if p256 == 0 {
+		if p256.v == 0 {
 			continue
 		}
 		for _, rsa := range []string{"rsa4096", "rsa2048"} {
-			if v := r[rsa]; v > 0 && p256/v >= keyCostRatio {
-				out = append(out, fmt.Sprintf("%s (%s): %s new TLS connections/s with an ECDSA P-256 certificate, %s with %s (%.1fx fewer): on handshakes the certificate's key type decides the rate.",
-					k.profile, k.scenario, fmtRate(p256), fmtRate(v), keyName(rsa), p256/v))
-				break
+			v := r[rsa]
+			if v.v == 0 || v.lower || p256.v/v.v < keyCostRatio {
+				continue
 			}
+			at, fewer := fmtRate(p256.v), fmt.Sprintf("%.1fx fewer", p256.v/v.v)
+			if p256.lower {
+				at, fewer = "at least "+at+" (a lower bound: the search stopped at the generator's limit)", fmt.Sprintf("at least %.1fx fewer", p256.v/v.v)
+			}
+			out = append(out, fmt.Sprintf("%s (%s): %s new TLS connections/s with an ECDSA P-256 certificate, %s with %s (%s): on handshakes the certificate's key type decides the rate.",
+				k.profile, k.kind, at, fmtRate(v.v), keyName(rsa), fewer))
+			break
 		}
 	}
 	return out

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/gen"
 	"slices"
 	"sort"
 	"strings"
@@ -26,6 +27,8 @@ type row struct {
 	genText  string // the generator verdict cell
 	genWhy   string // the generator's reason, for the footnote
 	runs     string // fixed/closed: the other runs, in short
+	headroom string // the generator's headroom: ceiling over rate, and its loops' busy+starved share
+	atCeil   bool   // the search stopped at the generator's ceiling
 }
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
@@ -52,7 +55,30 @@ func newRow(f *results.File, u *results.Unit, st *results.Step) row {
 	if res.Generator.Bottleneck {
 		r.genLim, r.genText, r.genWhy = true, "bottleneck", res.Generator.Reason
 	}
+	r.headroom = loadWords(res.Generator)
 	return r
+}
+
+// genLoad is the largest share of wall time a generator loop had no time
+// to spare (busy + starved), -1 when the result does not say.
+func genLoad(g gen.Generator) float64 {
+	load := -1.0
+	for i, b := range g.Busy {
+		s := 0.0
+		if i < len(g.Starved) {
+			s = g.Starved[i]
+		}
+		load = max(load, b+s)
+	}
+	return load
+}
+
+// loadWords says how loaded the generator's busiest loop was.
+func loadWords(g gen.Generator) string {
+	if l := genLoad(g); l >= 0 {
+		return fmt.Sprintf("busy+starved %.0f%%", 100*l)
+	}
+	return ""
 }
 
 // searchRow is the row of a rate search: the rate found, with the latency
@@ -75,10 +101,18 @@ func searchRow(f *results.File, u *results.Unit) row {
 		}
 	}
 	r := newRow(f, u, best)
+	ceil, ceilByGen := f.CeilingOf(u).CeilingRate()
 	switch {
 	case sr != nil && sr.Confirmed:
 		r.rate = sr.Rate
-		if sr.Capped {
+		switch {
+		case sr.Capped && ceilByGen && u.MaxRate == ceil:
+			r.rateText = "≥ " + fmtRate(sr.Rate) + " (generator ceiling on this machine)"
+			if sr.Rate < ceil { // confirmed a step down from it
+				r.rateText = "≥ " + fmtRate(sr.Rate) + " (at the generator ceiling on this machine, " + fmtRate(ceil) + ")"
+			}
+			r.atCeil = true
+		case sr.Capped:
 			r.rateText = "≥ " + fmtRate(sr.Rate) + " (plan max)"
 		}
 	case sr != nil && sr.LastPass > 0:
@@ -87,6 +121,23 @@ func searchRow(f *results.File, u *results.Unit) row {
 		r.rateText = "none passed (lowest tried " + fmtRate(sr.FirstFail) + ")"
 	default:
 		r.rateText = "-"
+	}
+	if ceil > 0 && r.rate > 0 {
+		h := fmt.Sprintf("ceiling %s, %.1fx", fmtRate(ceil), ceil/r.rate)
+		switch {
+		case r.atCeil:
+			h = "none: at the ceiling"
+		case !ceilByGen && ceil < r.rate:
+			// The reference target gave up first, below this proxy:
+			// the generator's limit is above both, by an unknown factor.
+			h = fmt.Sprintf("unknown: above %s (the reference target's limit, not the generator's)", fmtRate(r.rate))
+		case !ceilByGen:
+			h = "≥ " + h
+		}
+		if l := loadWords(rowGen(r)); l != "" {
+			h += "; " + l
+		}
+		r.headroom = h
 	}
 	if sr != nil && sr.GeneratorLimited {
 		r.genLim = true
@@ -99,6 +150,14 @@ func searchRow(f *results.File, u *results.Unit) row {
 		}
 	}
 	return r
+}
+
+// rowGen is the generator account of the row's step.
+func rowGen(r row) gen.Generator {
+	if r.step == nil || r.step.Result == nil {
+		return gen.Generator{}
+	}
+	return r.step.Result.Generator
 }
 
 // generatorReason is the reason of the unit's first generator-limited step.

@@ -353,3 +353,99 @@ func TestCooldownNotes(t *testing.T) {
 		t.Fatalf("notes %q", notes)
 	}
 }
+
+// The generator's ceiling shows in the scenario's intro; a proxy whose
+// search stopped at it reads "≥ ceiling" and stays out of the ranking; the
+// others get their headroom (ceiling over rate).
+func TestCeilingInReport(t *testing.T) {
+	f := synthFile(t)
+	ceil := searchUnit("keepalive-1k", "loadlab-serve", "p256", "1cpu", 16000)
+	ceil.ID, ceil.Search.GeneratorLimited = "ceiling/keepalive-1k/p256/1cpu", true
+	f.Ceilings = []*results.Unit{ceil}
+	fast := searchUnit("keepalive-1k", "nginx-keepalive", "p256", "1cpu", 16000)
+	fast.Search.Capped = true
+	slow := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 4000)
+	for _, u := range []*results.Unit{fast, slow} {
+		u.Ceiling, u.MaxRate = ceil.ID, 16000
+	}
+	f.Units = append(f.Units, fast, slow)
+	_, md := build(t, f)
+	for _, want := range []string{
+		"Generator ceiling on this machine: 16,000 req/s, measured with the same search against loadlab serve",
+		"| nginx-keepalive | ≥ 16,000 (generator ceiling on this machine) |",
+		"| none: at the ceiling |",
+		"| ceiling 16,000, 4.0x |",
+		"Ranking by rate found: 1. nginx-stock 4,000.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
+}
+
+// A pool smaller than the concurrency leaks ports even while throughput
+// holds: the finding names the leak and the pool-128 variant beside it.
+func TestPoolLeakAgainstItsVariant(t *testing.T) {
+	f := synthFile(t)
+	f.Units = append(f.Units,
+		sustainedUnit("nginx-keepalive", spec{ok: 8000 * 30, secs: flat(30, 8000), tw: rising(30, 9000), conns: 8000 * 30 * 3 / 10, reqs: 8000 * 30}),
+		sustainedUnit("nginx-keepalive128", spec{ok: 9000 * 30, secs: flat(30, 9000), tw: make([]int, 30), conns: 40, reqs: 9000 * 30}),
+	)
+	f.Units[len(f.Units)-1].ID = "sustained/nginx-keepalive128/p256/1cpu"
+	r, _ := build(t, f)
+	all := strings.Join(r.Findings, "\n")
+	want := "nginx-keepalive (sustained, 100 connections): the backend accepted 0.30 new connections per request and TIME_WAIT in the proxy's namespace rose to 9,000 (32% of the 28,232-port range): it keeps fewer idle backend connections than the concurrency"
+	if !strings.Contains(all, want) || !strings.Contains(all, "nginx-keepalive128 in the same scenario: 0.00 new connections per request, TIME_WAIT at most 0.") {
+		t.Errorf("findings:\n%s\nwant the leak of nginx-keepalive against nginx-keepalive128", all)
+	}
+	if strings.Contains(all, "nginx-keepalive128 (sustained") {
+		t.Errorf("the pool-128 variant is reported as leaking:\n%s", all)
+	}
+}
+
+// The cliff's count accounts for the ports the step started without: in
+// fresh namespaces none, in a reused one the lab's own earlier requests
+// (seed 003's 28,231 = the 28,232-port range less one).
+func TestCliffAccountsForTheLabsRequests(t *testing.T) {
+	for _, c := range []struct {
+		renew  float64
+		before uint64
+		ok     uint64
+		want   string
+	}{
+		{0.3, 0, 28231, "the step started in fresh network namespaces with 0 sockets in TIME_WAIT and 0 earlier requests through the proxy (the lab's own readiness and idle-memory probes, earlier steps): 28,231 + 0 = 28,231, the 28,232-port range less 1"},
+		{0, 29, 28202, "the step started in the namespace earlier runs used with 0 sockets in TIME_WAIT and 29 earlier requests through the proxy (the lab's own readiness and idle-memory probes, earlier steps): 28,202 + 29 = 28,231, the 28,232-port range less 1"},
+	} {
+		f := synthFile(t)
+		u := sustainedUnit("nginx-stock", spec{ok: c.ok, bad: 500000, status502: 500000, secs: cliffOK(c.ok), tw: rising(90, 28200), conns: c.ok + 500, reqs: c.ok + 500})
+		st := u.Steps[0]
+		st.StartChecked, st.RenewS, st.BackendReqsBefore = true, c.renew, c.before
+		f.Units = append(f.Units, u)
+		r, _ := build(t, f)
+		if all := strings.Join(r.Findings, "\n"); !strings.Contains(all, c.want) {
+			t.Errorf("findings:\n%s\nwant %q", all, c.want)
+		}
+	}
+}
+
+// cliffOK is cliffSeconds with ok 2xx before the 502s.
+func cliffOK(ok uint64) []gen.PerSecond {
+	var ps []gen.PerSecond
+	total := uint64(0)
+	for s := 0; s < 90; s++ {
+		switch {
+		case total+4000 <= ok:
+			ps = append(ps, gen.PerSecond{T: s, OK: 4000})
+			total += 4000
+		case total < ok:
+			ps = append(ps, gen.PerSecond{T: s, OK: ok - total, Non2xx: 3000})
+			total = ok
+		default:
+			ps = append(ps, gen.PerSecond{T: s, Non2xx: 9000})
+		}
+	}
+	return ps
+}

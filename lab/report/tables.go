@@ -110,7 +110,48 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	if l := f.Layout(layout); l != nil {
 		lay = fmt.Sprintf("server CPUs %s, backend %s, generator %s", l.Server, l.Backend, l.Loadgen)
 	}
-	return fmt.Sprintf("%s. %s. %s.", upperFirst(what), upperFirst(how), upperFirst(lay))
+	out := fmt.Sprintf("%s. %s. %s.", upperFirst(what), upperFirst(how), upperFirst(lay))
+	if c := ceilingIntro(f, s); c != "" {
+		out += " " + c
+	}
+	return out
+}
+
+// ceilingIntro says the generator's ceiling of scenario s, per key type:
+// what the generator drove on this machine in the same layout without a
+// proxy, the bound of every search above.
+func ceilingIntro(f *results.File, s *plan.Scenario) string {
+	var parts []string
+	for _, c := range f.Ceilings {
+		if c.Scenario != s.Name {
+			continue
+		}
+		var w string
+		rate, byGen := c.CeilingRate()
+		switch {
+		case c.Status == results.StatusError:
+			w = "not measured (" + c.Reason + ")"
+		case rate == 0:
+			w = "none passed"
+			if c.Search != nil && c.Search.Note != "" {
+				w += " (" + c.Search.Note + ")"
+			}
+		case byGen:
+			w = fmtRate(rate) + " req/s"
+		case c.Search.Capped:
+			w = "≥ " + fmtRate(rate) + " req/s (the plan's max)"
+		default:
+			w = "≥ " + fmtRate(rate) + " req/s (loadlab serve's own limit; the generator had more)"
+		}
+		if len(s.Keys) > 1 || s.Kind == plan.KindHandshake {
+			w = keyName(c.Key) + " " + w
+		}
+		parts = append(parts, w)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Generator ceiling on this machine: " + strings.Join(parts, ", ") + ", measured with the same search against loadlab serve on the server CPUs (no proxy); a search stops there, and a proxy that reaches it is shown as ≥ the ceiling."
 }
 
 func upperFirst(s string) string {
@@ -142,6 +183,9 @@ func proxyCells(r row) []string {
 	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.NeedMax), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}
 }
 
+// headroomFootnote says what the headroom column is.
+const headroomFootnote = "Generator headroom: the generator's ceiling for the scenario (the same search against loadlab serve on the server CPUs, no proxy) over the row's rate, and how much of its wall time the generator's busiest loop had no time to spare (busy + starved) in the row's step; a self-check above 90% marks the row †."
+
 // memoryFootnote says what the memory columns are.
 const memoryFootnote = "Memory: anon+kernel is what the proxy needs (memory.stat anon plus kernel memory), idle after one request and the plan's quiet time, and the peak under load; page cache is charged to whichever cgroup first read a file (the binary), so it depends on what ran before; memory.current is both, the number the seeds report."
 
@@ -166,7 +210,7 @@ func finish(t *Table, rows []row) {
 }
 
 func searchTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator"})}
+	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom"})}
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
@@ -174,10 +218,11 @@ func searchTable(rows []row, withKey bool) Table {
 		}
 		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText))
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found.")
+	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	return t
 }
 
@@ -221,30 +266,32 @@ func keyMatrix(rows []row) Table {
 }
 
 func fixedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Runs"})}
+	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.runs)))
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), orDash(r.runs)))
 	}
 	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	return t
 }
 
 func closedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Runs"})}
+	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.runs)))
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), orDash(r.runs)))
 	}
 	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	t.Footnotes = append(t.Footnotes, "Only 2xx responses count as achieved; errors include non-2xx responses (502s).")
 	return t
 }
 
 func sustainedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator"})}
+	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator", "Generator headroom"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
 		tw, first := "-", "-"
@@ -261,9 +308,10 @@ func sustainedTable(rows []row, withKey bool) Table {
 		}
 		cells = append(cells, tw, first)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText))
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom)))
 	}
 	finish(&t, rows)
+	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	t.Footnotes = append(t.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
 	return t
 }

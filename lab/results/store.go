@@ -178,6 +178,35 @@ func (f *File) Unit(id string) *Unit {
 	return nil
 }
 
+// Ceiling returns the generator ceiling with this ID, or nil.
+func (f *File) Ceiling(id string) *Unit {
+	for _, u := range f.Ceilings {
+		if u.ID == id {
+			return u
+		}
+	}
+	return nil
+}
+
+// CeilingOf returns the generator ceiling measured for unit u's scenario,
+// or nil.
+func (f *File) CeilingOf(u *Unit) *Unit {
+	if u == nil || u.Ceiling == "" {
+		return nil
+	}
+	return f.Ceiling(u.Ceiling)
+}
+
+// CeilingRate is a ceiling's rate and whether the generator itself bounded
+// it (else the reference target or the plan's max did, and the generator's
+// own limit is higher). 0 when it was not measured.
+func (u *Unit) CeilingRate() (rate float64, byGenerator bool) {
+	if u == nil || u.Status != StatusDone || u.Search == nil || !u.Search.Confirmed {
+		return 0, false
+	}
+	return u.Search.Rate, u.Search.GeneratorLimited
+}
+
 // ProxyInfo returns the record of profile with key on layout, or nil.
 func (f *File) ProxyInfo(layout, profile, key string) *ProxyInfo {
 	for i := range f.Proxies {

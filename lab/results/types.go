@@ -28,7 +28,11 @@ type File struct {
 	Layouts  []Layout    `json:"layouts"`
 	Proxies  []ProxyInfo `json:"proxies"`
 	Units    []*Unit     `json:"units"`
-	Notes    []string    `json:"notes,omitempty"` // what the run could not do as planned, and why
+	// Ceilings are the generator's own limits: per search scenario, key
+	// type and layout, the same rate search against loadlab serve on the
+	// proxy's CPUs (no proxy), run before the first unit's search.
+	Ceilings []*Unit  `json:"ceilings,omitempty"`
+	Notes    []string `json:"notes,omitempty"` // what the run could not do as planned, and why
 }
 
 // RunOptions are the command-line settings outside the plan that change
@@ -114,6 +118,8 @@ type Unit struct {
 	Status   string         `json:"status"`
 	Reason   string         `json:"reason,omitempty"` // why skipped or failed
 	Search   *search.Result `json:"search,omitempty"`
+	Ceiling  string         `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
+	MaxRate  float64        `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
 	Steps    []*Step        `json:"steps"`
 	ErrorLog *ErrorLog      `json:"error_log,omitempty"`
 	Started  time.Time      `json:"started"`

@@ -21,7 +21,7 @@ func TestNetnsRenewsBeforeEveryStep(t *testing.T) {
 		t.Fatalf("%v\n%s", err, h.log.String())
 	}
 	steps := 0
-	for _, u := range f.Units {
+	for _, u := range append(f.Units, f.Ceilings...) {
 		for _, st := range u.Steps {
 			steps++
 			if st.StartTimeWait != 0 || st.StartUnclean || st.RenewS != 0.2 {

@@ -28,6 +28,8 @@ type fakeLab struct {
 	opens     []session.Options
 	closed    int
 	renewals  int
+	serves    int     // reference targets started (generator ceilings)
+	genCap    float64 // req/s above which the generator reports itself as the bottleneck (0 = none)
 	started   []string
 	stopped   int
 	tw        int
@@ -44,7 +46,7 @@ type fakeLab struct {
 }
 
 func newFakeLab() *fakeLab {
-	return &fakeLab{capacity: map[string]float64{}, startErr: map[string]error{}, drain: 400}
+	return &fakeLab{capacity: map[string]float64{serveProfile.Name: 1e9}, startErr: map[string]error{}, drain: 400}
 }
 
 func (f *fakeLab) open(_ context.Context, o session.Options) (Session, error) {
@@ -80,6 +82,12 @@ func (e *fakeSession) StartProxy(_ context.Context, profile string, key certs.Ke
 	}
 	e.lab.started = append(e.lab.started, profile+"/"+string(key))
 	return &fakeProxy{lab: e.lab, prof: p, key: key}, nil
+}
+func (e *fakeSession) StartServe(_ context.Context, key certs.KeyType, _ bool) (Proxy, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	e.lab.serves++
+	return &fakeProxy{lab: e.lab, prof: serveProfile, key: key}, nil
 }
 func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {
 	base.URL = "https://127.0.0.1:1" + base.URL
@@ -164,6 +172,10 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) 
 	if offered > capacity {
 		p99 = 2_000_000
 	}
+	genLimited := f.genCap > 0 && offered > f.genCap
+	if genLimited {
+		achieved, p99 = min(achieved, f.genCap), 2_000_000
+	}
 	ok := uint64(achieved * secs)
 	h := hdr.New(1, 60_000_000, 3)
 	h.RecordValues(p99/2, int64(ok))
@@ -174,6 +186,9 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) 
 		Status: map[string]uint64{"200": ok}, Errors: map[string]uint64{},
 		PerSecond: []gen.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
 		Interrupted: ctx.Err() != nil,
+	}
+	if genLimited {
+		res.Generator.Bottleneck, res.Generator.Reason = true, "fake generator cap"
 	}
 	f.mu.Lock()
 	if offered > capacity {

@@ -50,6 +50,14 @@ func (l *labEnv) StartProxy(ctx context.Context, profile string, key certs.KeyTy
 	return &labProxy{p}, nil
 }
 
+func (l *labEnv) StartServe(ctx context.Context, key certs.KeyType, h3 bool) (Proxy, error) {
+	p, err := l.e.StartServe(ctx, key, h3)
+	if err != nil {
+		return nil, err
+	}
+	return &labProxy{p}, nil
+}
+
 func (l *labEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
 	lp, ok := p.(*labProxy)
 	if !ok {

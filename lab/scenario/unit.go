@@ -24,6 +24,11 @@ type unitRun struct {
 	baseline int          // TIME_WAIT when the layout's session opened
 	seq      int          // steps asked for so far
 	replayed map[int]bool // steps taken from the record, not run
+
+	// start, if set, starts the target instead of the unit's proxy
+	// profile (the generator's ceiling: loadlab serve); such a run records
+	// no idle memory and no error log.
+	start func(ctx context.Context) (Proxy, error)
 }
 
 // errUnit marks an error that ends the unit but not the run (the proxy
@@ -49,16 +54,9 @@ func (u *unitRun) run(ctx context.Context) error {
 	}
 	err := u.body(ctx)
 	u.stopProxy()
-	status, reason := results.StatusDone, ""
-	var ue errUnit
-	switch {
-	case err == nil:
-	case ctx.Err() != nil:
-		status, reason = results.StatusInterrupted, "interrupted; run the same command again to resume"
-	case errors.As(err, &ue):
-		status, reason = results.StatusError, ue.Error()
+	status, reason, err := endStatus(ctx, err)
+	if status == results.StatusError {
 		u.r.prog.printf("    %s %s: %s", u.spec.Scenario.Name, u.spec.Profile.Name, reason)
-		err = nil
 	}
 	if serr := u.r.Store.Update(func(*results.File) {
 		u.rec.Status, u.rec.Reason = status, reason
@@ -73,19 +71,49 @@ func (u *unitRun) run(ctx context.Context) error {
 	return err
 }
 
+// endStatus is the record status of a unit (or ceiling) whose body ended
+// with err, and the error left for the whole run: an errUnit ends only the
+// unit (status error, nil), cancellation marks it interrupted.
+func endStatus(ctx context.Context, err error) (status, reason string, runErr error) {
+	var ue errUnit
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return results.StatusInterrupted, "interrupted; run the same command again to resume", err
+	case errors.As(err, &ue):
+		return results.StatusError, ue.Error(), nil
+	}
+	return results.StatusDone, "", err
+}
+
 // body runs the unit's method.
 func (u *unitRun) body(ctx context.Context) error {
 	s := u.spec.Scenario
 	switch s.Method {
 	case plan.MethodSearch:
-		e := s.Eff.Search
-		cfg := search.Config{Start: e.Start, Max: e.Max, Min: e.Min, Growth: e.Growth, Precision: e.Precision,
-			ConfirmRuns: e.ConfirmRuns, StepDown: e.StepDown, MaxStepDowns: e.MaxStepDowns}
-		res, err := search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
-			return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, 0)
-		}, func(ctx context.Context, st search.Step) error {
-			return u.cool(ctx, st.Seq)
-		})
+		cfg := searchConfig(s)
+		if u.start == nil {
+			c, err := u.ceiling(ctx)
+			if err != nil {
+				return err
+			}
+			if rate, byGen := c.CeilingRate(); byGen && rate < cfg.Max {
+				// Above the generator's own limit a step measures the
+				// generator: the search stops there ("≥ ceiling").
+				cfg.Max = rate
+				cfg.Start = min(cfg.Start, cfg.Max)
+				cfg.Min = min(cfg.Min, cfg.Start)
+			}
+			if err := u.r.Store.Update(func(*results.File) {
+				if c != nil {
+					u.rec.Ceiling = c.ID
+				}
+				u.rec.MaxRate = cfg.Max
+			}); err != nil {
+				return err
+			}
+		}
+		res, err := u.search(ctx, cfg)
 		if err != nil {
 			return err
 		}
@@ -100,6 +128,22 @@ func (u *unitRun) body(ctx context.Context) error {
 	default:
 		return u.runs(ctx, 0)
 	}
+}
+
+// searchConfig is the scenario's search settings.
+func searchConfig(s *plan.Scenario) search.Config {
+	e := s.Eff.Search
+	return search.Config{Start: e.Start, Max: e.Max, Min: e.Min, Growth: e.Growth, Precision: e.Precision,
+		ConfirmRuns: e.ConfirmRuns, StepDown: e.StepDown, MaxStepDowns: e.MaxStepDowns}
+}
+
+// search runs the rate search with the unit's steps and cool-downs.
+func (u *unitRun) search(ctx context.Context, cfg search.Config) (search.Result, error) {
+	return search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
+		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, 0)
+	}, func(ctx context.Context, st search.Step) error {
+		return u.cool(ctx, st.Seq)
+	})
 }
 
 // runs runs the scenario's runs at one rate (0 = closed loop), cooling
@@ -134,7 +178,13 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 	if u.px != nil {
 		return nil
 	}
-	px, err := u.env.StartProxy(ctx, u.spec.Profile.Name, u.spec.Key)
+	var px Proxy
+	var err error
+	if u.start != nil {
+		px, err = u.start(ctx)
+	} else {
+		px, err = u.env.StartProxy(ctx, u.spec.Profile.Name, u.spec.Key)
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -148,6 +198,9 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 		return errUnit{fmt.Errorf("start %s: %v", u.spec.Profile.Name, err)}
 	}
 	u.px = px
+	if u.start != nil {
+		return nil
+	}
 	f := u.r.Store.F
 	if f.ProxyInfo(u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key)) != nil {
 		return nil
@@ -173,7 +226,7 @@ func (u *unitRun) stopProxy() {
 	if u.px == nil {
 		return
 	}
-	if lines, causes, err := u.px.ErrorLog(); err == nil {
+	if lines, causes, err := u.px.ErrorLog(); err == nil && u.start == nil {
 		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
 		if es, ok := u.px.(ErrorSampler); ok {
 			u.rec.ErrorLog.Samples = es.ErrorSamples()

@@ -64,7 +64,7 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 			prof := profiles[name]
 			for i := range p.Scenarios {
 				s := &p.Scenarios[i]
-				if l.ByScenario[s.Name] != lay.ID {
+				if l.ByScenario[s.Name] != lay.ID || !s.RunsOn(name) {
 					continue
 				}
 				for _, k := range s.Keys {
@@ -106,7 +106,8 @@ type Budget struct {
 	Missing  []string      // profiles skipped (not installed)
 	Units    int           // units that run
 	Skipped  int           // units that do not
-	Steps    int           // generator runs (estimate)
+	Steps    int           // generator runs (estimate), the ceilings' included
+	Ceilings int           // generator ceilings measured (search scenarios x keys x layouts)
 	Time     time.Duration // estimate
 }
 
@@ -117,6 +118,14 @@ type Budget struct {
 func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 	var b Budget
 	idle := map[string]bool{}
+	ceilings := map[string]bool{}
+	stepCost := func(e plan.Estimate) time.Duration {
+		t := e.Time
+		if p.Net == plan.NetNetns {
+			t += time.Duration(e.Steps)*renewCost - e.Cooldowns
+		}
+		return t
+	}
 	for _, u := range units {
 		if u.Skip != "" {
 			b.Skipped++
@@ -130,9 +139,14 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 		b.Units++
 		b.Steps += u.Estimate.Steps
-		b.Time += u.Estimate.Time + proxyStartCost + envOpenCost
-		if p.Net == plan.NetNetns {
-			b.Time += time.Duration(u.Estimate.Steps)*renewCost - u.Estimate.Cooldowns
+		b.Time += stepCost(u.Estimate) + proxyStartCost + envOpenCost
+		// The generator's ceiling: one more search per scenario and key
+		// on a layout, before the first unit's.
+		if c := CeilingID(u.Scenario.Name, string(u.Key), u.Layout); u.Scenario.Method == plan.MethodSearch && !ceilings[c] {
+			ceilings[c] = true
+			b.Ceilings++
+			b.Steps += u.Estimate.Steps
+			b.Time += stepCost(u.Estimate) + proxyStartCost
 		}
 		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
 			idle[k] = true
@@ -152,8 +166,8 @@ func IdleCost(m plan.IdleMemory) time.Duration {
 
 // String says the budget in one line.
 func (b Budget) String() string {
-	s := fmt.Sprintf("%d profiles (%s) x scenarios = %d runs, about %d steps, estimated %s",
-		len(b.Profiles), strings.Join(b.Profiles, ", "), b.Units, b.Steps, FormatDuration(b.Time))
+	s := fmt.Sprintf("%d profiles (%s) x scenarios = %d runs, %d generator ceilings, about %d steps, estimated %s",
+		len(b.Profiles), strings.Join(b.Profiles, ", "), b.Units, b.Ceilings, b.Steps, FormatDuration(b.Time))
 	if len(b.Missing) > 0 {
 		s += fmt.Sprintf("; not installed, skipped: %s", strings.Join(b.Missing, ", "))
 	}

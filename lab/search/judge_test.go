@@ -72,3 +72,22 @@ func TestJudgeZeroErrorsAllowed(t *testing.T) {
 		t.Errorf("1 error in 1000 with max_errors 0: %v, want fail", o.Verdict)
 	}
 }
+
+// Requests the generator dropped unsent from its full queue while it was
+// the bottleneck are its failure, not the proxy's: such a step is
+// generator-limited; the proxy's own errors still fail it.
+func TestJudgeDroppedByABusyGenerator(t *testing.T) {
+	c := Criteria{P95: time.Second, P99: 2 * time.Second, MaxErrors: 0.01, MinAchieved: 0.97}
+	m := Measure{Offered: 1000, Achieved: 800, Requests: 10000, OK: 8000, Dropped: 2000, P95us: 1000, P99us: 2000, GenBottleneck: true, GenReason: "busy"}
+	if o := Judge(c, m); o.Verdict != GenLimited {
+		t.Errorf("drops by a busy generator: %v %v, want gen-limited", o.Verdict, o.Reasons)
+	}
+	m.Dropped = 1000 // 1,000 other failures are the proxy's
+	if o := Judge(c, m); o.Verdict != Fail {
+		t.Errorf("the proxy's own 10%% errors beside the drops: %v, want fail", o.Verdict)
+	}
+	m.Dropped, m.GenBottleneck = 2000, false
+	if o := Judge(c, m); o.Verdict != Fail {
+		t.Errorf("drops without a busy generator: %v, want fail (the queue filled because the proxy was slow)", o.Verdict)
+	}
+}

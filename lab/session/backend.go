@@ -77,6 +77,12 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		}
 	}
 	listen := netip.AddrPortFrom(host, uint16(port))
+	// The log is appended to (a resumed run opens the same directory):
+	// only what this instance writes says where it listens.
+	var logFrom int64
+	if fi, err := os.Stat(b.log); err == nil {
+		logFrom = fi.Size()
+	}
 	if b.launches == 1 {
 		fmt.Fprintf(e.o.Log, "starting backend on %s, cpus %s\n", listen, cpus)
 	}
@@ -103,7 +109,7 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		e.j.Add("stop the backend", e.stopBackend)
 	}
 	if port == 0 {
-		if b.addr, err = e.servedAddr(ctx, b); err != nil {
+		if b.addr, err = e.servedAddr(ctx, b, logFrom); err != nil {
 			return err
 		}
 	} else {
@@ -112,14 +118,14 @@ func (e *Session) launchBackend(ctx context.Context) error {
 	return e.waitBackend(ctx)
 }
 
-// servedAddr waits for the backend's "serving http://ADDR" line and
-// returns ADDR.
-func (e *Session) servedAddr(ctx context.Context, b *backendChild) (netip.AddrPort, error) {
+// servedAddr waits for the backend's "serving http://ADDR" line after
+// offset from of its log and returns ADDR.
+func (e *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (netip.AddrPort, error) {
 	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
 	defer cancel()
 	for {
-		if data, err := os.ReadFile(b.log); err == nil {
-			if m := servingRe.FindSubmatch(data); m != nil {
+		if data, err := os.ReadFile(b.log); err == nil && int64(len(data)) >= from {
+			if m := servingRe.FindSubmatch(data[from:]); m != nil {
 				return netip.ParseAddrPort(string(m[1]))
 			}
 		}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -57,5 +58,21 @@ func TestRenewStartsClean(t *testing.T) {
 	}
 	if e.Renewals() != 1 {
 		t.Errorf("Renewals() = %d, want 1", e.Renewals())
+	}
+}
+
+// A second session in the same run directory (a resumed lab run) finds
+// its own backend, not the port the first one wrote in the appended log.
+func TestReopenSameDirFindsNewBackend(t *testing.T) {
+	realLab(t)
+	dir := filepath.Join(testRoot, "reopen")
+	first := openSession(t, Options{Dir: dir})
+	addr := first.BackendAddr()
+	if err := first.Close(); err != nil {
+		t.Fatal(err)
+	}
+	second := openSession(t, Options{Dir: dir})
+	if _, err := second.BackendStats(); err != nil {
+		t.Fatalf("second session's backend (%s, the first was on %s): %v", second.BackendAddr(), addr, err)
 	}
 }
