@@ -116,7 +116,7 @@ type tlsClient struct {
 	why   string        // why the lean engine does not apply, if it does not
 
 	resume bool   // session tickets matter (--resume)
-	alpn   string // the one protocol offered (ALPN); a connection that does not get it fails
+	alpn   string // the one protocol offered (ALPN; "" is http/1.1); an h2 connection that does not get it fails
 
 	once     sync.Once
 	captured atomic.Bool
@@ -243,9 +243,13 @@ func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13
 // and a run speaks one of them.
 func (c *tlsClient) freshSpec() *utls.ClientHelloSpec {
 	spec, _ := utls.UTLSIdToSpec(c.hello) // checked in newTLSClient
+	alpn := c.alpn
+	if alpn == "" {
+		alpn = "http/1.1"
+	}
 	for _, ext := range spec.Extensions {
 		if a, ok := ext.(*utls.ALPNExtension); ok {
-			a.AlpnProtocols = []string{c.alpn}
+			a.AlpnProtocols = []string{alpn}
 		}
 	}
 	return &spec
