@@ -524,6 +524,17 @@ func TestVerdictLagRule(t *testing.T) {
 	if few.Bottleneck {
 		t.Errorf("p99 judged on 5 samples: %s", few.Reason)
 	}
+	// 200 wakeups (10 ms ticks for 2 s), 20 of them 40 ms late beside
+	// responses of 10 ms: p95 has 10 samples beyond it and is judged.
+	lagH, latH := newHist(), newHist()
+	lagH.RecordValues(9_000, 180)
+	lagH.RecordValues(50_000, 20)
+	latH.RecordValues(10_000, 400)
+	late := Generator{lagSamples: 200, lagHist: lagH, PacingToleranceUs: 10_000}
+	late.verdict(nil, &Result{Mode: "open", CorrectedHist: latH, Latency: Latency{P50: 10_000, P99: 10_000}})
+	if !late.Bottleneck || !strings.Contains(late.Reason, "p95") {
+		t.Errorf("10 of 200 wakeups 40 ms late: %v %q, want p95 judged", late.Bottleneck, late.Reason)
+	}
 	g := Generator{CPUs: []int{3}}
 	g.verdict([]cpuShare{{busy: 0.5, wait: 0.45}}, &Result{Mode: "closed"})
 	if !g.Bottleneck || !strings.Contains(g.Reason, "loop 0 (cpu 3)") || !strings.Contains(g.Reason, "starved") {
