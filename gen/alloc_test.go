@@ -157,10 +157,18 @@ func handLoop(t testing.TB, cfg Config) *loop {
 	r, d := handDriver(t, cfg)
 	l := d.(*loop)
 	l.stopAt = int64(time.Hour)
+	allowed, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := l.setup(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.teardown(); runtime.UnlockOSThread() })
+	t.Cleanup(func() {
+		l.teardown()
+		pin.PinThreadSet(allowed) // the thread goes back to the scheduler: not pinned to one CPU
+		runtime.UnlockOSThread()
+	})
 	r.start = time.Now()
 	l.warmupSeen = true
 	return l
@@ -176,7 +184,7 @@ func (l *loop) pump(t testing.TB, n uint64) {
 			t.Fatalf("no response within 10s (ok %d, errors %v, first %v)", l.rec.ok, l.rec.errors, l.rec.firstErr)
 		}
 		if l.open {
-			l.admit(now)
+			l.admit(now, false)
 		}
 		l.wait(now, now+int64(time.Millisecond))
 	}
