@@ -160,6 +160,7 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		Bytes:    acc.counts.bytes,
 		TimeWait: tw,
 	}
+	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
 	a.seconds = append(a.seconds, ps)
 	if a.log != nil {
 		a.logInterval(t, acc)

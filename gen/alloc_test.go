@@ -208,6 +208,22 @@ func TestZeroAllocOpenLoop(t *testing.T) {
 	}
 }
 
+// TestZeroAllocOpenLoopPaced: the batched pacing path (quiet sleeps,
+// recvmsg with receive timestamps) allocates nothing either, plain and TLS.
+func TestZeroAllocOpenLoopPaced(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1024, "")
+	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond}); n != 0 {
+		t.Fatalf("paced open loop: %v allocations per request, want 0", n)
+	}
+	dir := testCertDir(t)
+	taddr := startAllocServer(t, "tls", 1024, dir)
+	cfg := Config{URL: "https://" + taddr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond,
+		TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
+	if n := allocsPerRequest(t, cfg); n != 0 {
+		t.Fatalf("paced open loop over TLS: %v allocations per request, want 0", n)
+	}
+}
+
 func TestZeroAllocLargeBody(t *testing.T) {
 	addr := startAllocServer(t, "plain", 1<<20, "")
 	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 1}); n != 0 {

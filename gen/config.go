@@ -42,26 +42,33 @@ type Second struct {
 // Config describes one run. The zero value is not usable: set at least URL;
 // Defaults fills the rest the way the CLI does.
 type Config struct {
-	URL          string        // http:// or https:// target
-	Method       string        // default GET
-	Headers      []string      // extra "Name: value" lines; Host replaces the default Host
-	Body         []byte        // request body (Content-Length is set)
-	Connections  int           // connections, spread over the loops (default 50)
-	Duration     time.Duration // total run time, warmup included (default 10s)
-	Requests     int           // stop after starting this many requests (0 = no limit; the duration still bounds the run)
-	Warmup       time.Duration // leading part of the run left out of the results
-	Timeout      time.Duration // per request, from its write (default 10s)
-	Rate         float64       // requests/s over all loops; 0 = closed loop
-	CPUs         pin.CPUSet    // one event loop per CPU; default: every allowed CPU
-	MaxPending   int           // open loop: due but unsent requests kept (default rate x timeout, min 1000)
-	NewConn      bool          // a new connection (and TLS handshake) per request
-	Close        CloseMode     // how the generator closes connections
-	SrcAddrs     []netip.Addr  // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
-	TLS          TLSOptions    // for https:// targets
-	HTTP3        bool          // HTTP/3 over QUIC (https:// only)
-	VerifySHA256 []byte        // 32 bytes: every body must hash to this
-	NetNS        string        // network namespace path to run the loops in ("" = current)
-	AllowRemote  bool          // allow targets reached through a gateway (default: loopback and directly attached networks only)
+	URL         string        // http:// or https:// target
+	Method      string        // default GET
+	Headers     []string      // extra "Name: value" lines; Host replaces the default Host
+	Body        []byte        // request body (Content-Length is set)
+	Connections int           // connections, spread over the loops (default 50)
+	Duration    time.Duration // total run time, warmup included (default 10s)
+	Requests    int           // stop after starting this many requests (0 = no limit; the duration still bounds the run)
+	Warmup      time.Duration // leading part of the run left out of the results
+	Timeout     time.Duration // per request, from when work on it begins (connect, handshake, write); default 10s
+	Rate        float64       // requests/s over all loops; 0 = closed loop
+	CPUs        pin.CPUSet    // one event loop per CPU; default: every allowed CPU
+	MaxPending  int           // open loop: due but unsent requests kept (default rate x timeout, min 1000)
+	// PacingTolerance (open loop): how late after its intended time a
+	// request may be sent so that requests due close together leave in one
+	// wakeup. The loops wake at multiples of it since the start and send
+	// everything due, never early; 0 sends each request at its own time.
+	// The lateness is in the corrected latency (it counts from the intended
+	// time) and in the send lag; the self-check judges only lag beyond it.
+	PacingTolerance time.Duration
+	NewConn         bool         // a new connection (and TLS handshake) per request
+	Close           CloseMode    // how the generator closes connections
+	SrcAddrs        []netip.Addr // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
+	TLS             TLSOptions   // for https:// targets
+	HTTP3           bool         // HTTP/3 over QUIC (https:// only)
+	VerifySHA256    []byte       // 32 bytes: every body must hash to this
+	NetNS           string       // network namespace path to run the loops in ("" = current)
+	AllowRemote     bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
 
 	// Shard, if set, runs only this generator's part of the schedule (see
 	// Shard); Connections and Requests are then the whole run's.
@@ -71,6 +78,8 @@ type Config struct {
 	// if it is ready later than StartTolerance (0 = DefaultStartTolerance).
 	StartAt        time.Time
 	StartTolerance time.Duration
+	// Host names the machine in the result (default: the hostname).
+	Host string
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
@@ -209,6 +218,11 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultTLSVersion  = "1.3"
 	DefaultClientHello = "go"
+	// DefaultPacingTolerance is 0: each open-loop request leaves at its own
+	// intended time, so the generator adds nothing to the latency it
+	// measures; raise it (1 ms is what wrk2 and h2load do) when the
+	// generator's CPU is the limit.
+	DefaultPacingTolerance = time.Duration(0)
 )
 
 // Defaults fills unset fields with the defaults above (TLS 1.2 also offers
@@ -286,6 +300,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Rate > 10e6 {
 		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+	}
+	if c.PacingTolerance < 0 || c.PacingTolerance > time.Second {
+		return fieldErr("PacingTolerance", "must be between 0 and 1s (got %v)", c.PacingTolerance)
 	}
 	if c.MaxPending < 0 || c.MaxPending > maxMaxPending {
 		return fieldErr("MaxPending", "must be between 0 (default) and %d (got %d): each pending request takes 8 bytes", maxMaxPending, c.MaxPending)

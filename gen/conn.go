@@ -29,6 +29,7 @@ type conn struct {
 	retryAt   int64 // closed loop: reconnect not before this time
 	reused    bool  // the request went out on a kept-alive connection
 	retried   bool  // it was already resent once (see retryable)
+	unsettled bool  // counted in the loop's unsettled (see track)
 
 	s     sock      // the byte stream of the current socket (nil when closed)
 	plain plainSock // s when the target is http://
@@ -50,38 +51,32 @@ func (c *conn) init(idx int, verify, head bool) {
 // connect opens a new non-blocking socket for c and starts connecting.
 func (l *loop) connect(c *conn, now int64) {
 	c.connStart = now
-	fd, err := unix.Socket(l.e.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		l.fail(c, classify(err), err, now)
-		return
-	}
-	c.fd = fd
 	c.gen++
-	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
-	if len(l.src) > 0 {
-		// Bind the address only; the kernel picks the port at connect time
-		// per (source, destination) pair, so each address has its own range.
-		unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
-		sa := l.src[l.srcNext]
-		l.srcNext = (l.srcNext + 1) % len(l.src)
-		if err := unix.Bind(fd, sa); err != nil {
-			l.fail(c, classify(err), err, now)
-			return
-		}
-	}
-	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: c.idx, Pad: c.gen}
-	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
-		l.fail(c, ErrOther, err, now)
-		return
-	}
-	err = unix.Connect(fd, l.dst)
-	switch err {
-	case nil:
+	fd, connected, class, err := l.dial(c.idx, c.gen)
+	c.fd = fd
+	switch {
+	case err != nil:
+		l.fail(c, class, err, now)
+	case connected:
 		l.connected(c, now)
-	case unix.EINPROGRESS:
-		c.connecting = true
 	default:
-		l.fail(c, classify(err), err, now)
+		c.connecting = true
+		l.track(c)
+	}
+}
+
+// track keeps the loop's count of connections that need prompt events
+// (connecting, in the handshake, or with bytes still to write): batched
+// pacing sleeps through socket events only while there are none.
+func (l *loop) track(c *conn) {
+	u := c.fd >= 0 && (c.connecting || c.handshake || c.writing || c.s != nil && c.s.pending())
+	if u != c.unsettled {
+		c.unsettled = u
+		if u {
+			l.unsettled++
+		} else {
+			l.unsettled--
+		}
 	}
 }
 
@@ -90,12 +85,7 @@ func (l *loop) connect(c *conn, now int64) {
 func (l *loop) connected(c *conn, now int64) {
 	c.connecting = false
 	c.reqs = 0
-	if l.tls != nil {
-		c.s = l.tls.newSecure(c.fd)
-	} else {
-		c.plain.fd = c.fd
-		c.s = &c.plain
-	}
+	c.s = l.stream(c.fd, &c.plain)
 	c.handshake = true
 	l.setUp(c, now)
 }
@@ -109,6 +99,7 @@ func (l *loop) setUp(c *conn, now int64) {
 		return
 	}
 	if !done {
+		l.track(c)
 		return
 	}
 	c.handshake = false
@@ -133,11 +124,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return
 		}
-		soerr, err := unix.GetsockoptInt(c.fd, unix.SOL_SOCKET, unix.SO_ERROR)
-		if err == nil && soerr != 0 {
-			err = unix.Errno(soerr)
-		}
-		if err != nil {
+		if err := connectResult(c.fd); err != nil {
 			l.fail(c, classify(err), err, now)
 			return
 		}
@@ -160,6 +147,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 				l.fail(c, classify(err), err, now)
 				return
 			}
+			l.track(c)
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.writing {
 			l.readResponse(c, ev)
@@ -177,6 +165,7 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	n, err := c.s.write(req[c.wrOff:])
 	if notReady(err) {
 		c.writing = true
+		l.track(c)
 		return
 	}
 	if err == nil && c.s.pending() {
@@ -187,12 +176,11 @@ func (l *loop) writeRequest(c *conn, now int64) {
 		return
 	}
 	c.wrOff += n
-	if c.wrOff < len(req) {
-		c.writing = true
-		return
+	c.writing = c.wrOff < len(req)
+	if !c.writing {
+		c.wrOff = 0
 	}
-	c.writing = false
-	c.wrOff = 0
+	l.track(c)
 }
 
 // readResponse reads what the stream has and feeds the parser. ev is the
@@ -248,7 +236,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 
 // complete records a finished response and moves c on.
 func (l *loop) complete(c *conn, eof bool) {
-	now := l.now()
+	now := l.doneAt(l.now(), c.written)
 	if c.sum != nil {
 		var d [sha256.Size]byte
 		if string(c.sum.Sum(d[:0])) != string(l.r.cfg.VerifySHA256) {
@@ -353,22 +341,14 @@ func (l *loop) idleEvent(c *conn) {
 	}
 }
 
-// closeConn closes c's socket. With CloseRST the kernel resets the
-// connection and keeps no TIME_WAIT on this side.
+// closeConn closes c's socket.
 func (l *loop) closeConn(c *conn) {
-	l.closes.Add(1)
-	if c.s != nil {
-		c.s.release()
-		c.s = nil
-	}
-	if l.r.cfg.Close == CloseRST {
-		l.linger = unix.Linger{Onoff: 1}
-		unix.SetsockoptLinger(c.fd, unix.SOL_SOCKET, unix.SO_LINGER, &l.linger)
-	}
-	unix.Close(c.fd)
+	l.closeSocket(c.fd, c.s)
+	c.s = nil
 	c.fd = -1
 	c.connecting = false
 	c.handshake = false
 	c.writing = false
 	c.wrOff = 0
+	l.track(c)
 }

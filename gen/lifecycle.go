@@ -101,7 +101,8 @@ func (lc *lifecycle) drained() bool {
 }
 
 // wakeAt returns when the loop must wake at the latest: the next intended
-// send, second boundary, warmup end, stop or drain end, whichever is first.
+// send (or the pacing tick it falls in), second boundary, warmup end, stop or
+// drain end, whichever is first.
 func (lc *lifecycle) wakeAt() int64 {
 	next := lc.nextSecond
 	if lc.stopping {
@@ -109,7 +110,7 @@ func (lc *lifecycle) wakeAt() int64 {
 	} else {
 		next = min(next, lc.stopAt)
 		if lc.open {
-			next = min(next, lc.nextDue)
+			next = min(next, lc.wakeFor())
 		}
 	}
 	if !lc.warmupSeen {
@@ -128,7 +129,11 @@ func (lc *lifecycle) admit(now int64) {
 	d := lc.d
 	d.lock()
 	defer d.unlock()
-	if !lc.due(now) {
+	if !lc.due(now) || now < lc.wakeFor() {
+		// Nothing due; or, with a pacing tolerance, the tick the next
+		// request falls in has not come: requests leave together at the
+		// ticks, so their responses come back together and one wakeup
+		// takes many (a loop that sent at every wakeup would spread them).
 		return
 	}
 	lc.rec.wokeLate(now, lc.nextDue)

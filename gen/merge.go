@@ -15,8 +15,10 @@ import (
 // MaxStartSkew is how far apart the schedule starts of two shards may be
 // for Merge to treat them as one run. Shards given one absolute start time
 // have identical starts; shards given "+5s" each start 5 s after their own
-// launch, which a script launches within milliseconds of each other.
-const MaxStartSkew = 250 * time.Millisecond
+// launch, which a script launches within milliseconds of each other (tens
+// or hundreds of milliseconds on a loaded machine or over ssh). Below half
+// a second the per-second series still align unambiguously.
+const MaxStartSkew = 400 * time.Millisecond
 
 // Merger adds up the results of the shards of one run into the result of
 // the whole run, exactly: histograms are added bucket by bucket (a
@@ -84,7 +86,7 @@ func newPart(name string, r *Result) (*part, error) {
 			return nil, err
 		}
 	} else {
-		p.corrected, p.uncorrected = r.CorrectedHist, r.UncorrectedHist
+		p.corrected, p.ok, p.uncorrected = r.CorrectedHist, r.Corrected2xxHist, r.UncorrectedHist
 	}
 	if p.corrected == nil {
 		return nil, usage("%s carries no latency histograms: it was written by a loadlab without mergeable results, or is not a gen result; rerun it", name)
@@ -248,6 +250,9 @@ func (m *Merger) Result() (*Result, error) {
 		sched.Start = lo
 		sched.StartSkewMs = round3(float64(hi.Sub(lo)) / 1e6)
 		out.Schedule = &sched
+		if sched.StartSkewMs > 0 {
+			out.Generator.Notes = append(out.Generator.Notes, fmt.Sprintf("the shards' schedules started up to %.3f ms apart (each process's own +DURATION start): each shard's requests are offset by its skew; give every shard one absolute --start-at for the exact schedule", sched.StartSkewMs))
+		}
 		if len(missing) == 0 {
 			out.RequestedRate = s.Rate // exact, not a sum of shares
 		}
@@ -292,6 +297,10 @@ func (m *Merger) mergeHistograms(out *Result, parts []*part) error {
 		return err
 	}
 	out.Latency = latencyOf(out.CorrectedHist)
+	if ok != nil {
+		out.Corrected2xxHist = ok
+		out.Latency2xx = latencyOf(ok)
+	}
 	if out.UncorrectedHist != nil {
 		out.LatencyUncorrected = latencyOf(out.UncorrectedHist)
 	}
@@ -338,6 +347,7 @@ func (m *Merger) mergeCounts(out *Result, parts []*part) {
 		out.AchievedRate += r.AchievedRate
 		out.Requests += r.Requests
 		out.OK += r.OK
+		out.Retries += r.Retries
 		out.BytesRead += r.BytesRead
 		out.ThroughputGbps += r.ThroughputGbps
 		out.Handshakes += r.Handshakes
@@ -411,9 +421,14 @@ func mergeGenerator(out *Result, parts []*part, missing []string) {
 		sg := s.Generator
 		g.CPUs = append(g.CPUs, sg.CPUs...)
 		g.Busy = append(g.Busy, sg.Busy...)
+		g.Starved = append(g.Starved, sg.Starved...)
 		g.CPUSeconds = append(g.CPUSeconds, sg.CPUSeconds...)
 		g.Loops += sg.Loops
-		g.LagP99us = max(g.LagP99us, sg.LagP99us) // the merged p99 is at most the largest
+		// A quantile of the merged lag is at most the largest of the
+		// shards' (the lag histograms are not in the results).
+		g.LagP50us = max(g.LagP50us, sg.LagP50us)
+		g.LagP99us = max(g.LagP99us, sg.LagP99us)
+		g.LagP999us = max(g.LagP999us, sg.LagP999us)
 		g.LagMaxus = max(g.LagMaxus, sg.LagMaxus)
 		g.LateSends += sg.LateSends
 		g.Dropped += sg.Dropped
@@ -500,7 +515,9 @@ func mergeSeconds(out *Result, parts []*part) error {
 			sl.ps.Non2xx += s.Non2xx
 			sl.ps.Errors += s.Errors
 			sl.ps.Bytes += s.Bytes
+			sl.ps.DurS = max(sl.ps.DurS, s.DurS) // the span the shards' entries cover
 			sl.ps.P99us = max(sl.ps.P99us, s.P99us)
+			sl.ps.Maxus = max(sl.ps.Maxus, s.Maxus)
 			if s.Hist == "" {
 				withHist = false
 			}
@@ -526,7 +543,7 @@ func mergeSeconds(out *Result, parts []*part) error {
 			for _, h := range hs {
 				sum.Merge(h)
 			}
-			sl.ps.P99us = sum.ValueAtQuantile(99)
+			sl.ps.P99us, sl.ps.Maxus = sum.ValueAtQuantile(99), sum.Max()
 			enc, err := EncodeHist(sum)
 			if err != nil {
 				return err

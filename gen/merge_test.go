@@ -164,7 +164,7 @@ func TestMergeIsExact(t *testing.T) {
 			}
 			checkPercentiles(t, "corrected", m.CorrectedHist, set.whole)
 			checkPercentiles(t, "uncorrected", m.UncorrectedHist, set.wholeU)
-			if m.Latency != latencyOf(set.whole) || m.LatencyUncorrected != latencyOf(set.wholeU) {
+			if m.Latency != latencyOf(set.whole) || m.Latency2xx != latencyOf(set.whole) || m.LatencyUncorrected != latencyOf(set.wholeU) {
 				t.Fatalf("latency %+v / %+v, whole run %+v / %+v", m.Latency, m.LatencyUncorrected, latencyOf(set.whole), latencyOf(set.wholeU))
 			}
 			if m.Requests != uint64(set.whole.TotalCount()) || m.Status["200"] != m.Requests {
@@ -178,7 +178,7 @@ func TestMergeIsExact(t *testing.T) {
 			}
 			for s, ps := range m.PerSecond {
 				w := set.wholeSec[s]
-				if ps.T != s || ps.OK != uint64(w.TotalCount()) || ps.P99us != w.ValueAtQuantile(99) {
+				if ps.T != s || ps.OK != uint64(w.TotalCount()) || ps.P99us != w.ValueAtQuantile(99) || ps.Maxus != w.Max() {
 					t.Fatalf("second %d: t %d, ok %d, p99 %d µs; whole run ok %d p99 %d µs", s, ps.T, ps.OK, ps.P99us, w.TotalCount(), w.ValueAtQuantile(99))
 				}
 				if want := testStart.Add(time.Duration(s) * time.Second).UnixMilli(); ps.AtMs != want {
@@ -290,9 +290,9 @@ func TestMergeRefuses(t *testing.T) {
 		"rate":     {func(rs []*Result) []*Result { rs[2].Schedule.Rate = 2000; return rs }, "schedule rate 1000/s vs 2000/s"},
 		"duration": {func(rs []*Result) []*Result { rs[2].Schedule.DurationS = 3; return rs }, "schedule duration 2s vs 3s"},
 		"skew": {func(rs []*Result) []*Result {
-			rs[3].Schedule.Start = testStart.Add(400 * time.Millisecond)
+			rs[3].Schedule.Start = testStart.Add(450 * time.Millisecond)
 			return rs
-		}, "started 400ms apart"},
+		}, "started 450ms apart (more than 400ms)"},
 		"missing":      {func(rs []*Result) []*Result { return rs[:3] }, "shard 3/4 missing (3 of 4 given)"},
 		"damaged":      {func(rs []*Result) []*Result { rs[0].Histograms.Corrected = "HISTFAAAA!!"; return rs }, "corrected histogram"},
 		"nohist":       {func(rs []*Result) []*Result { rs[0].Histograms = nil; return rs }, "carries no latency histograms"},

@@ -117,7 +117,8 @@ func ReadHdrLog(name string, data []byte) (*Result, error) {
 		if n := len(r.PerSecond); n > 0 && r.PerSecond[n-1].T >= t {
 			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen interval log", name, t, r.PerSecond[n-1].T)
 		}
-		r.PerSecond = append(r.PerSecond, PerSecond{T: t, P99us: h.ValueAtQuantile(99), SecondMergeable: SecondMergeable{Hist: enc}})
+		r.PerSecond = append(r.PerSecond, PerSecond{T: t, DurS: round3(float64(h.EndTimeMs()-h.StartTimeMs()) / 1000), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
+			SecondMergeable: SecondMergeable{AtMs: h.StartTimeMs(), Hist: enc}})
 	}
 	r.CorrectedHist = total
 	r.Latency = latencyOf(total)

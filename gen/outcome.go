@@ -140,6 +140,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	if r.tls != nil {
 		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
 	}
+	r.mergeable(res, total)
 	return res
 }
 

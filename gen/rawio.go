@@ -60,3 +60,63 @@ func probePwait2() bool {
 		uintptr(unsafe.Pointer(&ev[0])), 1, uintptr(unsafe.Pointer(&ts)), 0, 0)
 	return e == 0
 }
+
+// rxReader reads a socket with recvmsg and keeps the kernel's receive
+// timestamp (SO_TIMESTAMPNS: wall-clock time the last segment read arrived)
+// for the caller to take. Its buffers are its own, so reads do not
+// allocate. One per loop; not safe for concurrent use.
+type rxReader struct {
+	msg  unix.Msghdr
+	iov  unix.Iovec
+	oob  [64]byte
+	last int64 // wall ns of the last read's last segment, 0 = none
+}
+
+func (r *rxReader) init() {
+	r.msg.Iov = &r.iov
+	r.msg.Iovlen = 1
+	r.msg.Control = &r.oob[0]
+}
+
+// read is rawRead through recvmsg.
+func (r *rxReader) read(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	r.iov.Base = &b[0]
+	r.iov.SetLen(len(b))
+	r.msg.SetControllen(len(r.oob))
+	n, _, e := unix.RawSyscall(unix.SYS_RECVMSG, uintptr(fd), uintptr(unsafe.Pointer(&r.msg)), 0)
+	if e != 0 {
+		return 0, e
+	}
+	if n > 0 {
+		r.note()
+	}
+	return int(n), nil
+}
+
+// note finds the SCM_TIMESTAMPNS control message of the last recvmsg.
+func (r *rxReader) note() {
+	b := r.oob[:r.msg.Controllen]
+	for len(b) >= unix.SizeofCmsghdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+		l := int(h.Len)
+		if l < unix.SizeofCmsghdr || l > len(b) {
+			return
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && l >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))) {
+			ts := (*unix.Timespec)(unsafe.Pointer(&b[unix.CmsgLen(0)]))
+			r.last = ts.Sec*1e9 + ts.Nsec
+			return
+		}
+		b = b[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(b)):]
+	}
+}
+
+// take returns the last timestamp once.
+func (r *rxReader) take() int64 {
+	t := r.last
+	r.last = 0
+	return t
+}

@@ -61,20 +61,24 @@ type Generator struct {
 	CPUSeconds []float64 `json:"cpu_s"`   // CPU seconds used (measured window)
 	// Send lag, open loop: on every wakeup that found requests due, how
 	// late it came for the earliest of them (measured window).
-	LagP50us     int64    `json:"lag_p50_us"`
-	LagP99us     int64    `json:"lag_p99_us"`
-	LagP999us    int64    `json:"lag_p999_us"`
-	LagMaxus     int64    `json:"lag_max_us"`
-	LateSends    uint64   `json:"late_sends"` // requests sent more than 1 ms after their intended time (any cause)
-	Dropped      uint64   `json:"dropped"`    // open loop: requests evicted unsent from the full pending queue (also errors.dropped)
-	MaxPending   int      `json:"max_pending"`
-	Unfinished   int64    `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
-	TimeWaitPeak int      `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited  uint64   `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck   bool     `json:"bottleneck"`
-	lagSamples   int64    // wakeups the lag was sampled on (for the verdict)
-	Reason       string   `json:"reason"`
-	Notes        []string `json:"notes,omitempty"`
+	LagP50us   int64  `json:"lag_p50_us"`
+	LagP99us   int64  `json:"lag_p99_us"`
+	LagP999us  int64  `json:"lag_p999_us"`
+	LagMaxus   int64  `json:"lag_max_us"`
+	LateSends  uint64 `json:"late_sends"` // requests sent more than 1 ms after their intended time (any cause)
+	Dropped    uint64 `json:"dropped"`    // open loop: requests evicted unsent from the full pending queue (also errors.dropped)
+	MaxPending int    `json:"max_pending"`
+	// PacingToleranceUs is Config.PacingTolerance: how late after its
+	// intended time a request may be sent so that requests due together
+	// leave in one wakeup (0: each at its own time).
+	PacingToleranceUs int64    `json:"pacing_tolerance_us"`
+	Unfinished        int64    `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak      int      `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited       uint64   `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck        bool     `json:"bottleneck"`
+	lagSamples        int64    // wakeups the lag was sampled on (for the verdict)
+	Reason            string   `json:"reason"`
+	Notes             []string `json:"notes,omitempty"`
 }
 
 // TLSInfo describes the TLS sessions of the run (from the first handshake).

@@ -193,10 +193,11 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		}
 		cpus = all
 	}
-	nloops := min(len(cpus), cfg.Connections)
+	conns := cfg.shardConnections() // this shard's part of the run (all of it unsharded)
+	nloops := min(len(cpus), conns)
 	maxPending := cfg.MaxPending
 	if maxPending == 0 {
-		maxPending = int(math.Min(1e6, math.Max(1000, cfg.Rate*cfg.Timeout.Seconds())))
+		maxPending = int(math.Min(1e6, math.Max(1000, cfg.shardRate()*cfg.Timeout.Seconds())))
 	}
 	release, err := eng.claim(cpus, nloops)
 	if err != nil {
@@ -207,7 +208,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	for i := 0; i < nloops; i++ {
 		lc := &lifecycle{id: i, cpu: cpus[i], r: r, rec: newRecorder(r.warmup, r.histMax),
 			schedule: newSchedule(cfg, i, nloops, maxPending), nextSecond: int64(time.Second)}
-		d, err := eng.newDriver(lc, share(cfg.Connections, i, nloops))
+		d, err := eng.newDriver(lc, share(conns, i, nloops))
 		if err != nil {
 			for _, built := range r.loops {
 				built.d.teardown()
@@ -223,6 +224,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		go lc.main()
 	}
 	r.ready.Wait()
+	if err := r.awaitStart(ctx); err != nil {
+		r.abortStart(err)
+	}
 	if r.failErr != nil {
 		r.aborted.Store(true)
 		close(r.go_)
@@ -230,7 +234,8 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		return nil, r.failErr
 	}
 	agg := r.drive(ctx)
-	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending}}
+	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
+		PacingToleranceUs: cfg.PacingTolerance.Microseconds()}}
 	for _, lc := range r.loops {
 		o.recs = append(o.recs, lc.rec)
 		o.ends = append(o.ends, lc.windowEnd())
@@ -244,7 +249,9 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 // once every loop has ended.
 func (r *run) drive(ctx context.Context) *aggregator {
 	agg := newAggregator(r, len(r.loops))
-	r.start = time.Now()
+	if r.start.IsZero() { // else set by awaitStart to Config.StartAt
+		r.start = time.Now()
+	}
 	close(r.go_)
 	stopWatch := make(chan struct{})
 	go func() {

@@ -24,11 +24,13 @@ type schedule struct {
 	stopAt  int64 // end of the run, ns since start
 	quota   int64 // requests this loop may start; < 0 = no limit (see Config.Requests)
 	started int64 // requests started so far
+
+	tolerance int64 // Config.PacingTolerance, ns
 }
 
 // newSchedule returns loop i of nloops' schedule within the shard of cfg.
 func newSchedule(cfg *Config, i, nloops, maxPending int) schedule {
-	s := schedule{open: cfg.openLoop(), stopAt: int64(cfg.Duration), quota: -1}
+	s := schedule{open: cfg.openLoop(), stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
 	n := int64(cfg.Shard.count())
 	s.first = int64(cfg.Shard.Index) + n*int64(i)
 	s.stride = n * int64(nloops)
@@ -60,6 +62,17 @@ func (s *schedule) global(k int64) int64 { return s.first + k*s.stride }
 // since the start.
 func (s *schedule) intendedAt(k int64) int64 {
 	return int64(float64(s.global(k)) * s.nsPer)
+}
+
+// wakeFor returns when the loop must wake for the next intended send: at
+// its intended time, or with a pacing tolerance at the first multiple of the
+// tolerance (since the start) at or after it, so that the requests due
+// within one tick leave together, none before its time.
+func (s *schedule) wakeFor() int64 {
+	if s.tolerance <= 0 {
+		return s.nextDue
+	}
+	return (s.nextDue + s.tolerance - 1) / s.tolerance * s.tolerance
 }
 
 // due reports whether the next intended send has come (open loop), within

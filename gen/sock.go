@@ -35,17 +35,26 @@ type sock interface {
 	release()
 }
 
-// plainSock is a plain TCP socket. Its methods are the raw system calls.
-type plainSock struct{ fd int }
+// plainSock is a plain TCP socket. Its methods are the raw system calls;
+// with rx set reads are recvmsg calls that keep the receive timestamp.
+type plainSock struct {
+	fd int
+	rx *rxReader
+}
 
 func (s *plainSock) handshake([]byte) (bool, error) { return true, nil }
 func (s *plainSock) resumed() bool                  { return false }
-func (s *plainSock) read(b []byte) (int, error)     { return rawRead(s.fd, b) }
-func (s *plainSock) drainsOnShortRead() bool        { return true }
-func (s *plainSock) write(b []byte) (int, error)    { return rawWrite(s.fd, b) }
-func (s *plainSock) pending() bool                  { return false }
-func (s *plainSock) flush() error                   { return nil }
-func (s *plainSock) release()                       {}
+func (s *plainSock) read(b []byte) (int, error) {
+	if s.rx != nil {
+		return s.rx.read(s.fd, b)
+	}
+	return rawRead(s.fd, b)
+}
+func (s *plainSock) drainsOnShortRead() bool     { return true }
+func (s *plainSock) write(b []byte) (int, error) { return rawWrite(s.fd, b) }
+func (s *plainSock) pending() bool               { return false }
+func (s *plainSock) flush() error                { return nil }
+func (s *plainSock) release()                    {}
 
 // notReady reports whether a sock's read or write found the socket not
 // ready.

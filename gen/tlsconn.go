@@ -84,6 +84,7 @@ const (
 // allocates nothing of its own.
 type tlsLoop struct {
 	client *tlsClient
+	rx     *rxReader // batched pacing: records are read with their receive timestamps
 	seal   []byte
 	carry  [][]byte
 
@@ -334,7 +335,13 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 			return 0, s.err
 		}
 		k := copy(in, s.carry)
-		n, err := rawRead(s.fd, in[k:])
+		var n int
+		var err error
+		if s.tl.rx != nil {
+			n, err = s.tl.rx.read(s.fd, in[k:])
+		} else {
+			n, err = rawRead(s.fd, in[k:])
+		}
 		switch {
 		case err == unix.EINTR:
 			continue

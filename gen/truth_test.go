@@ -507,6 +507,17 @@ func TestVerdictLagRule(t *testing.T) {
 			t.Errorf("lag p99 %d µs, latency p99 %d µs: bottleneck %v, want %v (%s)", tc.lag, tc.lat, g.Bottleneck, tc.want, g.Reason)
 		}
 	}
+	// Lag within the pacing tolerance is the user's choice.
+	tol := Generator{LagP99us: 1_050, lagSamples: 5000, PacingToleranceUs: 1_000}
+	tol.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 1_200}})
+	if tol.Bottleneck {
+		t.Errorf("lag 1.05 ms at a 1 ms tolerance: %s", tol.Reason)
+	}
+	tol = Generator{LagP99us: 3_500, lagSamples: 5000, PacingToleranceUs: 1_000}
+	tol.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 6_000}})
+	if !tol.Bottleneck || !strings.Contains(tol.Reason, "beyond the pacing tolerance") {
+		t.Errorf("lag 3.5 ms at a 1 ms tolerance beside 6 ms: %v %q", tol.Bottleneck, tol.Reason)
+	}
 	// p99 of 500 wakeups is 5 samples: not judged.
 	few := Generator{LagP99us: 2_000, lagSamples: 500}
 	few.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 6_000}})
@@ -544,5 +555,78 @@ func TestWithoutPwait2(t *testing.T) {
 	}
 	if !noted {
 		t.Errorf("notes %q: the fallback must be said", res.Generator.Notes)
+	}
+}
+
+// delayed answers every request after d.
+func delayed(d time.Duration) func(net.Conn) {
+	return eachRequest(func(c net.Conn) bool {
+		time.Sleep(d)
+		_, err := io.WriteString(c, okResp)
+		return err == nil
+	})
+}
+
+// TestPacingToleranceBatches: one loop at 230 requests/s (one every
+// 4.35 ms, out of step with the ticks) with a 10 ms pacing tolerance
+// against a server that answers after 3 ms.
+//
+// The loop wakes at multiples of 10 ms and sends what fell due since the
+// last tick: each request leaves 0-10 ms after its intended time, evenly
+// spread, so the corrected latency is that plus ~3 ms: median ~8 ms. The
+// lag sampled at each tick is the age of the earliest request due in it,
+// which fell due in the tick's first 4.35 ms: between 5.65 and 10 ms.
+//
+// Between ticks the loop sleeps through the responses and collects them at
+// the next tick, 7 ms after they arrived; their completion time is the
+// kernel's receive timestamp, so the uncorrected latency (from the write)
+// is the server's ~3 ms, not the 10 ms tick. A loop that timed responses
+// when it read them would report ~10 ms here.
+func TestPacingToleranceBatches(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, delayed(3*time.Millisecond))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 230, Connections: 8, Duration: 2 * time.Second,
+		Timeout: time.Second, PacingTolerance: 10 * time.Millisecond, CPUs: pin.CPUSet{lastCPU(t)}})
+	g := res.Generator
+	u, c := res.LatencyUncorrected, res.Latency
+	t.Logf("uncorrected p50 %d p99 %d µs; corrected p50 %d p99 %d max %d µs; lag p50 %d p99 %d µs; %s",
+		u.P50, u.P99, c.P50, c.P99, c.Max, g.LagP50us, g.LagP99us, g.Reason)
+	if res.Requests != 460 || res.OK != 460 {
+		t.Fatalf("requests %d ok %d errors %v", res.Requests, res.OK, res.Errors)
+	}
+	if g.PacingToleranceUs != 10_000 {
+		t.Errorf("pacing_tolerance_us %d, want 10000", g.PacingToleranceUs)
+	}
+	if u.P50 < 2_900 || u.P50 > 6_000 {
+		t.Errorf("uncorrected p50 %d µs: want the server's ~3 ms (a late read must keep the arrival time)", u.P50)
+	}
+	if c.P50 < 5_500 || c.P50 > 10_500 {
+		t.Errorf("corrected p50 %d µs: want ~8 ms (0-10 ms of pacing + 3 ms)", c.P50)
+	}
+	if g.LagP50us < 5_600 || g.LagP50us > 10_500 {
+		t.Errorf("lag p50 %d µs: a tick comes 5.65-10 ms after the earliest request due in it", g.LagP50us)
+	}
+	if g.Bottleneck {
+		t.Errorf("lag within the tolerance judged against the generator: %s", g.Reason)
+	}
+}
+
+// TestPacingToleranceNeverEarly: with a tolerance no request leaves before
+// its intended time: the lag sampled at each wakeup is never negative, and
+// wakeups fall on the tolerance's ticks.
+func TestPacingToleranceNeverEarly(t *testing.T) {
+	s := schedule{tolerance: int64(time.Millisecond)}
+	for _, tc := range []struct{ due, want int64 }{
+		{0, 0}, {1, 1_000_000}, {999_999, 1_000_000}, {1_000_000, 1_000_000}, {1_000_001, 2_000_000},
+	} {
+		s.nextDue = tc.due
+		if got := s.wakeFor(); got != tc.want || got < tc.due {
+			t.Errorf("due %d: wake at %d, want %d", tc.due, got, tc.want)
+		}
+	}
+	s.tolerance = 0
+	s.nextDue = 123
+	if s.wakeFor() != 123 {
+		t.Error("without a tolerance the loop wakes at the intended time")
 	}
 }

@@ -19,7 +19,8 @@ import (
 //     latency it reports: at p50, p99 or p99.9, the send lag (how late a
 //     wakeup came for the earliest due request) is above LagFloorUs (1 ms)
 //     and above LagShare (10%) of the corrected latency at the same
-//     quantile. A slow server makes the latency large, so lag that is small
+//     quantile (lag beyond Config.PacingTolerance: the tolerance is
+//     lateness the user asked for). A slow server makes the latency large, so lag that is small
 //     beside it does not make the generator the bottleneck; a fast server
 //     measured with a late generator does. A quantile is judged only when
 //     at least LagTailSamples lag samples lie beyond it (p99.9 needs 10,000
@@ -69,9 +70,16 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 			if float64(g.lagSamples)*q.tail < LagTailSamples {
 				continue
 			}
-			if q.lag > LagFloorUs && float64(q.lag) > LagShare*float64(q.lat) {
-				reasons = append(reasons, fmt.Sprintf("send lag %s %s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
-					q.name, fmtUs(q.lag), 100*float64(q.lag)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
+			// The pacing tolerance is lateness the user chose; only what
+			// comes on top of it is the generator's failing.
+			beyond := q.lag - g.PacingToleranceUs
+			if beyond > LagFloorUs && float64(beyond) > LagShare*float64(q.lat) {
+				tol := ""
+				if g.PacingToleranceUs > 0 {
+					tol = fmt.Sprintf(" (%s beyond the pacing tolerance %s)", fmtUs(beyond), fmtUs(g.PacingToleranceUs))
+				}
+				reasons = append(reasons, fmt.Sprintf("send lag %s %s%s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
+					q.name, fmtUs(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
 				break
 			}
 		}

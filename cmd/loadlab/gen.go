@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/pin"
@@ -30,6 +31,8 @@ type genFlags struct {
 	closeMode string
 	verify    string
 	cpuProf   string
+	shard     string
+	startAt   string
 }
 
 // newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
@@ -68,7 +71,12 @@ Every result says whether the generator itself was the bottleneck: when a loop
 was busy + starved (runnable but not running, plus its CPU's softirq and steal
 time) above 90% of its wall time, or, in open loop, when the send lag at p50,
 p99 or p99.9 is above 1 ms and above 10% of the corrected latency at the same
-quantile.`,
+quantile.
+
+Shards (--shard i/N): several generators run one schedule, each taking
+request j when j mod N = i, and a share of --connections and --requests (the
+whole run's; the first shards take the remainder). Give them one
+--start-at time; merge their JSON results with loadlab merge.`,
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure`,
@@ -95,7 +103,8 @@ quantile.`,
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- = stdout)")
 	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
-	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept before new ones are dropped (default rate x timeout, at least 1000)")
+	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept; when full the longest-waiting one is dropped (default rate x timeout, at least 1000)")
+	fl.DurationVar(&c.PacingTolerance, "pacing-tolerance", gen.DefaultPacingTolerance, "open loop: a request may go out up to this long after its intended time, so that requests due close together leave in one wakeup (wakeups at multiples of it; never early). The default 0 sends each at its own time and adds nothing to the latency you measure; 1ms makes an open loop cost about what a closed loop does (wrk2 and h2load pace at millisecond ticks). The lateness counts in the corrected latency; the self-check judges only lag beyond it")
 	fl.BoolVar(&c.NewConn, "new-conn", false, "open a new connection (full TLS handshake) for every request")
 	fl.StringVar(&f.closeMode, "close", "fin", "how the generator closes: fin, or rst (SO_LINGER 0: no TIME_WAIT here, but the server sees a reset)")
 	fl.StringVar(&f.srcAddrs, "src-addrs", "", "bind new connections round-robin to these local addresses (list, range a-b, or auto = 127.0.0.2-127.0.0.250 for loopback targets); each brings its own ephemeral ports")
@@ -113,6 +122,10 @@ quantile.`,
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
+	fl.StringVar(&f.shard, "shard", "", "run shard INDEX/COUNT of the schedule (0-based): request j when j mod COUNT = INDEX, and this shard's share of -c and -n")
+	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this wall-clock time: RFC 3339 (2026-05-01T12:00:00.250Z) or +DURATION from now; the run prepares first and fails if it is ready later than --start-tolerance")
+	fl.DurationVar(&c.StartTolerance, "start-tolerance", gen.DefaultStartTolerance, "how late a --start-at run may be ready before it fails instead of running out of step")
+	fl.StringVar(&c.Host, "host", "", "name recorded as the result's host (default: the hostname)")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
 	return cmd
@@ -149,6 +162,20 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usagef("bad --verify-sha256: give the 64 hex digits of a SHA-256 digest")
 		}
 		c.VerifySHA256 = d
+	}
+	if f.shard != "" {
+		sh, err := gen.ParseShard(f.shard)
+		if err != nil {
+			return usagef("--shard: %v", err)
+		}
+		c.Shard = sh
+	}
+	if f.startAt != "" {
+		at, err := gen.ParseStartAt(f.startAt, time.Now())
+		if err != nil {
+			return usagef("--start-at: %v", err)
+		}
+		c.StartAt = at
 	}
 	if f.srcAddrs != "" {
 		t, err := gen.ParseTarget(url)
@@ -202,6 +229,9 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if err != nil {
 		if gen.IsUsage(err) {
 			return usageError{err}
+		}
+		if ctx.Err() != nil { // a signal before the start time
+			return exitError{code: sig.exitCode(), err: err}
 		}
 		return err
 	}

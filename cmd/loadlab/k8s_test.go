@@ -49,6 +49,8 @@ func TestK8sJobCLIRefuses(t *testing.T) {
 		{append(base, "gen", "http://x/"), "after --"},
 		{append(base, "--", "gen"), "exactly one URL"},
 		{append(base, "--", "gen", "--json", "out.json", "http://x/"), "gen argument --json"},
+		{append(base, "--", "gen", "--shard", "1/4", "http://x/"), "gen argument --shard"},
+		{append(base, "--", "gen", "--start-at=+5s", "http://x/"), "gen argument --start-at"},
 		{append(base, "--", "gen", "-q", "http://x/"), "gen argument --quiet"},
 		{append(base, "--", "gen", "-c", "3", "http://x/"), "cannot be split over 4 shards"},
 		{append(base, "--", "gen", "--nope", "http://x/"), "unknown flag: --nope"},

@@ -86,16 +86,29 @@ type Scenario struct {
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
 	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
 	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
-	SearchOver  yaml.Node `yaml:"search,omitempty" json:"-"`          // overrides of the plan's search fields
-	PassOver    yaml.Node `yaml:"pass,omitempty" json:"-"`            // overrides of the plan's pass fields
-	Eff         Effective `yaml:"-" json:"effective"`                 // filled by Resolve
+	// PacingTolerance is the generator's pacing tolerance for the
+	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
+	// searches (their thresholds are hundreds of ms, and batched sends cost
+	// the shared core far less) and 0 for fixed-rate runs (their sub-ms p99
+	// matters); an explicit 0 is 0.
+	PacingTolerance *Duration `yaml:"pacing_tolerance,omitempty" json:"pacing_tolerance,omitempty"`
+	SearchOver      yaml.Node `yaml:"search,omitempty" json:"-"` // overrides of the plan's search fields
+	PassOver        yaml.Node `yaml:"pass,omitempty" json:"-"`   // overrides of the plan's pass fields
+	Eff             Effective `yaml:"-" json:"effective"`        // filled by Resolve
 }
 
 // Effective are a scenario's search and pass settings after Resolve.
 type Effective struct {
-	Search Search `json:"search"`
-	Pass   Pass   `json:"pass"`
+	Search          Search   `json:"search"`
+	Pass            Pass     `json:"pass"`
+	PacingTolerance Duration `json:"pacing_tolerance"`
 }
+
+// Default pacing tolerances (see Scenario.PacingTolerance).
+const (
+	SearchPacingTolerance = Duration(time.Millisecond)
+	FixedPacingTolerance  = Duration(0)
+)
 
 // Scenario kinds.
 const (

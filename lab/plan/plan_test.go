@@ -383,3 +383,40 @@ scenarios:
 		t.Errorf("a scenario profile outside the plan: %v", err)
 	}
 }
+
+// The pacing tolerance: 1 ms for searches, 0 for fixed-rate runs, and what a
+// scenario says, 0 included.
+func TestPacingToleranceDefaults(t *testing.T) {
+	p, err := Parse([]byte(`
+name: pacing
+profiles: [nginx-stock]
+scenarios:
+  - kind: keepalive-1k
+  - kind: keepalive-1k
+    name: exact-search
+    pacing_tolerance: 0s
+  - kind: fixed-rate
+  - kind: fixed-rate
+    name: batched-fixed
+    pacing_tolerance: 500us
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Duration{SearchPacingTolerance, 0, FixedPacingTolerance, Duration(500 * time.Microsecond)}
+	for i, s := range p.Scenarios {
+		if s.Eff.PacingTolerance != want[i] {
+			t.Errorf("%s: pacing tolerance %v, want %v", s.Name, s.Eff.PacingTolerance, want[i])
+		}
+	}
+	bad, err := Parse([]byte("name: x\nprofiles: [nginx-stock]\nscenarios:\n  - kind: keepalive-1k\n    pacing_tolerance: 2s\n"))
+	if err == nil {
+		err = bad.Check()
+	}
+	if err == nil || !strings.Contains(err.Error(), "pacing_tolerance") {
+		t.Errorf("a 2 s tolerance: %v, want a pacing_tolerance error", err)
+	}
+}

@@ -105,6 +105,13 @@ func (s *Scenario) resolve(p *Plan) error {
 	if err := decodeOver(&s.PassOver, &s.Eff.Pass); err != nil {
 		return fmt.Errorf("pass: %v", err)
 	}
+	s.Eff.PacingTolerance = FixedPacingTolerance
+	if s.Method == MethodSearch {
+		s.Eff.PacingTolerance = SearchPacingTolerance
+	}
+	if s.PacingTolerance != nil {
+		s.Eff.PacingTolerance = *s.PacingTolerance
+	}
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -216,6 +217,9 @@ func (s *Scenario) validate() error {
 		if s.Warmup < 0 || s.Warmup >= s.Duration {
 			return fmt.Errorf("warmup must be >= 0 and shorter than duration %v (got %v)", s.Duration, s.Warmup)
 		}
+	}
+	if t := s.Eff.PacingTolerance; t < 0 || t > Duration(time.Second) {
+		return fmt.Errorf("pacing_tolerance must be between 0 and 1s (got %v)", t)
 	}
 	for _, r := range s.Rates {
 		if bad(r) || r <= 0 || r > maxRate {

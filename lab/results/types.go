@@ -31,8 +31,8 @@ type File struct {
 	// Ceilings are the generator's own limits: per search scenario, key
 	// type and layout, the same rate search against loadlab serve on the
 	// proxy's CPUs (no proxy), run before the first unit's search.
-	Ceilings []*Unit `json:"ceilings,omitempty"`
-	Notes    []string    `json:"notes,omitempty"` // what the run could not do as planned, and why
+	Ceilings []*Unit  `json:"ceilings,omitempty"`
+	Notes    []string `json:"notes,omitempty"` // what the run could not do as planned, and why
 }
 
 // RunOptions are the command-line settings outside the plan that change

@@ -187,6 +187,16 @@ func TestRunWholePlan(t *testing.T) {
 	if c.Rate != 1000 || c.Duration != 2*time.Second || c.Warmup != time.Second || c.Connections != 200 || c.NewConn {
 		t.Fatalf("first gen config %+v", c)
 	}
+	// pacing: searches batch their sends (1 ms), fixed-rate runs do not
+	var fixedTol []time.Duration
+	for _, g := range h.lab.genConfig {
+		if g.Rate > 0 && g.PacingTolerance != time.Millisecond {
+			fixedTol = append(fixedTol, g.PacingTolerance)
+		}
+	}
+	if c.PacingTolerance != time.Millisecond || len(fixedTol) == 0 || fixedTol[0] != 0 {
+		t.Fatalf("pacing tolerance: search %v, others %v: want 1ms for searches and 0 for the fixed-rate runs", c.PacingTolerance, fixedTol)
+	}
 	for _, want := range []string{"[1/~", "ETA", "cool-down: TIME_WAIT 1000 -> 0", "idle memory of nginx-stock"} {
 		if !strings.Contains(h.log.String(), want) {
 			t.Fatalf("progress lacks %q:\n%s", want, h.log.String())

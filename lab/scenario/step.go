@@ -51,6 +51,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		HTTP3:        s.Kind == plan.KindH3,
 		VerifySHA256: verifyDigest(s),
 	}
+	if rate > 0 {
+		base.PacingTolerance = s.Eff.PacingTolerance.D()
+	}
 	switch phase {
 	case string(search.PhaseConfirm):
 		base.Duration, base.Warmup = s.Eff.Search.ConfirmStep.D(), s.Eff.Search.Discard.D()
