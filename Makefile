@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/loadlab
 OUT     ?= results/quick
 PLAN    ?= quick
-FUZZTIME ?= 10
+FUZZTIME ?= 5
 
 IMAGE   ?= loadlab:dev
 
@@ -25,8 +25,13 @@ test: deps
 	$(MAKE) test-go
 	$(MAKE) fuzz
 
+# The generator's measurement tests (gen/) and the CLI's end-to-end runs
+# (cmd/loadlab) check latencies and verdicts against derived bounds: each
+# runs with the machine to itself, then the rest side by side.
 test-go:
-	$(GO) test -count=1 -timeout 12m ./...
+	$(GO) test -count=1 -timeout 8m ./gen
+	$(GO) test -count=1 -timeout 8m ./cmd/loadlab
+	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)

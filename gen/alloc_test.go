@@ -209,10 +209,18 @@ func handH2Loop(t testing.TB, cfg Config) *h2Loop {
 // and starts the run's clock, past the warmup, with an hour to go.
 func handSetUp(t testing.TB, r *run, lc *lifecycle, d driver) {
 	lc.stopAt = int64(time.Hour)
+	allowed, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := d.setup(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { d.teardown(); runtime.UnlockOSThread() })
+	t.Cleanup(func() {
+		d.teardown()
+		pin.PinThreadSet(allowed) // the thread goes back to the scheduler: not pinned to one CPU
+		runtime.UnlockOSThread()
+	})
 	r.start = time.Now()
 	lc.warmupSeen = true
 }
@@ -228,7 +236,7 @@ func (lc *lifecycle) pump(t testing.TB, n uint64) {
 		}
 		lc.d.tick(now)
 		if lc.open {
-			lc.admit(now)
+			lc.admit(now, false)
 		}
 		lc.d.wait(now, now+int64(time.Millisecond))
 	}

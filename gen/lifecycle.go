@@ -76,7 +76,7 @@ func (lc *lifecycle) main() {
 			d.accountBegin()
 		}
 		if lc.open && !lc.stopping {
-			lc.admit(now)
+			lc.admit(now, false)
 		}
 		if now >= lc.nextSecond {
 			lc.flushSecond(int64(time.Second))
@@ -125,11 +125,14 @@ func (lc *lifecycle) wakeAt() int64 {
 // generator's own lag, whatever the server is doing. Each dispatch reads the
 // clock afresh, so a long batch neither hides its own duration nor leaves
 // requests that fell due meanwhile for the next wakeup.
-func (lc *lifecycle) admit(now int64) {
+//
+// At the stop (last true) everything due goes out, tick or not: requests
+// due before the stop are owed even when their tick would come after it.
+func (lc *lifecycle) admit(now int64, last bool) {
 	d := lc.d
 	d.lock()
 	defer d.unlock()
-	if !lc.due(now) || now < lc.wakeFor() {
+	if !lc.due(now) || now < lc.wakeFor() && !last {
 		// Nothing due; or, with a pacing tolerance, the tick the next
 		// request falls in has not come: requests leave together at the
 		// ticks, so their responses come back together and one wakeup
@@ -155,7 +158,7 @@ func (lc *lifecycle) admit(now int64) {
 // the drain end (one timeout, or 1 s when interrupted).
 func (lc *lifecycle) beginStop(now int64) {
 	if lc.open {
-		lc.admit(now)
+		lc.admit(now, true)
 	}
 	lc.d.lock()
 	lc.stopping = true

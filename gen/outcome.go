@@ -72,6 +72,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
 	g.lagSamples = lagMerged.TotalCount()
+	g.lagHist = lagMerged
 	g.LateSends = total.lateSends
 	g.Dropped = total.dropped
 	g.Unfinished = r.unfinished.Load()

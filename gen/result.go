@@ -71,14 +71,15 @@ type Generator struct {
 	// PacingToleranceUs is Config.PacingTolerance: how late after its
 	// intended time a request may be sent so that requests due together
 	// leave in one wakeup (0: each at its own time).
-	PacingToleranceUs int64    `json:"pacing_tolerance_us"`
-	Unfinished        int64    `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
-	TimeWaitPeak      int      `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited       uint64   `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck        bool     `json:"bottleneck"`
-	lagSamples        int64    // wakeups the lag was sampled on (for the verdict)
-	Reason            string   `json:"reason"`
-	Notes             []string `json:"notes,omitempty"`
+	PacingToleranceUs int64          `json:"pacing_tolerance_us"`
+	Unfinished        int64          `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak      int            `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited       uint64         `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck        bool           `json:"bottleneck"`
+	lagSamples        int64          // wakeups the lag was sampled on (for the verdict)
+	lagHist           *hdr.Histogram // their distribution (for the verdict)
+	Reason            string         `json:"reason"`
+	Notes             []string       `json:"notes,omitempty"`
 }
 
 // TLSInfo describes the TLS sessions of the run (from the first handshake).

@@ -342,20 +342,20 @@ func TestLagOncePerWakeup(t *testing.T) {
 	l := handLoop(t, Config{URL: srv.url("http"), Rate: 1000, Connections: 4})
 	time.Sleep(5 * time.Millisecond)
 	before := l.now()
-	l.admit(l.now()) // requests 0..5 or so are due: one sample
+	l.admit(l.now(), false) // requests 0..5 or so are due: one sample
 	if n := l.rec.lag.TotalCount(); n != 1 {
 		t.Fatalf("%d lag samples after one wakeup, want 1", n)
 	}
 	if v := l.rec.lag.Max(); v < before/1000 || v > l.now()/1000+1 {
 		t.Errorf("lag %d µs, want the time since request 0 was due (%d..%d µs)", v, before/1000, l.now()/1000)
 	}
-	l.admit(l.now()) // nothing new is due yet (1 ms apart): no sample
+	l.admit(l.now(), false) // nothing new is due yet (1 ms apart): no sample
 	if n := l.rec.lag.TotalCount(); n != 1 {
 		t.Errorf("%d lag samples after a wakeup with nothing due, want 1", n)
 	}
 	l.rec.warmup = int64(time.Hour) // every request is warmup now
 	time.Sleep(3 * time.Millisecond)
-	l.admit(l.now())
+	l.admit(l.now(), false)
 	if n := l.rec.lag.TotalCount(); n != 1 {
 		t.Errorf("%d lag samples: warmup requests were sampled", n)
 	}
@@ -524,6 +524,17 @@ func TestVerdictLagRule(t *testing.T) {
 	if few.Bottleneck {
 		t.Errorf("p99 judged on 5 samples: %s", few.Reason)
 	}
+	// 200 wakeups (10 ms ticks for 2 s), 20 of them 40 ms late beside
+	// responses of 10 ms: p95 has 10 samples beyond it and is judged.
+	lagH, latH := newHist(), newHist()
+	lagH.RecordValues(9_000, 180)
+	lagH.RecordValues(50_000, 20)
+	latH.RecordValues(10_000, 400)
+	late := Generator{lagSamples: 200, lagHist: lagH, PacingToleranceUs: 10_000}
+	late.verdict(nil, &Result{Mode: "open", CorrectedHist: latH, Latency: Latency{P50: 10_000, P99: 10_000}})
+	if !late.Bottleneck || !strings.Contains(late.Reason, "p95") {
+		t.Errorf("10 of 200 wakeups 40 ms late: %v %q, want p95 judged", late.Bottleneck, late.Reason)
+	}
 	g := Generator{CPUs: []int{3}}
 	g.verdict([]cpuShare{{busy: 0.5, wait: 0.45}}, &Result{Mode: "closed"})
 	if !g.Bottleneck || !strings.Contains(g.Reason, "loop 0 (cpu 3)") || !strings.Contains(g.Reason, "starved") {
@@ -630,5 +641,19 @@ func TestPacingToleranceNeverEarly(t *testing.T) {
 	s.nextDue = 123
 	if s.wakeFor() != 123 {
 		t.Error("without a tolerance the loop wakes at the intended time")
+	}
+}
+
+// TestPacingToleranceOwesTheLastTick: the last requests before the stop are
+// sent even when their tick would come after it. 200/s for 2.005 s with a
+// 10 ms tolerance: requests 0..400 are due (the last at 2.000 s, its tick at
+// 2.010 s, after the stop).
+func TestPacingToleranceOwesTheLastTick(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, reply(okResp))
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 200, Connections: 4, Duration: 2005 * time.Millisecond,
+		Timeout: time.Second, PacingTolerance: 10 * time.Millisecond})
+	if res.Requests != 401 || res.OK != 401 {
+		t.Errorf("requests %d ok %d: want the 401 due before the stop (errors %v %v)", res.Requests, res.OK, res.Errors, res.ErrorSamples)
 	}
 }

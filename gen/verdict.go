@@ -25,7 +25,9 @@ import (
 //     measured with a late generator does. A quantile is judged only when
 //     at least LagTailSamples lag samples lie beyond it (p99.9 needs 10,000
 //     wakeups): a percentile made of one or two samples is the run's single
-//     worst wakeup, not the generator's behaviour.
+//     worst wakeup, not the generator's behaviour. With fewer than 1,000
+//     wakeups (p99 not judged) the highest quantile that still has that
+//     many beyond it is judged too.
 const (
 	BusyLimit  = 0.90
 	LagFloorUs = 1000
@@ -62,12 +64,22 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 	}
 	if res.Mode == "open" {
 		lat := res.Latency
-		for _, q := range []struct {
+		type quantile struct {
 			name     string
 			tail     float64 // fraction of samples beyond the quantile
 			lag, lat int64
-		}{{"p50", 0.5, g.LagP50us, lat.P50}, {"p99", 0.01, g.LagP99us, lat.P99}, {"p99.9", 0.001, g.LagP999us, lat.P999}} {
-			if float64(g.lagSamples)*q.tail < LagTailSamples {
+		}
+		qs := []quantile{{"p50", 0.5, g.LagP50us, lat.P50}, {"p99", 0.01, g.LagP99us, lat.P99}, {"p99.9", 0.001, g.LagP999us, lat.P999}}
+		if n := float64(g.lagSamples); n*0.01 < LagTailSamples && n >= 2*LagTailSamples && g.lagHist != nil && res.CorrectedHist != nil {
+			// Too few wakeups to judge p99 (a long pacing tick, a short
+			// run): judge the highest quantile that still has
+			// LagTailSamples beyond it.
+			tail := LagTailSamples / n
+			p := 100 * (1 - tail)
+			qs = append(qs, quantile{fmt.Sprintf("p%.3g", p), tail, g.lagHist.ValueAtQuantile(p), res.CorrectedHist.ValueAtQuantile(p)})
+		}
+		for _, q := range qs {
+			if float64(g.lagSamples)*q.tail < LagTailSamples-1e-9 {
 				continue
 			}
 			// The pacing tolerance is lateness the user chose; only what
