@@ -13,16 +13,18 @@ import (
 // stalls 2 s every 5 s, driven at 200 req/s for 10 s over 10 connections.
 //
 // Expected distribution: the backend's stall windows are [5,7) and [10,12) s
-// after it starts; the run starts a few ms (d) after the backend, so it sees
-// the first window whole, at [5-d, 7-d). Every request intended during it
+// after it starts; the run starts d after the backend (a few ms; more on a
+// busy machine: d is measured from the schedule's start), so it sees the
+// first window whole, at [5-d, 7-d). Every request intended during it
 // (400 of the 2,000, i.e. 20%) is answered when the window ends, so its
 // latency from its intended time is spread evenly over (0, 2] s, plus the
 // time the queue takes to drain after it (the rate is kept low so that this
 // stays a few ms even on a busy machine). Requests intended in the last d of
 // the run meet the second window and wait ~2 s too.
 //
-//   - p90 is the top 10% of all requests = the top half of the stalled ones:
-//     1.0 s (bounds 0.9..1.1 s).
+//   - p90 is the top 10% of all requests: the 200d late ones (each above
+//     2-d) and the top 200-200d of the 400 spread over (0, 2]: 1.0 s + d
+//     (bounds 0.9..1.1 s + d; for d < 0.5 s, the late ones above it).
 //   - p99 is the top 1% = the top 5% of the stalled ones: 1.9 s, raised a
 //     little by the d x 200 late ones at ~2 s (bounds 1.85..2.05 s).
 //   - every one of the 2,000 due requests is answered: requests equals
@@ -59,8 +61,13 @@ func TestCoordinatedOmission(t *testing.T) {
 	if res.Requests != 2000 || res.OK != 2000 || res.ErrorCount() != 0 {
 		t.Fatalf("requests %d ok %d errors %v: want all 2,000 due requests answered", res.Requests, res.OK, res.Errors)
 	}
-	if c.P90 < 900_000 || c.P90 > 1_100_000 {
-		t.Errorf("corrected p90 %d µs, want about 1.0 s (0.9..1.1)", c.P90)
+	d := res.Schedule.Start.Sub(srv.StartedAt())
+	t.Logf("the run started %v after the backend", d)
+	switch dUs := d.Microseconds(); {
+	case d < 0 || d >= 500*time.Millisecond:
+		t.Logf("p90 not checked: the run started %v after the backend (want 0 to 0.5 s for the derivation)", d)
+	case c.P90 < 900_000+dUs || c.P90 > 1_100_000+dUs:
+		t.Errorf("corrected p90 %d µs, want about 1.0 s + d = %.3f s (±0.1 s)", c.P90, 1+d.Seconds())
 	}
 	if c.P99 < 1_850_000 || c.P99 > 2_050_000 {
 		t.Errorf("corrected p99 %d µs, want about 1.9 s (1.85..2.05)", c.P99)

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -51,11 +52,21 @@ func TestGenInterrupted(t *testing.T) {
 			}
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
-			select {
-			case <-done:
-				t.Fatalf("loadlab exited before the signal: %v\n%s", cmd.ProcessState, stderr.String())
-			case <-time.After(1500 * time.Millisecond):
+			// Signal half a second after the run's first second is in the
+			// HdrHistogram log: the run has been going for about 1.5 s
+			// however long the process took to start.
+			for deadline := time.Now().Add(15 * time.Second); !hasInterval(hdrPath); time.Sleep(20 * time.Millisecond) {
+				select {
+				case <-done:
+					t.Fatalf("loadlab exited before the signal: %v\n%s", cmd.ProcessState, stderr.String())
+				default:
+				}
+				if time.Now().After(deadline) {
+					cmd.Process.Kill()
+					t.Fatalf("no interval in %s within 15 s\n%s", hdrPath, stderr.String())
+				}
 			}
+			time.Sleep(500 * time.Millisecond)
 			if err := cmd.Process.Signal(tc.sig); err != nil {
 				t.Fatal(err)
 			}
@@ -79,6 +90,21 @@ func TestGenInterrupted(t *testing.T) {
 // intervalLine matches an interval of an HdrHistogram log:
 // start,length,max,compressed histogram.
 var intervalLine = regexp.MustCompile(`^\d+\.\d+,\d+\.\d+,\d+\.\d+,[A-Za-z0-9+/=]+$`)
+
+// hasInterval reports whether the HdrHistogram log at path holds an
+// interval line yet.
+func hasInterval(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if intervalLine.MatchString(line) {
+			return true
+		}
+	}
+	return false
+}
 
 func checkPartialResult(t *testing.T, jsonPath, hdrPath string, hang bool) {
 	t.Helper()

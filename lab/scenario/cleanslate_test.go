@@ -95,7 +95,7 @@ scenarios:
 	if failed == 0 || unclean == 0 {
 		t.Fatalf("%d failed and %d unclean steps: the test proves nothing\n%s", failed, unclean, h.log.String())
 	}
-	for _, want := range []string{"WARNING: step", "starts with 1000 sockets in TIME_WAIT", "the next step starts skewed"} {
+	for _, want := range []string{"WARNING: step", "starts with 1000 sockets in TIME_WAIT", "WARNING: cool-down: TIME_WAIT 1000 -> 1000 after 61.0 s: the wait ended at 1m1s"} {
 		if !strings.Contains(h.log.String(), want) {
 			t.Errorf("progress lacks %q:\n%s", want, h.log.String())
 		}

@@ -68,7 +68,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 	case first < 0:
 		msg = fmt.Sprintf("cool-down: TIME_WAIT cannot be counted here; waited %.1f s", st.CooldownS)
 	case tw > limit:
-		msg = fmt.Sprintf("WARNING: %s: the wait ended at %s with TIME_WAIT still above %d%s; the next step starts skewed", msg, FormatDuration(capD), limit, rangeShare(u.r.Machine, tw))
+		msg = fmt.Sprintf("%s: %s: the wait ended at %s with TIME_WAIT still above %d%s", loudness(u.r.Machine, tw), msg, FormatDuration(capD), limit, rangeShare(u.r.Machine, tw))
 	}
 	u.r.prog.printf("    %s", msg)
 	return nil
