@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/pin"
+	"golang.org/x/net/http2"
 )
 
 // The allocation tests drive one loop by hand, on the test goroutine,
@@ -58,6 +60,10 @@ func allocServer(mode, bodySize string) {
 		fmt.Println("ERR", err)
 		return
 	}
+	if mode == "h2" || mode == "h2tls" {
+		allocServerH2(ln, mode == "h2tls", size)
+		return
+	}
 	if mode == "tls" {
 		p := certs.PathsFor(os.Getenv("LOADLAB_ALLOC_CERTS"), certs.P256)
 		kp, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
@@ -93,6 +99,41 @@ func allocServer(mode, bodySize string) {
 				}
 			}
 		}(c)
+	}
+}
+
+// allocServerH2 is allocServer's HTTP/2 server: x/net's, h2c with prior
+// knowledge or ALPN h2 over TLS, a body of size bytes for every request.
+func allocServerH2(ln net.Listener, useTLS bool, size int) {
+	if useTLS {
+		p := certs.PathsFor(os.Getenv("LOADLAB_ALLOC_CERTS"), certs.P256)
+		kp, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
+		if err != nil {
+			fmt.Println("ERR", err)
+			return
+		}
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{kp}, NextProtos: []string{http2.NextProtoTLS}})
+	}
+	body := []byte(strings.Repeat("x", size))
+	h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", strconv.Itoa(size))
+		w.Write(body)
+	})
+	srv := &http2.Server{}
+	fmt.Println(ln.Addr().String())
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			defer c.Close()
+			if tc, ok := c.(*tls.Conn); ok && tc.Handshake() != nil {
+				return
+			}
+			srv.ServeConn(c, &http2.ServeConnOpts{Handler: h})
+		}()
 	}
 }
 
@@ -134,12 +175,7 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(r.close)
-	if cfg.HTTP3 {
-		r.eng, err = newH3Engine(r)
-	} else {
-		r.eng, err = newH1Engine(r)
-	}
-	if err != nil {
+	if r.eng, err = newEngine(r); err != nil {
 		tb.Fatal(err)
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
@@ -156,37 +192,53 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 func handLoop(t testing.TB, cfg Config) *loop {
 	r, d := handDriver(t, cfg)
 	l := d.(*loop)
-	l.stopAt = int64(time.Hour)
+	handSetUp(t, r, l.lifecycle, d)
+	return l
+}
+
+// handH2Loop is handLoop for HTTP/2.
+func handH2Loop(t testing.TB, cfg Config) *h2Loop {
+	cfg.HTTP2 = true
+	r, d := handDriver(t, cfg)
+	l := d.(*h2Loop)
+	handSetUp(t, r, l.lifecycle, d)
+	return l
+}
+
+// handSetUp sets driver d of loop lc up on the calling goroutine's thread
+// and starts the run's clock, past the warmup, with an hour to go.
+func handSetUp(t testing.TB, r *run, lc *lifecycle, d driver) {
+	lc.stopAt = int64(time.Hour)
 	allowed, err := pin.Allowed()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := l.setup(); err != nil {
+	if err := d.setup(); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		l.teardown()
+		d.teardown()
 		pin.PinThreadSet(allowed) // the thread goes back to the scheduler: not pinned to one CPU
 		runtime.UnlockOSThread()
 	})
 	r.start = time.Now()
-	l.warmupSeen = true
-	return l
+	lc.warmupSeen = true
 }
 
 // pump runs the loop until n more responses have completed.
-func (l *loop) pump(t testing.TB, n uint64) {
-	want := l.rec.ok + n
-	deadline := l.now() + int64(10*time.Second)
-	for l.rec.ok < want {
-		now := l.now()
+func (lc *lifecycle) pump(t testing.TB, n uint64) {
+	want := lc.rec.ok + n
+	deadline := lc.now() + int64(10*time.Second)
+	for lc.rec.ok < want {
+		now := lc.now()
 		if now > deadline {
-			t.Fatalf("no response within 10s (ok %d, errors %v, first %v)", l.rec.ok, l.rec.errors, l.rec.firstErr)
+			t.Fatalf("no response within 10s (ok %d, errors %v, first %v)", lc.rec.ok, lc.rec.errors, lc.rec.firstErr)
 		}
-		if l.open {
-			l.admit(now, false)
+		lc.d.tick(now)
+		if lc.open {
+			lc.admit(now, false)
 		}
-		l.wait(now, now+int64(time.Millisecond))
+		lc.d.wait(now, now+int64(time.Millisecond))
 	}
 }
 
@@ -264,6 +316,52 @@ func BenchmarkRequestKeepAlive(b *testing.B) {
 	now := l.now()
 	l.dispatch(&l.conns[0], now, now)
 	l.pump(b, 10)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		l.pump(b, 1)
+	}
+}
+
+// h2AllocsPerRequest is allocsPerRequest for HTTP/2: every stream of every
+// connection busy in closed loop, or the open loop's schedule.
+func h2AllocsPerRequest(t *testing.T, cfg Config) float64 {
+	l := handH2Loop(t, cfg)
+	l.begin(l.now())
+	l.pump(t, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
+	return testing.AllocsPerRun(500, func() { l.pump(t, 1) })
+}
+
+func TestZeroAllocH2(t *testing.T) {
+	dir := testCertDir(t)
+	ca := certs.PathsFor(dir, certs.P256).CA
+	h2c := startAllocServer(t, "h2", 1024, "")
+	h2tls := startAllocServer(t, "h2tls", 1024, dir)
+	big := startAllocServer(t, "h2", 1<<20, "")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed", Config{URL: "http://" + h2c + "/", Connections: 2, Streams: 10}},
+		{"open", Config{URL: "http://" + h2c + "/", Connections: 2, Streams: 10, Rate: 20000}},
+		{"open-paced", Config{URL: "http://" + h2c + "/", Connections: 2, Streams: 10, Rate: 20000, PacingTolerance: time.Millisecond}},
+		{"tls-paced", Config{URL: "https://" + h2tls + "/", Connections: 2, Streams: 10, Rate: 20000, PacingTolerance: time.Millisecond, TLS: TLSOptions{CAFile: ca}}},
+		{"tls", Config{URL: "https://" + h2tls + "/", Connections: 2, Streams: 10, TLS: TLSOptions{CAFile: ca}}},
+		{"1MiB", Config{URL: "http://" + big + "/", Connections: 1, Streams: 4}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if n := h2AllocsPerRequest(t, tc.cfg); n != 0 {
+				t.Fatalf("%v allocations per request, want 0", n)
+			}
+		})
+	}
+}
+
+func BenchmarkRequestH2(b *testing.B) {
+	addr := startAllocServer(b, "h2", 1024, "")
+	l := handH2Loop(b, Config{URL: "http://" + addr + "/", Connections: 1, Streams: 10})
+	l.begin(l.now())
+	l.pump(b, 100)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {

@@ -66,6 +66,8 @@ type Config struct {
 	SrcAddrs        []netip.Addr // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
 	TLS             TLSOptions   // for https:// targets
 	HTTP3           bool         // HTTP/3 over QUIC (https:// only)
+	HTTP2           bool         // HTTP/2: ALPN h2 over TLS for https://, h2c with prior knowledge for http://
+	Streams         int          // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
 	VerifySHA256    []byte       // 32 bytes: every body must hash to this
 	NetNS           string       // network namespace path to run the loops in ("" = current)
 	AllowRemote     bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
@@ -218,6 +220,13 @@ const (
 	DefaultTimeout     = 10 * time.Second
 	DefaultTLSVersion  = "1.3"
 	DefaultClientHello = "go"
+	// DefaultStreams is HTTP/2's concurrent streams per connection, as
+	// h2load's -m: with 1 an HTTP/2 run would measure a connection per
+	// request in flight, which is HTTP/1.1's shape, not what HTTP/2 is for;
+	// 10 multiplexes like a browser page or a gRPC client does, and stays
+	// below every server's SETTINGS_MAX_CONCURRENT_STREAMS default (nginx
+	// and HAProxy 128, Go 250, h2o 100). See the README, HTTP/2.
+	DefaultStreams = 10
 	// DefaultPacingTolerance is 0: each open-loop request leaves at its own
 	// intended time, so the generator adds nothing to the latency it
 	// measures; raise it (1 ms is what wrk2 and h2load do) when the
@@ -256,6 +265,12 @@ func (c *Config) Defaults() {
 	}
 	if c.TLS.Engine == "" {
 		c.TLS.Engine = "auto"
+	}
+	if c.HTTP2 && c.Streams == 0 {
+		c.Streams = DefaultStreams
+		if c.NewConn {
+			c.Streams = 1
+		}
 	}
 }
 
@@ -327,6 +342,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.validateStart(time.Now()); err != nil {
+		return err
+	}
+	if err := c.validateH2(); err != nil {
 		return err
 	}
 	if err := c.validateH3(); err != nil {

@@ -18,18 +18,21 @@ const (
 	ErrReset                            // ECONNRESET: the peer reset the connection
 	ErrBrokenPipe                       // EPIPE: writing to a connection the peer closed
 	ErrTimeout                          // no complete response within --timeout
-	ErrParse                            // the response is not valid HTTP/1.x
+	ErrParse                            // the response is not valid HTTP/1.x, or the server broke HTTP/2 (a connection error)
 	ErrClosed                           // the peer closed before the response was complete
 	ErrTLS                              // TLS handshake or record failure
 	ErrBodyMismatch                     // body digest differs from --verify-sha256
 	ErrOther                            // anything else (the first sample message says what)
 	ErrDropped                          // open loop: evicted from a full pending queue, never sent
+	ErrStreamReset                      // HTTP/2: the server reset the stream (RST_STREAM; its code in the sample and in h2.reset_codes)
+	ErrGoAway                           // HTTP/2: the connection ended after a GOAWAY with an error code before the stream's response (the code in the sample and in h2.goaway_codes)
 	numErrorClasses
 )
 
 var errorClassNames = [numErrorClasses]string{
 	"connect_refused", "addr_not_avail", "reset", "broken_pipe", "timeout",
 	"parse", "closed", "tls", "body_mismatch", "other", "dropped",
+	"stream_reset", "goaway",
 }
 
 // String returns the result key of the class, e.g. "connect_refused".

@@ -1,145 +1,27 @@
 package gen
 
-import (
-	"errors"
-	"fmt"
-	"net"
-	"net/netip"
-	"time"
-
-	"github.com/loadlab/loadlab/pin"
-	"golang.org/x/sys/unix"
-)
-
 // h1Engine is HTTP/1.1, plain or over TLS, on raw non-blocking sockets: one
 // epoll loop (loop.go) per pinned CPU, each owning its connections
 // (conn.go), whose byte stream is a plain socket or TLS (sock.go).
 type h1Engine struct {
-	r      *run
-	req    []byte // the request, serialized once
-	family int
-	pwait2 bool // the kernel lets us call epoll_pwait2
-	loops  []*loop
+	tcpEngine
+	req []byte // the request, serialized once
 }
 
-// newH1Engine serializes the request and checks that the target accepts
-// connections.
+// newH1Engine checks that the target accepts connections and serializes
+// the request.
 func newH1Engine(r *run) (*h1Engine, error) {
-	cfg := r.cfg
-	e := &h1Engine{r: r, family: unix.AF_INET, pwait2: probePwait2()}
-	if r.dst.Addr().Is6() {
-		e.family = unix.AF_INET6
-	}
-	for _, a := range cfg.SrcAddrs {
-		if a.Is4() != r.dst.Addr().Is4() {
-			return nil, fieldErr("SrcAddrs", "%s is not of the target's address family (%s)", a, r.dst.Addr())
-		}
-	}
-	if !e.pwait2 {
-		r.notes = append(r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
-	}
-	e.req = buildRequest(cfg)
-	if err := e.probe(); err != nil {
+	tcp, err := newTCPEngine(r)
+	if err != nil {
 		return nil, err
 	}
-	return e, nil
+	return &h1Engine{tcpEngine: tcp, req: buildRequest(r.cfg)}, nil
 }
 
 func (e *h1Engine) protocol() string { return "http/1.1" }
 
-// claim: each loop holds a P for the whole run (raw system calls, see
-// rawio.go); one more P runs everything else.
-func (e *h1Engine) claim(_ pin.CPUSet, nloops int) (func(), error) {
-	holdPs(nloops)
-	return func() { releasePs(nloops) }, nil
-}
-
 func (e *h1Engine) newDriver(lc *lifecycle, conns int) (driver, error) {
 	l := newLoop(e, lc, conns)
-	e.loops = append(e.loops, l)
+	e.loops = append(e.loops, &l.epollLoop)
 	return l, nil
-}
-
-// outcome: each loop's thread is pinned to its own CPU, so its account is
-// its CPU's.
-func (e *h1Engine) outcome(o *outcome) {
-	for _, l := range e.loops {
-		o.shares = append(o.shares, l.acct.share())
-	}
-}
-
-func (e *h1Engine) closes() int64 {
-	var n int64
-	for _, l := range e.loops {
-		n += l.closes.Load()
-	}
-	return n
-}
-
-// probe makes one TCP connection to the target so that a run against
-// nothing fails at once with a clear message instead of a result full of
-// connect errors.
-func (e *h1Engine) probe() error {
-	r := e.r
-	return r.inNetns(func() error {
-		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
-			return err
-		}
-		d := net.Dialer{Timeout: min(r.cfg.Timeout, 3*time.Second)}
-		c, err := d.Dial("tcp", r.dst.String())
-		if err != nil {
-			var errno unix.Errno
-			switch {
-			case errors.As(err, &errno) && errno == unix.ECONNRESET:
-				// The server accepted and reset before the dialer read
-				// SO_ERROR: something is listening. The run counts the
-				// resets rather than refusing to start.
-				r.startDiag()
-				return nil
-			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
-				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL: %w", r.dst, errno)
-			case isTimeout(err):
-				return fmt.Errorf("%s did not accept a TCP connection within %v: check that the server is up and reachable: %w", r.dst, d.Timeout, err)
-			}
-			return fmt.Errorf("cannot connect to %s: %w", r.dst, err)
-		}
-		c.Close()
-		if err := e.checkSrcAddrs(); err != nil {
-			return err
-		}
-		r.startDiag()
-		return nil
-	})
-}
-
-// checkSrcAddrs binds a socket to each source address once, so that an
-// address this host (or namespace) does not have fails before the run
-// instead of turning every request into addr_not_avail.
-func (e *h1Engine) checkSrcAddrs() error {
-	for _, a := range e.r.cfg.SrcAddrs {
-		fd, err := unix.Socket(e.family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return fmt.Errorf("socket: %w", err)
-		}
-		unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
-		err = unix.Bind(fd, sockaddr(netip.AddrPortFrom(a, 0)))
-		unix.Close(fd)
-		if err != nil {
-			return fieldErr("SrcAddrs", "%s is not an address of this host (bind: %v): add it to an interface or list local addresses", a, err)
-		}
-	}
-	return nil
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
-}
-
-// sockaddr converts an address for the raw socket calls.
-func sockaddr(ap netip.AddrPort) unix.Sockaddr {
-	if ap.Addr().Is4() {
-		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
-	}
-	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }

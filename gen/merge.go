@@ -146,6 +146,9 @@ func compatible(q, p *part) error {
 	if a.Mode != b.Mode {
 		return differ("mode", orNone(a.Mode)+" loop", orNone(b.Mode)+" loop")
 	}
+	if a.Streams != b.Streams {
+		return differ("streams per connection", strconv.Itoa(a.Streams), strconv.Itoa(b.Streams))
+	}
 	if q.count != p.count {
 		return differ("shard count", strconv.Itoa(q.count), strconv.Itoa(p.count))
 	}
@@ -228,6 +231,7 @@ func (m *Merger) Result() (*Result, error) {
 	out := &Result{
 		Target:   first.res.Target,
 		Protocol: first.res.Protocol,
+		Streams:  first.res.Streams,
 		Mode:     first.res.Mode,
 		WarmupS:  first.res.WarmupS,
 		Status:   map[string]uint64{},
@@ -355,6 +359,9 @@ func (m *Merger) mergeCounts(out *Result, parts []*part) {
 		out.Interrupted = out.Interrupted || r.Interrupted
 		if out.QUICVersion == "" {
 			out.QUICVersion = r.QUICVersion
+		}
+		if r.H2 != nil {
+			out.H2 = r.H2.add(out.H2)
 		}
 		for k, v := range r.Status {
 			out.Status[k] += v
@@ -570,4 +577,30 @@ func maxTime(a, b time.Time) time.Time {
 		return b
 	}
 	return a
+}
+
+// add returns sum plus h (sum nil: a copy of h): the counts add up, the
+// server's stream limit is the lowest of both.
+func (h *H2Info) add(sum *H2Info) *H2Info {
+	if sum == nil {
+		sum = &H2Info{}
+	}
+	sum.GoAways += h.GoAways
+	sum.Refused += h.Refused
+	if s := h.ServerMaxStreams; s > 0 && (sum.ServerMaxStreams == 0 || s < sum.ServerMaxStreams) {
+		sum.ServerMaxStreams = s
+	}
+	sum.ResetCodes = addCounts(sum.ResetCodes, h.ResetCodes)
+	sum.GoAwayCodes = addCounts(sum.GoAwayCodes, h.GoAwayCodes)
+	return sum
+}
+
+func addCounts(sum, m map[string]uint64) map[string]uint64 {
+	for k, v := range m {
+		if sum == nil {
+			sum = map[string]uint64{}
+		}
+		sum[k] += v
+	}
+	return sum
 }

@@ -298,6 +298,7 @@ func TestMergeRefuses(t *testing.T) {
 		"nohist":       {func(rs []*Result) []*Result { rs[0].Histograms = nil; return rs }, "carries no latency histograms"},
 		"inconsistent": {func(rs []*Result) []*Result { rs[0].Schedule.Shards = 2; return rs }, "its schedule says 2 shards"},
 		"nothing":      {func(rs []*Result) []*Result { return nil }, "nothing to merge"},
+		"streams":      {func(rs []*Result) []*Result { rs[2].Streams = 5; return rs }, "streams per connection 0 vs 5"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -470,5 +471,28 @@ func TestMergedText(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Fatalf("merged text lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// HTTP/2 shards: the streams per connection are the run's, the h2 counts
+// add up and the server's stream limit is the lowest any shard saw.
+func TestMergeH2(t *testing.T) {
+	rs := splitRun(t, 9, 1000, 3, 2).shards
+	for i, r := range rs {
+		r.Protocol, r.Streams = "h2", 10
+		r.H2 = &H2Info{GoAways: uint64(i + 1), Refused: 2, ResetCodes: map[string]uint64{"INTERNAL_ERROR": 1},
+			GoAwayCodes: map[string]uint64{"NO_ERROR": uint64(i + 1)}}
+	}
+	rs[1].H2.ServerMaxStreams = 8
+	rs[2].H2.ServerMaxStreams = 4
+	rs[2].H2.ResetCodes["CANCEL"] = 3
+	m, err := mergeAll(t, asResults(t, rs...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := m.H2
+	if m.Protocol != "h2" || m.Streams != 10 || h == nil || h.GoAways != 6 || h.Refused != 6 || h.ServerMaxStreams != 4 ||
+		h.ResetCodes["INTERNAL_ERROR"] != 3 || h.ResetCodes["CANCEL"] != 3 || h.GoAwayCodes["NO_ERROR"] != 6 {
+		t.Fatalf("merged protocol %s streams %d h2 %+v", m.Protocol, m.Streams, h)
 	}
 }

@@ -14,8 +14,10 @@ type outcome struct {
 	ends        []int64    // per loop: end of the measured window, ns since start
 	shares      []cpuShare // per loop (HTTP/1.1) or per CPU (HTTP/3)
 	g           Generator
-	protocol    string // "http/1.1" or "h3"
+	protocol    string // "http/1.1", "h2" or "h3"
 	quicVersion string
+	streams     int     // h2: streams per connection
+	h2          *H2Info // h2: what the loops saw of the protocol
 }
 
 // result merges the loops' recorders into the Result.
@@ -88,6 +90,8 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		Target:             cfg.URL,
 		Protocol:           o.protocol,
 		QUICVersion:        o.quicVersion,
+		Streams:            o.streams,
+		H2:                 o.h2,
 		Mode:               "closed",
 		Connections:        cfg.Connections,
 		DurationS:          round3(window),

@@ -24,6 +24,14 @@ func (r *pendingRing) push(t int64) {
 	r.size++
 }
 
+// pushFront puts an intended time back at the head, to be popped first (a
+// request that went out and must be sent again); the caller checks full.
+func (r *pendingRing) pushFront(t int64) {
+	r.head = (r.head - 1 + len(r.buf)) % len(r.buf)
+	r.buf[r.head] = t
+	r.size++
+}
+
 // pop removes and returns the oldest intended time.
 func (r *pendingRing) pop() int64 {
 	t := r.buf[r.head]

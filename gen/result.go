@@ -98,14 +98,35 @@ type TLSInfo struct {
 	ClientKeyShare string `json:"client_key_share"`
 }
 
+// H2Info is what an HTTP/2 run saw of the protocol.
+type H2Info struct {
+	// ServerMaxStreams is the lowest SETTINGS_MAX_CONCURRENT_STREAMS a
+	// connection of the run was given, when it was below Streams (0: never
+	// below): the streams a connection then carried at most.
+	ServerMaxStreams uint32 `json:"server_max_streams,omitempty"`
+	// GoAways counts connections the server ended with GOAWAY (from the
+	// warmup's end on); the generator reconnected each.
+	GoAways uint64 `json:"goaways"`
+	// Refused counts requests of the measured window the server did not
+	// process (RST_STREAM REFUSED_STREAM, or a stream above a GOAWAY's
+	// last stream id): each went back to the head of the pending queue with
+	// its intended time and was sent again; not an outcome.
+	Refused uint64 `json:"refused"`
+	// ResetCodes splits errors.stream_reset by RST_STREAM error code.
+	ResetCodes map[string]uint64 `json:"reset_codes,omitempty"`
+	// GoAwayCodes splits GoAways by GOAWAY error code.
+	GoAwayCodes map[string]uint64 `json:"goaway_codes,omitempty"`
+}
+
 // Result is the outcome of a run. Field names are the JSON contract read by
 // users' scripts; more fields may be added, none renamed.
 type Result struct {
 	Target         string            `json:"target"`
-	Protocol       string            `json:"protocol"` // "http/1.1" or "h3"
+	Protocol       string            `json:"protocol"` // "http/1.1", "h2" or "h3"
 	Mode           string            `json:"mode"`     // "closed" or "open"
 	Connections    int               `json:"connections"`
-	DurationS      float64           `json:"duration_s"` // measured window (warmup excluded)
+	Streams        int               `json:"streams,omitempty"` // h2: concurrent streams per connection (--streams; the server's limit may be lower, see h2)
+	DurationS      float64           `json:"duration_s"`        // measured window (warmup excluded)
 	WarmupS        float64           `json:"warmup_s"`
 	RequestedRate  float64           `json:"requested_rate"`
 	AchievedRate   float64           `json:"achieved_rate"` // 2xx completed inside the measured window (whatever their intended time) / window
@@ -115,7 +136,7 @@ type Result struct {
 	Status         map[string]uint64 `json:"status"`
 	Errors         map[string]uint64 `json:"errors"`
 	ErrorSamples   map[string]string `json:"error_samples,omitempty"` // first message per error class
-	BytesRead      uint64            `json:"bytes_read"`              // HTTP/1.1: headers + bodies; h3: bodies (headers are QPACK-compressed)
+	BytesRead      uint64            `json:"bytes_read"`              // HTTP/1.1: headers + bodies; h2 and h3: bodies (headers are HPACK- or QPACK-compressed)
 	ThroughputGbps float64           `json:"throughput_gbps"`
 
 	Latency            Latency `json:"latency_us"`             // corrected, every owed request (failures at the time they were given up)
@@ -127,6 +148,7 @@ type Result struct {
 	HandshakeUs   *Latency `json:"handshake_us,omitempty"`
 	TLS           *TLSInfo `json:"tls,omitempty"`
 	QUICVersion   string   `json:"quic_version,omitempty"`
+	H2            *H2Info  `json:"h2,omitempty"`
 
 	PerSecond   []PerSecond `json:"per_second"`
 	Generator   Generator   `json:"generator"`

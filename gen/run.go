@@ -91,15 +91,30 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	defer r.close()
-	if cfg.HTTP3 {
-		r.eng, err = newH3Engine(r)
-	} else {
-		r.eng, err = newH1Engine(r)
-	}
-	if err != nil {
+	if r.eng, err = newEngine(r); err != nil {
 		return nil, err
 	}
 	return r.execute(ctx)
+}
+
+// newEngine builds the engine of the run's protocol.
+func newEngine(r *run) (engine, error) {
+	switch {
+	case r.cfg.HTTP3:
+		return asEngine(newH3Engine(r))
+	case r.cfg.HTTP2:
+		return asEngine(newH2Engine(r))
+	}
+	return asEngine(newH1Engine(r))
+}
+
+// asEngine passes an engine constructor's result on as an engine (and a
+// failed one as a nil interface, not a nil pointer in one).
+func asEngine[E engine](e E, err error) (engine, error) {
+	if err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
 // newRun resolves the target and prepares what every engine shares: the

@@ -20,7 +20,11 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.Mode == "open" {
 		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
 	}
-	p("%s  %s, %d connections, %s\n", r.Target, rate, r.Connections, r.Protocol)
+	conns := fmt.Sprintf("%d connections", r.Connections)
+	if r.Streams > 0 {
+		conns += fmt.Sprintf(" x %d streams", r.Streams)
+	}
+	p("%s  %s, %s, %s\n", r.Target, rate, conns, r.Protocol)
 	p("  measured %.1fs (after %.1fs warmup)%s\n", r.DurationS, r.WarmupS, map[bool]string{true: "  [INTERRUPTED: partial result]", false: ""}[r.Interrupted])
 	r.writeShardLine(p)
 	achieved := fmtFloat(r.AchievedRate) + " req/s (2xx)"
@@ -78,6 +82,19 @@ func (r *Result) WriteText(w io.Writer) {
 	}
 	if r.QUICVersion != "" {
 		p("  quic      %s\n", r.QUICVersion)
+	}
+	if h := r.H2; h != nil {
+		p("  h2        goaways %d, refused and resent %d", h.GoAways, h.Refused)
+		if len(h.GoAwayCodes) > 0 {
+			p(" (goaway %s)", fmtCounts(h.GoAwayCodes))
+		}
+		if len(h.ResetCodes) > 0 {
+			p(", stream resets %s", fmtCounts(h.ResetCodes))
+		}
+		if h.ServerMaxStreams > 0 {
+			p(", server max streams %d", h.ServerMaxStreams)
+		}
+		p("\n")
 	}
 	r.writeShardTable(p)
 	g := r.Generator

@@ -115,7 +115,8 @@ type tlsClient struct {
 	lean  *tls13.Config // non-nil: handshakes are package tls13's
 	why   string        // why the lean engine does not apply, if it does not
 
-	resume bool // session tickets matter (--resume)
+	resume bool   // session tickets matter (--resume)
+	alpn   string // the one protocol offered (ALPN; "" is http/1.1); an h2 connection that does not get it fails
 
 	once     sync.Once
 	captured atomic.Bool
@@ -159,14 +160,14 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	for _, n := range o.Curves {
 		curves = append(curves, curveNames[strings.ToLower(n)])
 	}
-	c := &tlsClient{resume: o.Resume}
+	c := &tlsClient{resume: o.Resume, alpn: cfg.alpn()}
 	lean, why, err := cfg.leanEngine()
 	if err != nil {
 		return nil, err
 	}
 	c.why = why
 	if lean {
-		if c.lean, err = newLeanConfig(o, sni, roots); err != nil {
+		if c.lean, err = newLeanConfig(o, sni, c.alpn, roots); err != nil {
 			return nil, err
 		}
 	}
@@ -178,7 +179,7 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 			MinVersion:             version,
 			MaxVersion:             version,
 			CurvePreferences:       curves,
-			NextProtos:             []string{"http/1.1"},
+			NextProtos:             []string{c.alpn},
 			SessionTicketsDisabled: !o.Resume,
 		}
 		if o.Resume {
@@ -204,8 +205,8 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 
 // newLeanConfig builds the tls13 configuration: roots nil means the
 // system's (as crypto/tls does), unless --insecure.
-func newLeanConfig(o TLSOptions, sni string, roots *x509.CertPool) (*tls13.Config, error) {
-	lc := &tls13.Config{ServerName: sni, ALPN: []string{"http/1.1"}, FreshKeyShare: o.FreshKeyShare}
+func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13.Config, error) {
+	lc := &tls13.Config{ServerName: sni, ALPN: []string{alpn}, FreshKeyShare: o.FreshKeyShare}
 	for _, n := range o.Curves {
 		g := tls13.X25519
 		if strings.ToLower(n) == "p256" {
@@ -238,13 +239,17 @@ func newLeanConfig(o TLSOptions, sni string, roots *x509.CertPool) (*tls13.Confi
 
 // freshSpec returns a new copy of the preset for one connection (uTLS
 // shares a spec's slices between the connections it is applied to), with
-// ALPN narrowed to http/1.1: the presets offer h2, which this engine does
-// not speak.
+// ALPN narrowed to the run's protocol: the presets offer h2 and http/1.1,
+// and a run speaks one of them.
 func (c *tlsClient) freshSpec() *utls.ClientHelloSpec {
 	spec, _ := utls.UTLSIdToSpec(c.hello) // checked in newTLSClient
+	alpn := c.alpn
+	if alpn == "" {
+		alpn = "http/1.1"
+	}
 	for _, ext := range spec.Extensions {
 		if a, ok := ext.(*utls.ALPNExtension); ok {
-			a.AlpnProtocols = []string{"http/1.1"}
+			a.AlpnProtocols = []string{alpn}
 		}
 	}
 	return &spec

@@ -134,8 +134,9 @@ type secureConn struct {
 	keys *keyLog // secrets of this connection, until the switch
 	fdc  fdState
 
-	started    bool // the handshake has begun
-	wasResumed bool // the handshake resumed a session
+	started    bool   // the handshake has begun
+	wasResumed bool   // the handshake resumed a session
+	proto      string // the ALPN protocol the server selected ("" for none)
 
 	// lean engine
 	hs  *tls13.Handshake // the handshake in progress, until noted
@@ -505,7 +506,19 @@ func (s *secureConn) handshake(buf []byte) (done bool, err error) {
 		}
 	}
 	s.noteSession()
+	if want := s.tl.client.alpn; want == "h2" && s.proto != want {
+		return false, errNoH2(s.proto)
+	}
 	return true, nil
+}
+
+// errNoH2 is the failure of a TLS connection that did not negotiate h2 for
+// an HTTP/2 run (HTTP/1.1 runs accept a server that selects no protocol).
+func errNoH2(got string) error {
+	if got == "" {
+		got = "none"
+	}
+	return errors.New("tls: the server did not select ALPN h2 (selected: " + got + "): it does not offer HTTP/2 over TLS on this port")
 }
 
 // classifyHandshake maps a handshake's failure to its class: socket errors
@@ -526,11 +539,13 @@ func classifyHandshake(err error) ErrorClass {
 func (s *secureConn) noteSession() {
 	c := s.tl.client
 	if s.hs != nil {
+		s.proto = s.hs.ALPN()
 		c.captureLean(s.tl, s.hs)
 		s.releaseHandshake()
 		return
 	}
 	st := s.state()
+	s.proto = st.alpn
 	s.wasResumed = st.resumed
 	c.capture(st.version, st.suite, st.curve, st.alpn, st.peer)
 	s.afterHandshake(st.version, st.suite, c.resume)

@@ -31,16 +31,29 @@ import (
 //     rate x duration, no drops (the pending queue holds 1,000).
 //
 // Uncorrected latency is measured from the actual write. Only the requests
-// already written when the stall began (one per connection, 10) wait long;
-// the ~400 queued behind busy connections are written after the stall and
+// already written when the stall began (one per connection, 10; over
+// HTTP/2 one per stream: 2 connections x 5 streams) wait long; the ~400
+// queued behind busy connections (streams) are written after the stall and
 // answered at once. So 0.5% of requests are slow from the write: the
 // uncorrected p99 stays in the fast mode (below 100 ms), which is exactly
 // the coordinated-omission error.
 func TestCoordinatedOmission(t *testing.T) {
 	if testing.Short() {
-		t.Skip("10 s run")
+		t.Skip("10 s runs")
 	}
-	srv, err := backend.Start(backend.Config{Listen: "127.0.0.1:0", StallEvery: 5 * time.Second, StallFor: 2 * time.Second})
+	for _, tc := range []struct {
+		name           string
+		h2             bool
+		conns, streams int
+	}{{"http1", false, 10, 0}, {"h2", true, 2, 5}} {
+		t.Run(tc.name, func(t *testing.T) {
+			coordinatedOmission(t, tc.h2, tc.conns, tc.streams)
+		})
+	}
+}
+
+func coordinatedOmission(t *testing.T, h2 bool, conns, streams int) {
+	srv, err := backend.Start(backend.Config{Listen: "127.0.0.1:0", H2: h2, StallEvery: 5 * time.Second, StallFor: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,11 +62,16 @@ func TestCoordinatedOmission(t *testing.T) {
 		URL:         "http://" + srv.Addr() + "/1k",
 		Rate:        200,
 		Duration:    10 * time.Second,
-		Connections: 10,
+		Connections: conns,
+		HTTP2:       h2,
+		Streams:     streams,
 		Timeout:     3 * time.Second,
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if want := map[bool]string{false: "http/1.1", true: "h2"}[h2]; res.Protocol != want || res.Streams != streams {
+		t.Fatalf("protocol %s streams %d, want %s with %d", res.Protocol, res.Streams, want, streams)
 	}
 	c, u := res.Latency, res.LatencyUncorrected
 	t.Logf("corrected p50 %d p90 %d p99 %d max %d µs; uncorrected p50 %d p99 %d max %d µs; requests %d ok %d",

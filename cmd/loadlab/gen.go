@@ -41,7 +41,7 @@ func newGenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen [flags] URL",
 		Short: "Generate HTTP load and measure latency from each request's intended send time",
-		Long: `gen drives HTTP/1.1 (or HTTP/3) load from one event loop per pinned CPU.
+		Long: `gen drives HTTP/1.1 (or HTTP/2, HTTP/3) load from one event loop per pinned CPU.
 
 Closed loop (--rate 0, the default): each connection sends its next request
 when the previous one completes, like wrk. Open loop (--rate R): requests are
@@ -121,6 +121,8 @@ whole run's; the first shards take the remainder). Give them one
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
+	fl.BoolVar(&c.HTTP2, "h2", false, "HTTP/2: over TLS with ALPN h2 for https:// URLs, h2c with prior knowledge for http://")
+	fl.IntVar(&c.Streams, "streams", 0, fmt.Sprintf("HTTP/2: concurrent streams per connection, like h2load -m (default %d; 1 with --new-conn); the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it", gen.DefaultStreams))
 	fl.StringVar(&f.verify, "verify-sha256", "", "check every response body against this SHA-256 (hex); mismatches count as errors.body_mismatch. Costs CPU: hashing 1 MiB takes about 0.5 ms")
 	fl.StringVar(&f.shard, "shard", "", "run shard INDEX/COUNT of the schedule (0-based): request j when j mod COUNT = INDEX, and this shard's share of -c and -n")
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this wall-clock time: RFC 3339 (2026-05-01T12:00:00.250Z) or +DURATION from now; the run prepares first and fails if it is ready later than --start-tolerance")
@@ -176,6 +178,9 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usagef("--start-at: %v", err)
 		}
 		c.StartAt = at
+	}
+	if cmd.Flags().Changed("streams") && c.Streams == 0 {
+		return usagef("--streams must be at least 1 (got 0)")
 	}
 	if f.srcAddrs != "" {
 		t, err := gen.ParseTarget(url)

@@ -27,6 +27,8 @@ var genFlag = map[string]string{
 	"Close":             "--close",
 	"SrcAddrs":          "--src-addrs",
 	"HTTP3":             "--http3",
+	"HTTP2":             "--h2",
+	"Streams":           "--streams",
 	"VerifySHA256":      "--verify-sha256",
 	"NetNS":             "the network namespace",
 	"AllowRemote":       "--allow-remote",

@@ -293,6 +293,10 @@ func (c *Conn) Limit() int {
 	return n
 }
 
+// ServerLimit returns the server's SETTINGS_MAX_CONCURRENT_STREAMS (2^32-1
+// when it set none) and whether its first SETTINGS has arrived.
+func (c *Conn) ServerLimit() (uint32, bool) { return c.peerStreams, c.preface }
+
 // Free returns how many streams Start can open now.
 func (c *Conn) Free() int {
 	if c.Closing() {

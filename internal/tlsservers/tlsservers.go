@@ -45,10 +45,31 @@ type Options struct {
 	// sending an X25519 key share gets a HelloRetryRequest. Not every
 	// server can (see CanP256Only).
 	P256Only bool
+	// HTTP2 makes the TLS listener offer h2 (ALPN h2 and http/1.1) and
+	// opens a second, plain-text listener (Server.H2CAddr) that speaks h2c
+	// with prior knowledge.
+	HTTP2 bool
+	// H2MaxStreams, with HTTP2, is the SETTINGS_MAX_CONCURRENT_STREAMS the
+	// server advertises (0: its default). See CanH2MaxStreams.
+	H2MaxStreams int
+	// MaxRequests is how many requests a connection carries before the
+	// server closes it (0: its default); over HTTP/2 it ends with GOAWAY.
+	// See CanMaxRequests.
+	MaxRequests int
 }
 
 // CanP256Only reports whether kind k supports Options.P256Only.
 func CanP256Only(k Kind) bool { return k != H2O }
+
+// CanH2MaxStreams reports whether kind k supports Options.H2MaxStreams:
+// nginx and HAProxy (Caddy has no setting for it; h2o's per-connection
+// limit queues requests instead of advertising it).
+func CanH2MaxStreams(k Kind) bool { return k == Nginx || k == HAProxy }
+
+// CanMaxRequests reports whether kind k supports Options.MaxRequests
+// (nginx's keepalive_requests; HAProxy 2.6, Caddy and h2o have no
+// per-connection request limit for HTTP/2).
+func CanMaxRequests(k Kind) bool { return k == Nginx }
 
 // Server is a running server.
 type Server struct {
@@ -56,7 +77,13 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	Body []byte // what /1k returns
 	Dir  string // its configuration and logs
+	// H2CAddr is the plain-text HTTP/2 listener (h2c with prior
+	// knowledge), with Options.HTTP2.
+	H2CAddr string
 }
+
+// H2CURL returns http://H2CAddr/1k.
+func (s *Server) H2CURL() string { return "http://" + s.H2CAddr + "/1k" }
 
 // URL returns https://Addr/1k.
 func (s *Server) URL() string { return "https://" + s.Addr + "/1k" }
@@ -123,6 +150,9 @@ func Start(t testing.TB, k Kind, o Options) *Server {
 	if o.P256Only && !CanP256Only(k) {
 		t.Fatalf("%s cannot be limited to P-256", k)
 	}
+	if o.H2MaxStreams > 0 && !CanH2MaxStreams(k) || o.MaxRequests > 0 && !CanMaxRequests(k) {
+		t.Fatalf("%s cannot limit its streams or its requests per connection", k)
+	}
 	var last error
 	for range 3 {
 		s, err := start(t, k, bin, o)
@@ -158,6 +188,13 @@ func start(t testing.TB, k Kind, bin string, o Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{Kind: k, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Body: body, Dir: dir}
+	if o.HTTP2 {
+		p2, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		s.H2CAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p2))
+	}
 	conf, args := render(k, bin, s, www, o)
 	confFile := filepath.Join(dir, map[Kind]string{Nginx: "nginx.conf", HAProxy: "haproxy.cfg", H2O: "h2o.conf", Caddy: "Caddyfile"}[k])
 	if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
@@ -265,6 +302,20 @@ func render(k Kind, bin string, s *Server, www string, o Options) (string, []str
 		if o.P256Only {
 			curves = "prime256v1"
 		}
+		h2, extra := "", ""
+		if o.HTTP2 {
+			// nginx 1.22: http2 on the listen line; a plain http2
+			// listener is h2c with prior knowledge. /reset answers with
+			// 444, which over HTTP/2 resets the stream.
+			h2 = " http2"
+			extra = fmt.Sprintf("  server {\n    listen %s http2;\n    root %s;\n    location / { }\n    location = /reset { return 444; }\n  }\n", s.H2CAddr, www)
+		}
+		if o.H2MaxStreams > 0 {
+			extra += fmt.Sprintf("  http2_max_concurrent_streams %d;\n", o.H2MaxStreams)
+		}
+		if o.MaxRequests > 0 {
+			extra += fmt.Sprintf("  keepalive_requests %d;\n", o.MaxRequests)
+		}
 		return fmt.Sprintf(`user root;
 worker_processes 1;
 pid %[1]s/nginx.pid;
@@ -273,7 +324,7 @@ events { worker_connections 1024; }
 http {
   access_log off;
   server {
-    listen %[2]s ssl;
+    listen %[2]s ssl%[7]s;
     ssl_certificate %[3]s;
     ssl_certificate_key %[4]s;
     ssl_protocols TLSv1.2 TLSv1.3;
@@ -281,26 +332,41 @@ http {
     root %[6]s;
     location / { }
   }
-}
-`, s.Dir, s.Addr, o.Cert.FullChain, o.Cert.Key, curves, www), []string{"-p", s.Dir, "-c", filepath.Join(s.Dir, "nginx.conf"), "-g", "daemon off;"}
+%[8]s}
+`, s.Dir, s.Addr, o.Cert.FullChain, o.Cert.Key, curves, www, h2, extra), []string{"-p", s.Dir, "-c", filepath.Join(s.Dir, "nginx.conf"), "-g", "daemon off;"}
 	case HAProxy:
 		curves := ""
 		if o.P256Only {
 			curves = " curves P-256"
 		}
+		alpn, h2c, tune := "http/1.1", "", ""
+		if o.HTTP2 {
+			alpn = "h2,http/1.1"
+			h2c = fmt.Sprintf("\tbind %s proto h2\n", s.H2CAddr)
+		}
+		if o.H2MaxStreams > 0 {
+			tune = fmt.Sprintf("\ttune.h2.max-concurrent-streams %d\n", o.H2MaxStreams)
+		}
 		return fmt.Sprintf(`global
 	maxconn 1000
 	ssl-default-bind-options ssl-min-ver TLSv1.2
-defaults
+%sdefaults
 	mode http
 	timeout connect 5s
 	timeout client 30s
 	timeout server 30s
 frontend fe
-	bind %s ssl crt %s alpn http/1.1%s
-	http-request return status 200 content-type application/octet-stream file %s
-`, s.Addr, o.Cert.Combined, curves, filepath.Join(www, "1k")), []string{"-db", "-f", filepath.Join(s.Dir, "haproxy.cfg")}
+	bind %s ssl crt %s alpn %s%s
+%s	http-request return status 200 content-type application/octet-stream file %s
+`, tune, s.Addr, o.Cert.Combined, alpn, curves, h2c, filepath.Join(www, "1k")), []string{"-db", "-f", filepath.Join(s.Dir, "haproxy.cfg")}
 	case H2O:
+		// h2o offers h2 over TLS whatever the options, and speaks h2c
+		// with prior knowledge on a plain listener.
+		extra := ""
+		if o.HTTP2 {
+			_, p2, _ := net.SplitHostPort(s.H2CAddr)
+			extra = fmt.Sprintf("listen:\n  host: 127.0.0.1\n  port: %s\n", p2) // h2o takes the key again
+		}
 		return fmt.Sprintf(`user: root
 pid-file: %[1]s/h2o.pid
 error-log: %[1]s/error.log
@@ -313,13 +379,21 @@ listen:
     key-file: %[4]s
     minimum-version: TLSv1.2
     ocsp-update-interval: 0
-hosts:
+%[6]shosts:
   default:
     paths:
       "/":
         file.dir: %[5]s
-`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, www), []string{"-c", filepath.Join(s.Dir, "h2o.conf")}
+`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, www, extra), []string{"-c", filepath.Join(s.Dir, "h2o.conf")}
 	case Caddy:
+		// Caddy offers h2 over TLS by default: the options' HTTP2 only
+		// adds the h2c listener (prior knowledge, through x/net's h2c).
+		protocols, h2c := "h1 h2", ""
+		if o.HTTP2 {
+			_, p2, _ := net.SplitHostPort(s.H2CAddr)
+			protocols = "h1 h2 h2c"
+			h2c = fmt.Sprintf("http://:%s {\n\tbind 127.0.0.1\n\troot * %s\n\tfile_server\n}\n", p2, www)
+		}
 		curves := ""
 		if o.P256Only {
 			curves = " {\n\t\tcurves secp256r1\n\t}"
@@ -330,7 +404,7 @@ hosts:
 	persist_config off
 	storage file_system %[1]s/data
 	servers {
-		protocols h1 h2
+		protocols %[7]s
 	}
 }
 https://:%[2]s {
@@ -339,7 +413,7 @@ https://:%[2]s {
 	root * %[6]s
 	file_server
 }
-`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, curves, www), []string{"run", "--config", filepath.Join(s.Dir, "Caddyfile"), "--adapter", "caddyfile"}
+%[8]s`, s.Dir, port, o.Cert.FullChain, o.Cert.Key, curves, www, protocols, h2c), []string{"run", "--config", filepath.Join(s.Dir, "Caddyfile"), "--adapter", "caddyfile"}
 	}
 	panic("tlsservers: unknown kind " + string(k))
 }

@@ -1,0 +1,426 @@
+package gen
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"hash"
+
+	"github.com/loadlab/loadlab/gen/h2"
+	"golang.org/x/net/http2"
+	"golang.org/x/sys/unix"
+)
+
+// h2Slot is one HTTP/2 connection slot of a loop. Its socket may be closed
+// and reopened many times (GOAWAY, errors, a new connection per request);
+// gen tells events of an old socket from the current one. Its byte stream
+// is s (plain for h2c, TLS with ALPN h2 for https://, as HTTP/1.1's); its
+// Conn c speaks the protocol and reports each stream's response to the
+// slot, its Handler, which records it. reqs holds the state of the request
+// on each of c's stream slots.
+//
+// Invariant: without a socket (fd < 0) c is fresh (Reset: no busy stream,
+// the preface queued for the next socket).
+type h2Slot struct {
+	l          *h2Loop
+	idx        int32
+	gen        int32
+	fd         int
+	connecting bool
+	handshake  bool // the stream's setup (TLS handshake) in progress
+	queued     bool // in the loop's ready ring
+	dirty      bool // in the loop's dirty list
+	unsettled  bool // counted in the loop's unsettled (see track)
+
+	c      *h2.Conn
+	s      sock      // the byte stream of the current socket (nil when closed)
+	plain  plainSock // s when the target is http://
+	reqs   []h2Req   // by c's stream slot
+	unsent []int32   // stream slots started whose bytes have not all left yet
+
+	connStart    int64
+	connIntended int64 // intended time of the request that opened the socket (handshakes count in its window)
+	retryAt      int64 // closed loop: no new request before this time
+
+	goAway     bool // the server sent GOAWAY on this socket
+	goAwayCode http2.ErrCode
+	goAwayLast uint32
+}
+
+// h2Req is one request on a stream.
+type h2Req struct {
+	intended int64 // when it was due
+	started  int64 // when work on it began (timeout reference)
+	written  int64 // when its bytes had all left (0 until then)
+	status   int
+	bytes    int64     // body bytes
+	sum      hash.Hash // body digest when verifying
+}
+
+var (
+	errNoStream   = errors.New("no free HTTP/2 stream for a request the loop gave a stream (a bug: please report it)")
+	errH2Closed   = errors.New("the server closed the HTTP/2 connection with the request unanswered")
+	errStreamSeen = errors.New("stream error") // stands for a class's message once its first one is kept
+)
+
+// connect opens a new socket for c and starts connecting (c's Conn is
+// fresh: its preface goes out once the stream is set up).
+func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
+	c.connStart = now
+	c.gen++
+	c.goAway = false
+	fd, connected, class, err := l.dial(c.idx, c.gen)
+	c.fd = fd
+	switch {
+	case err != nil:
+		return class, err
+	case connected:
+		l.connected(c, now)
+	default:
+		c.connecting = true
+		l.track(c)
+	}
+	return 0, nil
+}
+
+// connected continues after the TCP connection is up: the stream is chosen
+// (plain or TLS) and set up.
+func (l *h2Loop) connected(c *h2Slot, now int64) {
+	c.connecting = false
+	c.s = l.stream(c.fd, &c.plain)
+	c.handshake = true
+	l.setUp(c, now)
+}
+
+// setUp advances the stream's setup; once it is done (at once for a plain
+// socket) it counts the handshake, writes the preface and the requests
+// started meanwhile, and reads what came with the handshake.
+func (l *h2Loop) setUp(c *h2Slot, now int64) {
+	done, err := c.s.handshake(l.buf)
+	if err != nil {
+		l.connFail(c, classifyHandshake(err), err, now)
+		return
+	}
+	if !done {
+		l.track(c)
+		return
+	}
+	c.handshake = false
+	if l.tls != nil || l.newConn {
+		now = l.now()
+		if l.rec.owed(c.connIntended) {
+			l.rec.handshakes++
+			record(l.rec.handshake, (now-c.connStart)/1000)
+			if c.s.resumed() {
+				l.rec.resumed++
+			}
+		}
+	}
+	l.flush(c)
+	if c.fd >= 0 {
+		l.read(c, unix.EPOLLIN)
+	}
+}
+
+// handle processes the epoll events of c's socket.
+func (l *h2Loop) handle(c *h2Slot, ev uint32) {
+	now := l.now()
+	switch {
+	case c.connecting:
+		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+			return
+		}
+		if err := connectResult(c.fd); err != nil {
+			l.connFail(c, classify(err), err, now)
+			return
+		}
+		l.connected(c, now)
+	case c.handshake:
+		l.setUp(c, now)
+	default:
+		if ev&unix.EPOLLOUT != 0 {
+			l.flush(c)
+			if c.fd < 0 {
+				return
+			}
+		}
+		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+			l.read(c, ev)
+		}
+	}
+}
+
+// flush writes what c's Conn has queued through the stream; what the
+// socket does not take waits for EPOLLOUT. The requests started since the
+// last flush get their written time as HTTP/1.1's do: when the write of
+// their bytes begins (a write to loopback may run the server before it
+// returns).
+func (l *h2Loop) flush(c *h2Slot) {
+	if c.fd < 0 || c.connecting || c.handshake {
+		return // the preface and requests go out when the stream is set up
+	}
+	if len(c.unsent) > 0 {
+		now := l.now()
+		for _, i := range c.unsent {
+			if r := &c.reqs[i]; c.c.Busy(int(i)) && r.written == 0 {
+				r.written = now
+			}
+		}
+		c.unsent = c.unsent[:0]
+	}
+	for {
+		p := c.c.Pending()
+		if len(p) == 0 {
+			break
+		}
+		n, err := c.s.write(p)
+		if notReady(err) {
+			break // EPOLLOUT comes when the socket drains
+		}
+		if err != nil {
+			l.connFail(c, classify(err), err, l.now())
+			return
+		}
+		c.c.Wrote(n)
+		if n < len(p) {
+			break // the socket is full
+		}
+	}
+	if c.s.pending() {
+		if err := c.s.flush(); err != nil {
+			l.connFail(c, classify(err), err, l.now())
+			return
+		}
+	}
+	l.track(c)
+}
+
+// read reads what the stream has and feeds the Conn, whose Handler calls
+// (the slot's methods below) record the responses; then the freed streams
+// get their next requests and what they queued is written.
+func (l *h2Loop) read(c *h2Slot, ev uint32) {
+	fed := false
+	for {
+		n, err := c.s.read(l.buf)
+		if err != nil {
+			switch {
+			case notReady(err):
+				if !fed {
+					l.readAt = l.now()
+					l.doneTs = l.readAt
+				}
+				l.afterStreams(c, l.readAt)
+				return
+			case err == unix.EINTR:
+				continue
+			}
+			l.connFail(c, classify(err), err, l.now())
+			return
+		}
+		l.readAt = l.now()
+		l.doneTs = l.doneAt(l.readAt, 0)
+		fed = true
+		if n == 0 {
+			l.eof(c, l.readAt)
+			return
+		}
+		if err := c.c.Feed(l.buf[:n]); err != nil {
+			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
+			if c.fd >= 0 {
+				l.connFail(c, ErrParse, err, l.readAt)
+			}
+			return
+		}
+		// A short read of a plain socket means it is drained (see
+		// loop.readResponse), unless the peer's FIN came with the data.
+		if c.s.drainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			l.afterStreams(c, l.readAt)
+			return
+		}
+	}
+}
+
+// afterStreams moves c on after streams ended: a connection that starts no
+// more streams (GOAWAY, ids used up; with NewConn, after its one request)
+// closes once its last stream is done, and the slot takes requests again
+// (it reconnects for them); otherwise its free streams take the next
+// requests. What they queued is written.
+func (l *h2Loop) afterStreams(c *h2Slot, now int64) {
+	if c.fd < 0 {
+		return
+	}
+	l.noteLimit(c)
+	if c.c.Active() == 0 && (c.c.Closing() || l.newConn) && !c.connecting && !c.handshake {
+		l.closeSlot(c)
+		l.offer(c, now)
+		l.markDirty(c) // the new socket's setup flushes; nothing to write before
+		return
+	}
+	l.offer(c, now)
+	l.flush(c)
+}
+
+// noteLimit records a server limit on concurrent streams below the run's.
+func (l *h2Loop) noteLimit(c *h2Slot) {
+	if lim, ok := c.c.ServerLimit(); ok && lim < uint32(l.streams) {
+		if l.h2c.serverStreams == 0 || lim < l.h2c.serverStreams {
+			l.h2c.serverStreams = lim
+		}
+	}
+}
+
+// eof handles the end of c's stream: an idle connection the server closed
+// is not an error (the next request reconnects); requests still on it fail
+// as closed, or as goaway when the server said why with an error code.
+func (l *h2Loop) eof(c *h2Slot, now int64) {
+	if c.c.Active() == 0 {
+		l.closeSlot(c)
+		l.offer(c, now)
+		return
+	}
+	if c.goAway && c.goAwayCode != http2.ErrCodeNo {
+		l.connFail(c, ErrGoAway, l.goAwayErr(c), now)
+		return
+	}
+	l.connFail(c, ErrClosed, errH2Closed, now)
+}
+
+// goAwayErr describes the loss of c's streams after its GOAWAY (only the
+// first sample of the class is kept, so it is built once).
+func (l *h2Loop) goAwayErr(c *h2Slot) error {
+	if l.rec.firstErr[ErrGoAway] != nil {
+		return errStreamSeen
+	}
+	return fmt.Errorf("the server sent GOAWAY %s (last stream %d) and closed the connection before the response", c.goAwayCode, c.goAwayLast)
+}
+
+// connFail fails every request on c's socket with class, closes it and
+// moves the slot on (in closed loop after a backoff).
+func (l *h2Loop) connFail(c *h2Slot, class ErrorClass, err error, now int64) {
+	for i := range c.reqs {
+		if c.c.Busy(i) {
+			l.busy--
+			l.rec.failure(class, err, c.reqs[i].intended, now)
+		}
+	}
+	l.closeSlot(c)
+	l.backoff(c, now)
+	l.offer(c, now)
+}
+
+// closeSlot closes c's socket; its Conn is made fresh for the next one.
+func (l *h2Loop) closeSlot(c *h2Slot) {
+	l.closeSocket(c.fd, c.s)
+	c.s = nil
+	c.fd = -1
+	c.connecting = false
+	c.handshake = false
+	c.unsent = c.unsent[:0]
+	c.c.Reset()
+	l.track(c)
+	for i := range c.reqs {
+		if s := c.reqs[i].sum; s != nil {
+			s.Reset()
+		}
+	}
+}
+
+// The h2.Handler methods: Feed calls them, in the order of the frames, while
+// the loop reads c's socket.
+
+// Response records the status of stream slot i's response.
+func (c *h2Slot) Response(i, status int) { c.reqs[i].status = status }
+
+// Body counts (and, verifying, hashes) body bytes of slot i's response.
+func (c *h2Slot) Body(i int, b []byte) {
+	r := &c.reqs[i]
+	r.bytes += int64(len(b))
+	if r.sum != nil {
+		r.sum.Write(b)
+	}
+}
+
+// Done records slot i's complete response: a response of its status, or
+// body_mismatch when verifying and the digest differs.
+func (c *h2Slot) Done(i int) {
+	l, r := c.l, &c.reqs[i]
+	l.busy--
+	w := r.written
+	if w == 0 {
+		w = r.started // the response came before our flush finished
+	}
+	now := max(l.doneTs, w)
+	if r.sum != nil {
+		var d [sha256.Size]byte
+		ok := string(r.sum.Sum(d[:0])) == string(l.r.cfg.VerifySHA256)
+		r.sum.Reset()
+		if !ok {
+			l.rec.failure(ErrBodyMismatch, errBodyMismatch, r.intended, now)
+			l.backoff(c, now)
+			return
+		}
+	}
+	l.rec.response(r.status, r.intended, w, now, r.bytes)
+}
+
+// Reset records a stream the server reset (RST_STREAM, any code but
+// REFUSED_STREAM) as stream_reset, counted per code.
+func (c *h2Slot) Reset(i int, code http2.ErrCode) {
+	l, r, now := c.l, &c.reqs[i], c.l.doneTs
+	l.busy--
+	if r.sum != nil {
+		r.sum.Reset()
+	}
+	if l.rec.owed(r.intended) {
+		l.h2c.resetCodes[codeSlot(code)]++
+	}
+	err := errStreamSeen
+	if l.rec.firstErr[ErrStreamReset] == nil {
+		err = fmt.Errorf("the server reset the stream: RST_STREAM %s", code)
+	}
+	l.rec.failure(ErrStreamReset, err, r.intended, now)
+	l.backoff(c, now)
+}
+
+// Refused puts a request the server did not process back at the head of
+// the pending queue, with its intended time, to be sent again (on any
+// slot: this one may be going away).
+func (c *h2Slot) Refused(i int, _ http2.ErrCode) {
+	l, r, now := c.l, &c.reqs[i], c.l.readAt
+	l.busy--
+	if r.sum != nil {
+		r.sum.Reset()
+	}
+	if l.pending.full() {
+		// No room to wait (open loop, the queue at its bound): given up
+		// as the queue gives up its oldest request, dropped.
+		if l.rec.owed(r.intended) {
+			l.rec.dropped++
+		}
+		l.rec.failure(ErrDropped, errDropped, r.intended, now)
+		return
+	}
+	if l.rec.owed(r.intended) {
+		l.h2c.refused++
+	}
+	l.started-- // it will be started again: the quota counts it once
+	l.pending.pushFront(r.intended)
+	if !c.goAway {
+		// REFUSED_STREAM: the server is shedding load; in closed loop
+		// the slot pauses as after an error. After a GOAWAY the slot
+		// reconnects at once instead.
+		l.backoff(c, now)
+	}
+}
+
+// GoAway notes the server's GOAWAY: c starts no more streams, the ones up
+// to last still complete, and the connection closes after them. Each
+// connection counts once, with the first GOAWAY's code.
+func (c *h2Slot) GoAway(last uint32, code http2.ErrCode) {
+	l := c.l
+	if !c.goAway && l.readAt >= l.r.warmup {
+		l.h2c.goaways++
+		l.h2c.goawayCodes[codeSlot(code)]++
+	}
+	c.goAway, c.goAwayCode, c.goAwayLast = true, code, last
+}

@@ -1,0 +1,133 @@
+package gen
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+	"golang.org/x/sys/unix"
+)
+
+// tcpEngine is what the engines on raw TCP sockets (HTTP/1.1, HTTP/2) have
+// in common besides their epoll loops: the target's address family, whether
+// the kernel lets the loops call epoll_pwait2, the check that the target
+// accepts connections and that the source addresses exist, a P per loop,
+// and the loops' CPU accounts and socket closes.
+type tcpEngine struct {
+	r      *run
+	family int
+	pwait2 bool         // the kernel lets us call epoll_pwait2
+	loops  []*epollLoop // one per driver, as newDriver built them
+}
+
+// newTCPEngine checks the addresses and that the target accepts
+// connections.
+func newTCPEngine(r *run) (tcpEngine, error) {
+	e := tcpEngine{r: r, family: unix.AF_INET, pwait2: probePwait2()}
+	if r.dst.Addr().Is6() {
+		e.family = unix.AF_INET6
+	}
+	for _, a := range r.cfg.SrcAddrs {
+		if a.Is4() != r.dst.Addr().Is4() {
+			return e, fieldErr("SrcAddrs", "%s is not of the target's address family (%s)", a, r.dst.Addr())
+		}
+	}
+	if !e.pwait2 {
+		r.notes = append(r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
+	}
+	return e, e.probe()
+}
+
+// claim: each loop holds a P for the whole run (raw system calls, see
+// rawio.go); one more P runs everything else.
+func (e *tcpEngine) claim(_ pin.CPUSet, nloops int) (func(), error) {
+	holdPs(nloops)
+	return func() { releasePs(nloops) }, nil
+}
+
+// outcome: each loop's thread is pinned to its own CPU, so its account is
+// its CPU's.
+func (e *tcpEngine) outcome(o *outcome) {
+	for _, l := range e.loops {
+		o.shares = append(o.shares, l.acct.share())
+	}
+}
+
+func (e *tcpEngine) closes() int64 {
+	var n int64
+	for _, l := range e.loops {
+		n += l.closes.Load()
+	}
+	return n
+}
+
+// probe makes one TCP connection to the target so that a run against
+// nothing fails at once with a clear message instead of a result full of
+// connect errors.
+func (e *tcpEngine) probe() error {
+	r := e.r
+	return r.inNetns(func() error {
+		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
+			return err
+		}
+		d := net.Dialer{Timeout: min(r.cfg.Timeout, 3*time.Second)}
+		c, err := d.Dial("tcp", r.dst.String())
+		if err != nil {
+			var errno unix.Errno
+			switch {
+			case errors.As(err, &errno) && errno == unix.ECONNRESET:
+				// The server accepted and reset before the dialer read
+				// SO_ERROR: something is listening. The run counts the
+				// resets rather than refusing to start.
+				r.startDiag()
+				return nil
+			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
+				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL: %w", r.dst, errno)
+			case isTimeout(err):
+				return fmt.Errorf("%s did not accept a TCP connection within %v: check that the server is up and reachable: %w", r.dst, d.Timeout, err)
+			}
+			return fmt.Errorf("cannot connect to %s: %w", r.dst, err)
+		}
+		c.Close()
+		if err := e.checkSrcAddrs(); err != nil {
+			return err
+		}
+		r.startDiag()
+		return nil
+	})
+}
+
+// checkSrcAddrs binds a socket to each source address once, so that an
+// address this host (or namespace) does not have fails before the run
+// instead of turning every request into addr_not_avail.
+func (e *tcpEngine) checkSrcAddrs() error {
+	for _, a := range e.r.cfg.SrcAddrs {
+		fd, err := unix.Socket(e.family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			return fmt.Errorf("socket: %w", err)
+		}
+		unix.SetsockoptInt(fd, unix.IPPROTO_IP, unix.IP_BIND_ADDRESS_NO_PORT, 1)
+		err = unix.Bind(fd, sockaddr(netip.AddrPortFrom(a, 0)))
+		unix.Close(fd)
+		if err != nil {
+			return fieldErr("SrcAddrs", "%s is not an address of this host (bind: %v): add it to an interface or list local addresses", a, err)
+		}
+	}
+	return nil
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// sockaddr converts an address for the raw socket calls.
+func sockaddr(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+}
