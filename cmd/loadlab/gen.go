@@ -168,14 +168,14 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if f.shard != "" {
 		sh, err := gen.ParseShard(f.shard)
 		if err != nil {
-			return usagef("--shard: %v", err)
+			return usageError{err}
 		}
 		c.Shard = sh
 	}
 	if f.startAt != "" {
 		at, err := gen.ParseStartAt(f.startAt, time.Now())
 		if err != nil {
-			return usagef("--start-at: %v", err)
+			return usageError{err}
 		}
 		c.StartAt = at
 	}
