@@ -79,7 +79,7 @@ func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyTy
 	profile := prof.Name
 	paths, ok := e.certs[key]
 	if !ok {
-		return nil, fields.Errorf("no %s certificate in this lab: add %s to {Keys}", key, key)
+		return nil, fields.Errorf("no %s certificate in this lab: add %s to {Options.Keys}", key, key)
 	}
 	path, err := prof.Find()
 	if err != nil {
