@@ -7,10 +7,10 @@ import (
 	"math"
 	"net/netip"
 	"os"
-	"reflect"
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
 )
@@ -145,54 +145,15 @@ func (e *UsageError) Error() string { return e.Words(nil) }
 // Words renders the message with name(field) for every field it names
 // (nil: the Config field names), prefixed by the field at fault.
 func (e *UsageError) Words(name func(field string) string) string {
-	if name == nil {
-		name = func(f string) string { return f }
+	msg := fields.Words(e.Msg, name)
+	if e.Field == "" {
+		return msg
 	}
-	var b strings.Builder
-	if e.Field != "" {
-		b.WriteString(name(e.Field))
-		b.WriteString(": ")
+	f := e.Field
+	if name != nil {
+		f = name(f)
 	}
-	msg := e.Msg
-	for {
-		i := strings.IndexByte(msg, '{')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(msg[i:], '}')
-		if j < 0 {
-			break
-		}
-		b.WriteString(msg[:i])
-		if f := msg[i+1 : i+j]; configFields[f] {
-			b.WriteString(name(f))
-		} else {
-			b.WriteString(msg[i : i+j+1]) // not a field: the caller's own text (a URL, say)
-		}
-		msg = msg[i+j+1:]
-	}
-	b.WriteString(msg)
-	return b.String()
-}
-
-// configFields are the names a UsageError may refer to as {Field}.
-var configFields = map[string]bool{}
-
-func init() {
-	var walk func(prefix string, t reflect.Type)
-	walk = func(prefix string, t reflect.Type) {
-		for i := 0; i < t.NumField(); i++ {
-			f := t.Field(i)
-			if !f.IsExported() {
-				continue
-			}
-			configFields[prefix+f.Name] = true
-			if f.Type.Kind() == reflect.Struct && f.Type.PkgPath() == t.PkgPath() && f.Type.Name() != "Shard" {
-				walk(prefix+f.Name+".", f.Type)
-			}
-		}
-	}
-	walk("", reflect.TypeFor[Config]())
+	return f + ": " + msg
 }
 
 // usage is a UsageError not tied to one field.

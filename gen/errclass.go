@@ -86,7 +86,7 @@ func classify(err error) ErrorClass {
 	return ErrOther
 }
 
-var errBodyMismatch = errors.New("response body does not match --verify-sha256")
+var errBodyMismatch = errors.New("response body does not match the expected SHA-256 digest")
 
 func isParseError(err error) bool {
 	switch err {

@@ -51,7 +51,7 @@ func runCerts(w io.Writer, f certsFlags) error {
 	}
 	o := certs.Options{Dir: f.out, Keys: keys, Names: f.names, Validity: f.validity}
 	if err := o.Validate(); err != nil {
-		return usagef("%v", err)
+		return usageError{err}
 	}
 	r, err := certs.EnsureResult(o)
 	if err != nil {

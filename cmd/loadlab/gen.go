@@ -76,9 +76,9 @@ failures at the time they were given up; latency_2xx_us is 2xx only.
 
 Every result says whether the generator itself was the bottleneck: when a loop
 was busy + starved (runnable but not running, plus its CPU's softirq and steal
-time) above 90% of its wall time, or, in open loop, when the send lag at p50,
-p99 or p99.9 is above 1 ms and above 10% of the corrected latency at the same
-quantile.
+time) above 90% of its wall time, or, in open loop, when the send lag beyond
+--pacing-tolerance at p50, p99 or p99.9 is above 1 ms and above 10% of the
+corrected latency at the same quantile.
 
 Shards (--shard i/N): several generators run one schedule, each taking
 request j when j mod N = i, and a share of --connections and --requests (the
@@ -176,14 +176,14 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if f.shard != "" {
 		sh, err := gen.ParseShard(f.shard)
 		if err != nil {
-			return usagef("--shard: %v", err)
+			return usageError{err}
 		}
 		c.Shard = sh
 	}
 	if f.startAt != "" {
 		at, err := gen.ParseStartAt(f.startAt, time.Now())
 		if err != nil {
-			return usagef("--start-at: %v", err)
+			return usageError{err}
 		}
 		c.StartAt = at
 	}

@@ -2,8 +2,9 @@ package main
 
 import (
 	"errors"
+	"strings"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/internal/fields"
 )
 
 // genFlag names gen.Config's fields as loadlab gen's flags: gen's
@@ -49,17 +50,52 @@ var genFlag = map[string]string{
 	"TLS.Ciphers":       "--ciphers",
 }
 
-// genWords words err for the CLI: a gen.UsageError with its fields named
-// by their flags, anything else as it is.
-func genWords(err error) string {
-	var ue *gen.UsageError
-	if !errors.As(err, &ue) || err != error(ue) {
-		return err.Error()
+// labFlag names the fields that the lab's and the backend's errors mention
+// as the flags of lab run, lab check and serve.
+var labFlag = map[string]string{
+	"Selection.Profiles":  "--profiles",
+	"Selection.Scenarios": "--scenarios",
+	"Selection.Keys":      "--keys",
+	"Options.Keys":        "--keys",
+	"StepScale":           "--step-scale",
+	"NoCgroups":           "--no-cgroups",
+	"Options.NoCgroups":   "--no-cgroups",
+	"ServerCPUs":          "--server-cpus",
+	"StallEvery":          "--stall-every",
+	"StallFor":            "--stall-for",
+	"TLSCert":             "--tls-cert",
+	"TLSKey":              "--tls-key",
+	"H3":                  "--h3",
+	"H2":                  "--h2",
+	"H2MaxStreams":        "--h2-max-streams",
+}
+
+// flagOf names a library field as the CLI's flag for it (itself when the
+// CLI has none).
+func flagOf(field string) string {
+	if f, ok := genFlag[field]; ok {
+		return f
 	}
-	return ue.Words(func(field string) string {
-		if f, ok := genFlag[field]; ok {
-			return f
-		}
-		return field
-	})
+	if f, ok := labFlag[field]; ok {
+		return f
+	}
+	return field
+}
+
+// worder is a library error that names fields (gen.UsageError,
+// fields.Error).
+type worder interface {
+	error
+	Words(name func(field string) string) string
+}
+
+// genWords words err for the CLI: the fields a library error names as the
+// flags the user typed, whatever context wraps it.
+func genWords(err error) string {
+	msg := err.Error()
+	var w worder
+	if errors.As(err, &w) {
+		return strings.Replace(msg, w.Error(), w.Words(flagOf), 1)
+	}
+	return fields.Words(msg, flagOf)
 }

@@ -160,7 +160,7 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 	g := newGenCmd()
 	g.SetArgs(args)
 	if err := g.ParseFlags(args); err != nil {
-		return 0, usagef("gen arguments: %v", err)
+		return 0, usagef("gen arguments: %w", err)
 	}
 	fl := g.Flags()
 	for _, name := range []string{"shard", "start-at", "json", "quiet", "hdr-log", "host", "cpuprofile"} {
@@ -172,7 +172,7 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 		return 0, usagef("gen arguments: give exactly one URL (got %d arguments)", n)
 	}
 	if _, err := gen.ParseTarget(fl.Args()[0]); err != nil {
-		return 0, usagef("gen arguments: %v", err)
+		return 0, usagef("gen arguments: %w", err)
 	}
 	if c, _ := fl.GetInt("connections"); c < shards {
 		return 0, usagef("gen arguments: -c %d connections cannot be split over %d shards: give at least one per shard", c, shards)

@@ -36,7 +36,7 @@ default filled in (what lab run would use).`,
 			}
 			p, err := plan.Load(args[0])
 			if err != nil {
-				return usagef("%v", err)
+				return usageError{err}
 			}
 			out, err := p.Marshal()
 			if err != nil {

@@ -91,7 +91,7 @@ func splitList(s string) []string {
 func preparePlan(f *labRunFlags) (*plan.Plan, error) {
 	p, err := plan.Load(f.plan)
 	if err != nil {
-		return nil, usagef("%v", err)
+		return nil, usageError{err}
 	}
 	var keys []string
 	if f.keys != "" {
@@ -104,7 +104,7 @@ func preparePlan(f *labRunFlags) (*plan.Plan, error) {
 		}
 	}
 	if err := p.Narrow(plan.Selection{Profiles: splitList(f.profiles), Scenarios: splitList(f.scenarios), Keys: keys}); err != nil {
-		return nil, usagef("%v", err)
+		return nil, usageError{err}
 	}
 	if f.net != "" {
 		if f.net != plan.NetLoopback && f.net != plan.NetNetns {
@@ -141,7 +141,7 @@ func preparePlan(f *labRunFlags) (*plan.Plan, error) {
 	}
 	if math.IsNaN(f.stepScale) || f.stepScale != 1 {
 		if err := p.Scale(f.stepScale); err != nil {
-			return nil, usagef("%v", err)
+			return nil, usageError{err}
 		}
 	}
 	if err := p.Validate(); err != nil {

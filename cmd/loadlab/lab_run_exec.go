@@ -34,11 +34,11 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 	}
 	lay, err := scenario.PlanLayouts(p, topo, allowed)
 	if err != nil {
-		return usagef("%v", err)
+		return usageError{err}
 	}
 	units, err := scenario.BuildUnits(p, lay, scenario.FindInstalled)
 	if err != nil {
-		return usagef("%v", err)
+		return usageError{err}
 	}
 	budget := scenario.MakeBudget(p, units)
 	if err := checkInstalled(f, budget); err != nil {
@@ -60,7 +60,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 	}
 	store, resumed, err := results.Open(out, p, results.RunOptions{NoCgroups: f.noCgroups})
 	if err != nil {
-		return usagef("%v", err)
+		return usageError{err}
 	}
 	defer store.Close()
 	if resumed {

@@ -85,11 +85,11 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	var ee exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
-			fmt.Fprintln(stderr, "loadlab:", ee.err)
+			fmt.Fprintln(stderr, "loadlab:", genWords(ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "loadlab:", err)
+	fmt.Fprintln(stderr, "loadlab:", genWords(err))
 	var ue usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
 		return exitUsage

@@ -74,7 +74,7 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 			data, err = os.ReadFile(name)
 		}
 		if err != nil {
-			return usagef("%v", err)
+			return usageError{err}
 		}
 		var rs []*gen.Result
 		if strings.HasSuffix(name, ".hlog") {

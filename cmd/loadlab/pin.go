@@ -84,7 +84,7 @@ func runPin(w io.Writer, f pinFlags) error {
 	plan, err := pin.MakePlan(topo, allowed, req)
 	if err != nil {
 		if req.Server+req.Backend+req.Loadgen > 0 || len(req.ServerCPUs)+len(req.BackendCPUs)+len(req.LoadgenCPUs) > 0 {
-			return usagef("%v", err)
+			return usageError{err}
 		}
 		return err
 	}

@@ -53,7 +53,7 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := cfg.Validate(); err != nil {
-				return usagef("serve: %v", err)
+				return usagef("serve: %w", err)
 			}
 			if cpus != "" {
 				list, err := pin.ParseList(cpus)

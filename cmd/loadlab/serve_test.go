@@ -156,3 +156,18 @@ func TestRunServeH2C(t *testing.T) {
 		t.Fatalf("runServe after cancel: %v", err)
 	}
 }
+
+// The backend's errors name its Config fields; the CLI says its flags.
+func TestServeErrorsNameFlags(t *testing.T) {
+	for args, want := range map[string]string{
+		"--stall-every 1s":   "set both --stall-every and --stall-for, or neither",
+		"--h3":               "--h3 requires --tls-cert and --tls-key",
+		"--h2-max-streams 4": "--h2-max-streams needs --h2",
+	} {
+		var out, errb strings.Builder
+		code := execute(append([]string{"serve"}, strings.Fields(args)...), &out, &errb)
+		if code != exitUsage || !strings.Contains(errb.String(), want) {
+			t.Errorf("serve %s: exit %d, stderr %q, want exit 2 and %q", args, code, errb.String(), want)
+		}
+	}
+}

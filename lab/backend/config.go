@@ -2,7 +2,7 @@ package backend
 
 import (
 	"errors"
-	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 	"time"
 )
 
@@ -63,15 +63,15 @@ func (cfg Config) Validate() error {
 	case cfg.StallEvery < 0 || cfg.StallFor < 0:
 		return errors.New("stall durations must not be negative")
 	case (cfg.StallEvery == 0) != (cfg.StallFor == 0):
-		return errors.New("set both --stall-every and --stall-for, or neither")
+		return fields.Errorf("set both {StallEvery} and {StallFor}, or neither")
 	case cfg.StallEvery > 0 && cfg.StallFor >= cfg.StallEvery:
-		return fmt.Errorf("--stall-for (%s) must be shorter than --stall-every (%s)", cfg.StallFor, cfg.StallEvery)
+		return fields.Errorf("{StallFor} (%s) must be shorter than {StallEvery} (%s)", cfg.StallFor, cfg.StallEvery)
 	case (cfg.TLSCert == "") != (cfg.TLSKey == ""):
-		return errors.New("set both --tls-cert and --tls-key, or neither")
+		return fields.Errorf("set both {TLSCert} and {TLSKey}, or neither")
 	case cfg.H3 && !cfg.TLS():
-		return errors.New("--h3 requires --tls-cert and --tls-key (HTTP/3 always uses TLS)")
+		return fields.Errorf("{H3} requires {TLSCert} and {TLSKey} (HTTP/3 always uses TLS)")
 	case cfg.H2MaxStreams > 0 && !cfg.H2:
-		return errors.New("--h2-max-streams needs --h2")
+		return fields.Errorf("{H2MaxStreams} needs {H2}")
 	case cfg.Concurrency < 0:
 		return errors.New("concurrency must not be negative")
 	}

@@ -210,7 +210,7 @@ func TestH2CloseReleasesHeldRequests(t *testing.T) {
 }
 
 func TestH2MaxStreamsNeedsH2(t *testing.T) {
-	if err := (Config{H2MaxStreams: 4}).Validate(); err == nil || !strings.Contains(err.Error(), "--h2") {
+	if err := (Config{H2MaxStreams: 4}).Validate(); err == nil || !strings.Contains(err.Error(), "H2MaxStreams needs H2") {
 		t.Fatalf("Validate: %v", err)
 	}
 }

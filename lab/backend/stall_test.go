@@ -52,12 +52,12 @@ func TestConfigValidate(t *testing.T) {
 	}{
 		{Config{}, ""},
 		{Config{StallEvery: 5 * time.Second, StallFor: time.Second}, ""},
-		{Config{StallEvery: 5 * time.Second}, "both --stall-every and --stall-for"},
-		{Config{StallFor: time.Second}, "both --stall-every and --stall-for"},
+		{Config{StallEvery: 5 * time.Second}, "both StallEvery and StallFor"},
+		{Config{StallFor: time.Second}, "both StallEvery and StallFor"},
 		{Config{StallEvery: time.Second, StallFor: time.Second}, "shorter than"},
 		{Config{StallEvery: -time.Second, StallFor: -2 * time.Second}, "negative"},
-		{Config{TLSCert: "c.pem"}, "both --tls-cert and --tls-key"},
-		{Config{H3: true}, "--h3 requires"},
+		{Config{TLSCert: "c.pem"}, "both TLSCert and TLSKey"},
+		{Config{H3: true}, "H3 requires"},
 		{Config{H3: true, TLSCert: "c", TLSKey: "k"}, ""},
 		{Config{Concurrency: -1}, "concurrency"},
 	}

@@ -3,6 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 	"io/fs"
 	"path/filepath"
 	"strconv"
@@ -27,10 +28,10 @@ func (m *Manager) setupV2() error {
 	h := m.hiers[0]
 	avail, err := m.ops.get(h.parent, "cgroup.controllers")
 	if err != nil {
-		return fmt.Errorf("cannot read %s: %v; use --no-cgroups", filepath.Join(h.parent, "cgroup.controllers"), bare(err))
+		return fields.Errorf("cannot read %s: %v; run without cgroups ({NoCgroups})", filepath.Join(h.parent, "cgroup.controllers"), bare(err))
 	}
 	if miss := missing(strings.Fields(avail), v2Controllers); len(miss) > 0 {
-		return fmt.Errorf("cgroup v2 controllers %s are not available in %s; run loadlab in a cgroup with them delegated or use --no-cgroups", strings.Join(miss, ","), h.parent)
+		return fields.Errorf("cgroup v2 controllers %s are not available in %s; run loadlab in a cgroup with them delegated or without cgroups ({NoCgroups})", strings.Join(miss, ","), h.parent)
 	}
 	on, err := m.ops.get(h.parent, "cgroup.subtree_control")
 	if err != nil {

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 	"math"
 	"slices"
 	"strings"
@@ -23,7 +24,7 @@ func (p *Plan) Narrow(sel Selection) error {
 	if len(sel.Profiles) > 0 {
 		for _, name := range sel.Profiles {
 			if !slices.Contains(p.Profiles, name) {
-				return fmt.Errorf("--profiles: %s is not in plan %s (it has %s): copy the plan with `loadlab lab plan show %s > my.yaml`, edit, and run --plan my.yaml", name, p.Name, strings.Join(p.Profiles, ", "), p.Name)
+				return fields.Errorf("{Selection.Profiles}: %s is not in plan %s (it has %s): copy the plan (show it and save it to a file), add the profile, and run that file", name, p.Name, strings.Join(p.Profiles, ", "))
 			}
 		}
 		p.Profiles = slices.DeleteFunc(p.Profiles, func(n string) bool { return !slices.Contains(sel.Profiles, n) })
@@ -32,21 +33,21 @@ func (p *Plan) Narrow(sel Selection) error {
 			if len(s.Profiles) > 0 {
 				s.Profiles = slices.DeleteFunc(slices.Clone(s.Profiles), func(n string) bool { return !slices.Contains(sel.Profiles, n) })
 				if len(s.Profiles) == 0 {
-					p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: it runs on none of --profiles %s", s.label(), strings.Join(sel.Profiles, ",")))
+					p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: it runs on none of the selected profiles %s", s.label(), strings.Join(sel.Profiles, ",")))
 					continue
 				}
 			}
 			kept = append(kept, s)
 		}
 		if len(kept) == 0 {
-			return fmt.Errorf("--profiles %s: no scenario of plan %s runs on them", strings.Join(sel.Profiles, ","), p.Name)
+			return fields.Errorf("{Selection.Profiles} %s: no scenario of plan %s runs on them", strings.Join(sel.Profiles, ","), p.Name)
 		}
 		p.Scenarios = kept
 	}
 	if len(sel.Scenarios) > 0 {
 		for _, name := range sel.Scenarios {
 			if !slices.ContainsFunc(p.Scenarios, func(s Scenario) bool { return s.Name == name || s.Kind == name }) {
-				return fmt.Errorf("--scenarios: %s is not in plan %s (it has %s)", name, p.Name, strings.Join(p.ScenarioNames(), ", "))
+				return fields.Errorf("{Selection.Scenarios}: %s is not in plan %s (it has %s)", name, p.Name, strings.Join(p.ScenarioNames(), ", "))
 			}
 		}
 		p.Scenarios = slices.DeleteFunc(p.Scenarios, func(s Scenario) bool {
@@ -57,7 +58,7 @@ func (p *Plan) Narrow(sel Selection) error {
 		used := p.usedKeys()
 		for _, k := range sel.Keys {
 			if !slices.Contains(used, k) {
-				return fmt.Errorf("--keys: %s is not used by plan %s (it uses %s)", k, p.Name, strings.Join(used, ", "))
+				return fields.Errorf("{Selection.Keys}: %s is not used by plan %s (it uses %s)", k, p.Name, strings.Join(used, ", "))
 			}
 		}
 		keep := func(k string) bool { return !slices.Contains(sel.Keys, k) }
@@ -69,13 +70,13 @@ func (p *Plan) Narrow(sel Selection) error {
 		for _, s := range p.Scenarios {
 			s.Keys = slices.DeleteFunc(s.Keys, keep)
 			if len(s.Keys) == 0 {
-				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: --keys %s leaves it no key type", s.Name, strings.Join(sel.Keys, ",")))
+				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: the selected keys %s leave it no key type", s.Name, strings.Join(sel.Keys, ",")))
 				continue
 			}
 			kept = append(kept, s)
 		}
 		if len(kept) == 0 {
-			return fmt.Errorf("--keys %s leaves no scenario of plan %s", strings.Join(sel.Keys, ","), p.Name)
+			return fields.Errorf("{Selection.Keys} %s leaves no scenario of plan %s", strings.Join(sel.Keys, ","), p.Name)
 		}
 		p.Scenarios = kept
 	}
@@ -111,7 +112,7 @@ func (p *Plan) usedKeys() []string {
 // scaled to nothing is an error there.
 func (p *Plan) Scale(f float64) error {
 	if math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 || f > 100 {
-		return fmt.Errorf("--step-scale must be > 0 and <= 100 (got %g)", f)
+		return fields.Errorf("{StepScale} must be > 0 and <= 100 (got %g)", f)
 	}
 	if f == 1 {
 		return nil

@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
@@ -55,7 +56,7 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 		switch {
 		case len(list) > 0:
 			if !list.IsSubsetOf(usable) {
-				return nil, fmt.Errorf("scenario %s: server CPUs %s are not all usable here (usable: %s): use --server-cpus", s.Name, list, usable)
+				return nil, fields.Errorf("scenario %s: server CPUs %s are not all usable here (usable: %s): set {ServerCPUs}", s.Name, list, usable)
 			}
 			if len(usable) > 1 && len(list) >= len(usable) {
 				return nil, fmt.Errorf("scenario %s: server CPUs %s leave none for the generator and backend (usable: %s)", s.Name, list, usable)

@@ -194,6 +194,11 @@ func TestRunWholePlan(t *testing.T) {
 			fixedTol = append(fixedTol, g.PacingTolerance)
 		}
 	}
+	for _, g := range h.lab.genConfig {
+		if g.NewConn != g.TLS.Insecure {
+			t.Fatalf("handshake steps (new-conn) skip verification, the others keep it: %+v", g)
+		}
+	}
 	if c.PacingTolerance != time.Millisecond || len(fixedTol) == 0 || fixedTol[0] != 0 {
 		t.Fatalf("pacing tolerance: search %v, others %v: want 1ms for searches and 0 for the fixed-rate runs", c.PacingTolerance, fixedTol)
 	}

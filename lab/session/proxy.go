@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -78,7 +79,7 @@ func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyTy
 	profile := prof.Name
 	paths, ok := e.certs[key]
 	if !ok {
-		return nil, fmt.Errorf("no %s certificate in this lab: add %s to Options.Keys (--keys)", key, key)
+		return nil, fields.Errorf("no %s certificate in this lab: add %s to {Options.Keys}", key, key)
 	}
 	path, err := prof.Find()
 	if err != nil {

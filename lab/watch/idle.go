@@ -2,8 +2,8 @@ package watch
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"github.com/loadlab/loadlab/internal/fields"
 	"slices"
 	"time"
 
@@ -38,7 +38,7 @@ func IdleMemory(g cgroup.Group, quiet time.Duration, samples int, every time.Dur
 func IdleMemoryContext(ctx context.Context, g cgroup.Group, quiet time.Duration, samples int, every time.Duration) (Idle, error) {
 	var idle Idle
 	if g == nil {
-		return idle, errors.New("idle memory needs a cgroup (not available with --no-cgroups)")
+		return idle, fields.Errorf("idle memory needs a cgroup (not available with {NoCgroups})")
 	}
 	if samples < 1 {
 		return idle, fmt.Errorf("idle memory needs at least 1 sample, got %d", samples)
