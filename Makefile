@@ -9,7 +9,7 @@ FUZZTIME ?= 5
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-go fuzz lab image bench bench-gen bench-handshake bench-h3 clean
+.PHONY: all build deps test test-go fuzz lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -52,7 +52,7 @@ image:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadlab-static ./cmd/loadlab
 	bin/loadlab-static k8s image -o bin/loadlab-image.tar --tag $(IMAGE)
 
-bench: bench-gen bench-handshake bench-h3
+bench: bench-gen bench-handshake bench-h3 bench-h2
 
 bench-gen: build
 	scripts/bench-gen.sh
@@ -62,6 +62,9 @@ bench-handshake: build
 
 bench-h3: build
 	scripts/bench-h3.sh
+
+bench-h2: build
+	scripts/bench-h2.sh
 
 clean:
 	rm -rf bin

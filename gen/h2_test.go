@@ -231,30 +231,42 @@ func TestH2StreamReset(t *testing.T) {
 	}
 }
 
-// A GOAWAY with an error code, then the close: the stream at the last id,
-// unanswered, fails as goaway (one per GOAWAY); streams above it were
-// refused by the GOAWAY and go out again on the next connection.
+// A GOAWAY, then the close: the stream at the last id, unanswered, fails
+// (one per GOAWAY): as goaway with the GOAWAY's error code in the sample,
+// as closed after a NO_ERROR GOAWAY (the server broke its word); streams
+// above it were refused by the GOAWAY and go out again on the next
+// connection.
 func TestH2GoAwayError(t *testing.T) {
-	s := startRawH2(t, func(_, onConn int64) rawAction {
-		if onConn == 20 {
-			return rawAction{kind: "goaway", code: http2.ErrCodeEnhanceYourCalm}
-		}
-		return rawAction{kind: "answer"}
-	})
-	cfg := Config{URL: s.url, HTTP2: true, Connections: 2, Duration: time.Second, Timeout: 2 * time.Second}
-	res := runH2Test(t, cfg)
-	g := res.Errors["goaway"]
-	if g == 0 || int64(g) != s.lostByGo.Load() || res.OK != uint64(s.answered.Load()) || res.Requests != res.OK+g || res.ErrorCount() != g {
-		t.Fatalf("requests %d ok %d errors %v; server answered %d, lost %d to its GOAWAYs", res.Requests, res.OK, res.Errors, s.answered.Load(), s.lostByGo.Load())
-	}
-	if res.H2.GoAways != uint64(s.goaways.Load()) || res.H2.GoAwayCodes["ENHANCE_YOUR_CALM"] != res.H2.GoAways {
-		t.Errorf("goaways %d codes %v, server sent %d", res.H2.GoAways, res.H2.GoAwayCodes, s.goaways.Load())
-	}
-	if !strings.Contains(res.ErrorSamples["goaway"], "GOAWAY ENHANCE_YOUR_CALM") {
-		t.Errorf("goaway sample %q", res.ErrorSamples["goaway"])
-	}
-	if res.H2.Refused == 0 {
-		t.Errorf("no request refused by a GOAWAY: with 10 streams in flight some were above the last stream id")
+	for _, tc := range []struct {
+		code          http2.ErrCode
+		class, sample string
+	}{
+		{http2.ErrCodeEnhanceYourCalm, "goaway", "GOAWAY ENHANCE_YOUR_CALM"},
+		{http2.ErrCodeNo, "closed", "closed the HTTP/2 connection with the request unanswered"},
+	} {
+		t.Run(tc.class, func(t *testing.T) {
+			s := startRawH2(t, func(_, onConn int64) rawAction {
+				if onConn == 20 {
+					return rawAction{kind: "goaway", code: tc.code}
+				}
+				return rawAction{kind: "answer"}
+			})
+			cfg := Config{URL: s.url, HTTP2: true, Connections: 2, Duration: time.Second, Timeout: 2 * time.Second}
+			res := runH2Test(t, cfg)
+			g := res.Errors[tc.class]
+			if g == 0 || int64(g) != s.lostByGo.Load() || res.OK != uint64(s.answered.Load()) || res.Requests != res.OK+g || res.ErrorCount() != g {
+				t.Fatalf("requests %d ok %d errors %v; server answered %d, lost %d to its GOAWAYs", res.Requests, res.OK, res.Errors, s.answered.Load(), s.lostByGo.Load())
+			}
+			if res.H2.GoAways != uint64(s.goaways.Load()) || res.H2.GoAwayCodes[tc.code.String()] != res.H2.GoAways {
+				t.Errorf("goaways %d codes %v, server sent %d", res.H2.GoAways, res.H2.GoAwayCodes, s.goaways.Load())
+			}
+			if !strings.Contains(res.ErrorSamples[tc.class], tc.sample) {
+				t.Errorf("%s sample %q", tc.class, res.ErrorSamples[tc.class])
+			}
+			if res.H2.Refused == 0 {
+				t.Errorf("no request refused by a GOAWAY: with 10 streams in flight some were above the last stream id")
+			}
+		})
 	}
 }
 

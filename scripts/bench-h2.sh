@@ -13,17 +13,19 @@
 #           loadlab gen --h2 -c CONNS --streams STREAMS -n REQUESTS
 #           h2load -c CONNS -m STREAMS -n REQUESTS
 #   rate    open loop at RATE req/s over CONNS x STREAMS, 1 KB, RATE x
-#           DURATION requests: loadlab gen --h2 -r RATE, h2load --rps RATE/CONNS
-#   Target for both: loadlab/h2load <= 0.8.
+#           DURATION requests: loadlab gen --h2 -r RATE -n RATExDURATION at
+#           --pacing-tolerance 0 (each request at its own time) and 1ms
+#           (loadlab-1ms: requests due within a millisecond leave together,
+#           as h2load's per-client timers send them), h2load --rps
+#           RATE/CONNS -n RATExDURATION
+#   Target for both: loadlab/h2load <= 0.8 (rate: loadlab-1ms/h2load; the
+#   tolerance-0 ratio is reported too). Every tool sends the same number of
+#   requests and its cost is its process's user + sys CPU time over them.
 #
 # Environment: SERVER_CPU=0 GEN_CPU=1 ROUNDS=3 CONNS=10 STREAMS=10
 #   REQUESTS=200000 (closed) RATE=20000 DURATION=10 (rate: RATE x DURATION
 #   requests) PROTO=h2c|h2 (h2: TLS with ALPN h2, certificates from
 #   `loadlab certs`) SERVER=nginx|loadlab SCENARIOS="closed rate"
-#
-# loadlab's generator speaks HTTP/2 once `gen --h2` exists (issue 16, phase
-# 2); until then its rows say "skipped" and only h2load runs, which still
-# checks the server and the h2load half.
 #
 # Output: one line per tool per round, per-round ratios, medians; rows in
 # results/bench-h2.tsv and results/bench-h2-summary.tsv; logs of the last
@@ -58,8 +60,6 @@ LOGS=$RESULTS/bench-h2${TAG:+-$TAG}.logs
 bench_init
 need_apt nginx:nginx h2load:nghttp2-client jq:jq curl:curl
 build_loadlab
-LOADLAB_H2=0
-"$LOADLAB" gen --help 2>&1 | grep -q -- '--h2\b' && LOADLAB_H2=1
 
 # --- server -------------------------------------------------------------
 PORT=$(free_port)
@@ -87,7 +87,6 @@ if [[ $SERVER == nginx ]]; then
 	{
 		nginx_conf_head
 		cat <<EOF
-  http2_max_requests 100000000;
   http2_max_concurrent_streams 128;
   server {
     $listen
@@ -127,15 +126,13 @@ run_one() {
 	[[ $sc == rate ]] && rate=$RATE n=$((RATE * DURATION))
 	limit=$((n / 1000 + DURATION + 60))
 	case $tool in
-	loadlab)
-		if ((LOADLAB_H2 == 0)); then
-			printf '%-6s r%-2s %-8s skipped: loadlab gen has no --h2 yet\n' "$sc" "$round" "$tool"
-			printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$(load1)" >>"$RAW"
-			LAST_COST=-
-			return 0
-		fi
-		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 -c "$CONNS" --streams "$STREAMS" -n "$n" \
-			${rate:+-r "$rate"} --cpus "$GEN_CPU" "${CA[@]}" --json "$TMP/$name.json" -q "$URL" || rc=$?
+	loadlab | loadlab-*)
+		# -n bounds the run (the same requests as h2load); -d only keeps a
+		# stuck run from lasting forever.
+		local tol=0
+		[[ $tool == loadlab-* ]] && tol=${tool#loadlab-}
+		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
+			${rate:+-r "$rate" --pacing-tolerance "$tol"} --cpus "$GEN_CPU" "${CA[@]}" --json "$TMP/$name.json" -q "$URL" || rc=$?
 		;;
 	h2load)
 		timed "$limit" "$name" h2load -t 1 -c "$CONNS" -m "$STREAMS" -n "$n" \
@@ -144,13 +141,13 @@ run_one() {
 	esac
 	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
 	if ((rc != 0)); then
-		printf '%-6s r%-2s %-8s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%-6s r%-2s %-11s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
 		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$(load1)" >>"$RAW"
 		LAST_COST=-
 		return 0
 	fi
 	case $tool in
-	loadlab) parsed=$(parse_loadlab "$TMP/$name.json") ;;
+	loadlab*) parsed=$(parse_loadlab "$TMP/$name.json") ;;
 	h2load) parsed=$(parse_h2load "$TMP/$name.out") ;;
 	esac
 	read -r wall user sys < <(time_fields "$name")
@@ -161,7 +158,10 @@ run_one() {
 	[[ -n $rate ]] && awk -v r="$rps" -v t="$rate" 'BEGIN { exit !(r < 0.95 * t) }' && note="  (below the $rate/s asked)"
 	((errs > 0)) && note+="  ($errs errors)"
 	((ok < n)) && note+="  (only $ok of $n succeeded)"
-	printf '%-6s r%-2s %-8s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
+	if [[ $tool == loadlab* ]]; then
+		note+=$(jq -r '"  p50 \(.latency_us.p50) µs p99 \(.latency_us.p99) µs" + (if .mode == "open" then ", lag p99 \(.generator.lag_p99_us) µs" else "" end) + (if .generator.bottleneck then "  GENERATOR-LIMITED: \(.generator.reason)" else "" end)' "$TMP/$name.json")
+	fi
+	printf '%-6s r%-2s %-11s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
 		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$note"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$sc" "$round" "$tool" "$wall" "$user" "$sys" "$cpu" "$ok" "$errs" "$rps" "$cost" "$(load1)" >>"$RAW"
@@ -174,7 +174,10 @@ mkdir -p "$LOGS"
 printf 'scenario\tround\ttool\twall_s\tuser_s\tsys_s\tcpu_s\tok\terrors\trate\tcost_us\tload1\n' >"$RAW"
 machine_header
 echo "# server $SERVER ($PROTO) on CPU $SERVER_CPU, $CONNS connections x $STREAMS streams, $(h2load --version | head -1)"
-TOOLS=(loadlab h2load)
+# tools SCENARIO: the generators of a scenario; judged: the loadlab row its
+# target applies to.
+tools() { if [[ $1 == rate ]]; then echo loadlab loadlab-1ms h2load; else echo loadlab h2load; fi; }
+judged() { if [[ $1 == rate ]]; then echo loadlab-1ms; else echo loadlab; fi; }
 declare -A ROUND_RATIOS=()
 for sc in $SCENARIOS; do
 	echo
@@ -182,15 +185,19 @@ for sc in $SCENARIOS; do
 	closed) echo "== closed: closed loop, $CONNS x $STREAMS streams, $REQUESTS requests of 1 KB, generator CPU µs per 2xx response" ;;
 	rate) echo "== rate: open loop at $RATE req/s over $CONNS x $STREAMS streams, $((RATE * DURATION)) requests, generator CPU µs per 2xx response" ;;
 	esac
+	read -r -a TOOLS <<<"$(tools "$sc")"
+	J=$(judged "$sc")
 	for ((r = 1; r <= ROUNDS; r++)); do
 		declare -A cost=()
 		while read -r t; do
 			run_one "$sc" "$r" "$t"
 			cost[$t]=$LAST_COST
 		done < <(rotate "$r" "${TOOLS[@]}")
-		rr=$(ratio "${cost[loadlab]}" "${cost[h2load]}")
+		rr=$(ratio "${cost[$J]}" "${cost[h2load]}")
 		ROUND_RATIOS[$sc]+="$rr "
-		printf '%-6s r%-2s ratio  loadlab/h2load %s\n' "$sc" "$r" "$rr"
+		line="$J/h2load $rr"
+		[[ $J != loadlab ]] && line+="  (loadlab/h2load $(ratio "${cost[loadlab]}" "${cost[h2load]}"))"
+		printf '%-6s r%-2s ratio  %s\n' "$sc" "$r" "$line"
 		unset cost
 	done
 done
@@ -198,25 +205,29 @@ done
 col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t { print $c }' "$RAW"; }
 echo
 echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
-printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost_us\tratio_loadlab_over_h2load\tmedian_round_ratio\ttarget\tverdict\n' >"$SUMMARY"
-printf '%-6s %-8s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "ll/h2load" "round-ratio" target verdict
+printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost_us\tratio_over_h2load\tmedian_round_ratio\ttarget\tverdict\n' >"$SUMMARY"
+printf '%-6s %-11s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "/h2load" "round-ratio" target verdict
 for sc in $SCENARIOS; do
-	ll=$(col "$sc" loadlab 11 | median)
+	read -r -a TOOLS <<<"$(tools "$sc")"
+	J=$(judged "$sc")
+	h2=$(col "$sc" h2load 11 | median)
 	for t in "${TOOLS[@]}"; do
 		runs=$(col "$sc" "$t" 11 | grep -cv '^-$' || true)
 		mrate=$(col "$sc" "$t" 10 | median)
 		mcost=$(col "$sc" "$t" 11 | median)
 		rat=- rr=- tgt=- v=-
-		if [[ $t == h2load ]]; then
-			rat=$(ratio "$ll" "$mcost")
+		if [[ $t == loadlab* ]]; then
+			rat=$(ratio "$mcost" "$h2")
+		fi
+		if [[ $t == "$J" ]]; then
 			rr=$(tr ' ' '\n' <<<"${ROUND_RATIOS[$sc]}" | median)
 			tgt=0.8
 			v=$(verdict "$rat" "$tgt")
 		fi
-		printf '%-6s %-8s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
+		printf '%-6s %-11s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
 	done
 done
 echo
-echo "ratio = median loadlab cost / median h2load cost (lower is better for loadlab); both run the same number of requests"
+echo "ratio = median loadlab cost / median h2load cost (lower is better for loadlab); every tool runs the same number of requests"
 echo "wrote $RAW and $SUMMARY; tool logs in $LOGS"

@@ -62,6 +62,13 @@ once per distinct certificate and the server's signature on every handshake
 crypto/tls (or uTLS) runs TLS 1.2, --client-hello presets, --resume and
 --curves other than x25519/p256; --tls-engine std forces it, to compare.
 
+HTTP/2 (--h2): ALPN h2 over TLS for https://, h2c with prior knowledge for
+http://; each connection carries up to --streams requests at once (default
+10, as h2load -m; the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it).
+A stream reset is errors.stream_reset; requests the server refused unprocessed
+(REFUSED_STREAM, above a GOAWAY's last stream) are sent again with their
+intended time (h2.refused); GOAWAY reconnects (h2.goaways).
+
 Every request due in the measured window ends in one outcome: a response, or
 an error class (still unanswered when the drain ends one --timeout after the
 stop: timeout; evicted from the full pending queue: dropped). latency_us counts
@@ -79,7 +86,8 @@ whole run's; the first shards take the remainder). Give them one
 --start-at time; merge their JSON results with loadlab merge.`,
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
-  loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure`,
+  loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure
+  loadlab gen --h2 -c 10 --streams 10 -r 20000 http://127.0.0.1:8080/1k`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
 				return usagef("gen takes exactly one URL (got %d arguments)", len(args))

@@ -67,11 +67,13 @@
 // when a stream was free). --new-conn: one stream per connection, the
 // socket closed after its response, handshakes counted as for HTTP/1.1.
 //
-// Outcomes: a Done with 2xx is ok, other statuses are counted per code;
-// Reset is the error class "reset" with the RST_STREAM code in the sample
-// message and a per-code count; Refused is not an error (retried, counted);
-// streams lost after a GOAWAY with an error code count per GOAWAY code.
-// The result says protocol "h2" and "streams" beside "connections".
+// Outcomes (the engine is gen/h2engine.go, h2loop.go, h2conn.go): a Done
+// with 2xx is ok, other statuses are counted per code; Reset is the error
+// class "stream_reset" with the RST_STREAM code in the sample message and a
+// per-code count; Refused is not an error (requeued with its intended
+// time, counted); streams lost when the connection ends after a GOAWAY
+// with an error code are the class "goaway", GOAWAYs count per code. The
+// result says protocol "h2" and "streams" beside "connections".
 //
 // # Allocation
 //

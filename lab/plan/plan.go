@@ -75,7 +75,7 @@ type Pass struct {
 // by rate is reported).
 type Scenario struct {
 	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
-	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | handshake | file-1m | h3 | fixed-rate | sustained
+	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
 	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
 	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind)
 	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
@@ -113,11 +113,14 @@ const (
 // Scenario kinds.
 const (
 	KindKeepalive = "keepalive-1k"
-	KindHandshake = "handshake"
-	KindFile      = "file-1m"
-	KindH3        = "h3"
-	KindFixedRate = "fixed-rate"
-	KindSustained = "sustained"
+	// KindKeepaliveH2 is keepalive-1k over HTTP/2 (ALPN h2 on the TLS
+	// listener), for the profiles that speak it.
+	KindKeepaliveH2 = "keepalive-1k-h2"
+	KindHandshake   = "handshake"
+	KindFile        = "file-1m"
+	KindH3          = "h3"
+	KindFixedRate   = "fixed-rate"
+	KindSustained   = "sustained"
 )
 
 // RunsOn reports whether the scenario runs on profile (its own profiles
@@ -128,7 +131,7 @@ func (s *Scenario) RunsOn(profile string) bool {
 
 // Kinds lists the scenario kinds in their usual order.
 func Kinds() []string {
-	return []string{KindKeepalive, KindHandshake, KindFile, KindH3, KindFixedRate, KindSustained}
+	return []string{KindKeepalive, KindKeepaliveH2, KindHandshake, KindFile, KindH3, KindFixedRate, KindSustained}
 }
 
 // Methods.

@@ -11,11 +11,14 @@ import (
 // kindDefaults are what a scenario of each kind uses when it says nothing.
 var kindDefaults = map[string]Scenario{
 	KindKeepalive: {Method: MethodSearch, Path: "/1k", Connections: 200},
-	KindHandshake: {Method: MethodSearch, Path: "/1k", Connections: 200},
-	KindFile:      {Method: MethodSearch, Path: "/1m", Connections: 50},
-	KindH3:        {Method: MethodSearch, Path: "/1k", Connections: 50},
-	KindFixedRate: {Method: MethodFixed, Path: "/1k", Connections: 200, Runs: 2, Duration: Duration(2 * time.Minute), Rates: []float64{1500}},
-	KindSustained: {Method: MethodClosed, Path: "/1k", Connections: 100, Runs: 1, Duration: Duration(90 * time.Second)},
+	// 20 connections x the generator's 10 streams: as many requests in
+	// flight as keepalive-1k's 200 connections.
+	KindKeepaliveH2: {Method: MethodSearch, Path: "/1k", Connections: 20},
+	KindHandshake:   {Method: MethodSearch, Path: "/1k", Connections: 200},
+	KindFile:        {Method: MethodSearch, Path: "/1m", Connections: 50},
+	KindH3:          {Method: MethodSearch, Path: "/1k", Connections: 50},
+	KindFixedRate:   {Method: MethodFixed, Path: "/1k", Connections: 200, Runs: 2, Duration: Duration(2 * time.Minute), Rates: []float64{1500}},
+	KindSustained:   {Method: MethodClosed, Path: "/1k", Connections: 100, Runs: 1, Duration: Duration(90 * time.Second)},
 }
 
 // Resolve fills defaults: the plan's key list (p256), network (loopback)

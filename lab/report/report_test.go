@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 )
@@ -448,4 +449,53 @@ func cliffOK(ok uint64) []gen.PerSecond {
 		}
 	}
 	return ps
+}
+
+// keepalive-1k-h2 is its own section; its table says the protocol the
+// generator spoke, HTTP/2 with its streams (and the proxy's lower limit),
+// beside keepalive-1k's HTTP/1.1.
+func TestH2SectionSaysTheProtocol(t *testing.T) {
+	f := synthFileOf(t, `
+name: synth-h2
+profiles: [nginx-stock, caddy-stock]
+keys: [p256]
+scenarios:
+  - kind: keepalive-1k
+  - kind: keepalive-1k-h2
+`)
+	h1 := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 4000)
+	for _, st := range h1.Steps {
+		st.Result.Protocol = "http/1.1"
+	}
+	h2n := searchUnit("keepalive-1k-h2", "nginx-stock", "p256", "1cpu", 6000)
+	h2c := searchUnit("keepalive-1k-h2", "caddy-stock", "p256", "1cpu", 5000)
+	for i, u := range []*results.Unit{h2n, h2c} {
+		u.Kind = plan.KindKeepaliveH2
+		for _, st := range u.Steps {
+			st.Result.Protocol, st.Result.Streams, st.Result.H2 = "h2", 10, &gen.H2Info{}
+			if i == 0 {
+				st.Result.H2.ServerMaxStreams = 8
+			}
+		}
+	}
+	f.Units = append(f.Units, h1, h2n, h2c)
+	_, md := build(t, f)
+	for _, want := range []string{
+		"| nginx-stock | 4,000 |",
+		"| ok | ", // the h1 row's generator cell
+		"| HTTP/1.1 |",
+		"| nginx-stock | 6,000 |",
+		"| HTTP/2, 10 streams per connection (the proxy allowed 8) |",
+		"| caddy-stock | 5,000 |",
+		"| HTTP/2, 10 streams per connection |",
+		"over HTTP/2 (ALPN h2 on the proxy's TLS listener)",
+		"Ranking by rate found: 1. nginx-stock 6,000, 2. caddy-stock 5,000.",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Log(md)
+	}
 }

@@ -35,7 +35,13 @@ scenarios:
 
 func synthFile(t *testing.T) *results.File {
 	t.Helper()
-	p, err := plan.Parse([]byte(synthPlan))
+	return synthFileOf(t, synthPlan)
+}
+
+// synthFileOf is synthFile for another plan.
+func synthFileOf(t *testing.T, planYAML string) *results.File {
+	t.Helper()
+	p, err := plan.Parse([]byte(planYAML))
 	if err != nil {
 		t.Fatal(err)
 	}

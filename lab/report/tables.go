@@ -80,6 +80,8 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	switch s.Kind {
 	case plan.KindKeepalive:
 		what = "small response (" + s.Path + ") over HTTPS, connections kept open"
+	case plan.KindKeepaliveH2:
+		what = "small response (" + s.Path + ") over HTTP/2 (ALPN h2 on the proxy's TLS listener), connections kept open, each carrying the generator's streams at once"
 	case plan.KindHandshake:
 		what = "a new TLS connection (full handshake) per request, with each key type; every proxy serves the same certificate of a key type, so the ECDSA P-256 rows compare the proxies on one certificate"
 	case plan.KindFile:
@@ -210,7 +212,7 @@ func finish(t *Table, rows []row) {
 }
 
 func searchTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom"})}
+	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Protocol"})}
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
@@ -218,12 +220,35 @@ func searchTable(rows []row, withKey bool) Table {
 		}
 		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom)))
+		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), protocolCell(r)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found.")
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	return t
+}
+
+// protocolCell says what the generator spoke to the proxy in the row's
+// step: HTTP/1.1, HTTP/2 with its streams per connection (and the
+// proxy's lower limit, if it set one), or HTTP/3.
+func protocolCell(r row) string {
+	if r.step == nil || r.step.Result == nil {
+		return "-"
+	}
+	res := r.step.Result
+	switch res.Protocol {
+	case "h2":
+		s := fmt.Sprintf("HTTP/2, %d streams per connection", res.Streams)
+		if res.H2 != nil && res.H2.ServerMaxStreams > 0 {
+			s += fmt.Sprintf(" (the proxy allowed %d)", res.H2.ServerMaxStreams)
+		}
+		return s
+	case "h3":
+		return "HTTP/3"
+	case "http/1.1":
+		return "HTTP/1.1"
+	}
+	return orDash(res.Protocol)
 }
 
 // keyMatrix shows the rate found per proxy and key type side by side.

@@ -56,9 +56,9 @@ func (u *unitRun) ceiling(ctx context.Context) (*results.Unit, error) {
 	}
 	spec := u.spec
 	spec.Profile = serveProfile
-	h3 := u.spec.Scenario.Kind == plan.KindH3
+	speaks := proxy.Features{H2: u.spec.Scenario.Kind == plan.KindKeepaliveH2, H3: u.spec.Scenario.Kind == plan.KindH3}
 	cu := &unitRun{r: u.r, env: u.env, spec: spec, rec: rec, baseline: u.baseline, replayed: map[int]bool{},
-		start: func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, u.spec.Key, h3) }}
+		start: func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, u.spec.Key, speaks) }}
 	u.r.prog.printf("    generator ceiling for %s (%s): the same search against loadlab serve on the server CPUs, no proxy", u.spec.Scenario.Name, u.spec.Key)
 	res, err := cu.search(ctx, searchConfig(u.spec.Scenario))
 	cu.stopProxy()

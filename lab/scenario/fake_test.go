@@ -36,6 +36,8 @@ type fakeLab struct {
 	drain     int // TIME_WAIT sockets that expire per reading
 	genCalls  int
 	genConfig []gen.Config
+	// serveFeatures are the protocols each StartServe asked for
+	serveFeatures []proxy.Features
 	backend   backend.Stats
 	connsPer  float64 // backend connections per request
 	// cancelAt cancels the run's context when the generator is called for
@@ -83,10 +85,11 @@ func (e *fakeSession) StartProxy(_ context.Context, profile string, key certs.Ke
 	e.lab.started = append(e.lab.started, profile+"/"+string(key))
 	return &fakeProxy{lab: e.lab, prof: p, key: key}, nil
 }
-func (e *fakeSession) StartServe(_ context.Context, key certs.KeyType, _ bool) (Proxy, error) {
+func (e *fakeSession) StartServe(_ context.Context, key certs.KeyType, f proxy.Features) (Proxy, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
 	e.lab.serves++
+	e.lab.serveFeatures = append(e.lab.serveFeatures, f)
 	return &fakeProxy{lab: e.lab, prof: serveProfile, key: key}, nil
 }
 func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {

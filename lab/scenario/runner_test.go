@@ -431,3 +431,45 @@ func mustUnitsAll(t *testing.T, p *plan.Plan, lay *Layouts) []UnitSpec {
 }
 
 var _ = fmt.Sprint
+
+// keepalive-1k-h2 runs the keepalive search over HTTP/2: every step of its
+// units and of its generator ceiling asks the generator for HTTP/2, and
+// the ceiling's loadlab serve speaks it; keepalive-1k beside it stays on
+// HTTP/1.1.
+func TestKeepaliveH2(t *testing.T) {
+	h := newHarness(t, `
+name: t
+profiles: [nginx-stock, caddy-stock]
+cpus: {server: "1"}
+search: {start: 1000, max: 4000, step: 2s, discard: 1s, confirm_runs: 1, confirm_step: 2s, cooldown_cap: 10ms}
+scenarios:
+  - kind: keepalive-1k
+  - kind: keepalive-1k-h2
+`)
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	for _, id := range []string{"keepalive-1k-h2/nginx-stock/p256/1cpu", "keepalive-1k-h2/caddy-stock/p256/1cpu"} {
+		if u := f.Unit(id); u == nil || u.Status != results.StatusDone || u.Kind != plan.KindKeepaliveH2 {
+			t.Fatalf("%s: %+v", id, u)
+		}
+	}
+	var h1, h2 int
+	for _, c := range h.lab.genConfig {
+		switch {
+		case c.HTTP2 && c.Connections == 20 && !c.HTTP3 && !c.NewConn:
+			h2++
+		case !c.HTTP2 && c.Connections == 200:
+			h1++
+		default:
+			t.Fatalf("gen config %+v: neither keepalive-1k's nor keepalive-1k-h2's", c)
+		}
+	}
+	if h1 == 0 || h2 == 0 {
+		t.Fatalf("%d HTTP/1.1 and %d HTTP/2 steps", h1, h2)
+	}
+	if len(h.lab.serveFeatures) != 2 || h.lab.serveFeatures[0].H2 || !h.lab.serveFeatures[1].H2 {
+		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then HTTP/2", h.lab.serveFeatures)
+	}
+}

@@ -21,9 +21,9 @@ type Session interface {
 	BackendStats() (backend.Stats, error)
 	StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error)
 	// StartServe starts the generator's reference target where a proxy
-	// would run: loadlab serve over TLS (HTTP/3 with h3) on the proxy's
-	// CPUs and namespace.
-	StartServe(ctx context.Context, key certs.KeyType, h3 bool) (Proxy, error)
+	// would run: loadlab serve over TLS (with f.H2, f.H3 also HTTP/2,
+	// HTTP/3) on the proxy's CPUs and namespace.
+	StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error)
 	GenConfig(p Proxy, base gen.Config) gen.Config
 	TimeWait(role string) (int, error)
 	// Renew gives fresh network namespaces (netns mode) with the backend

@@ -9,6 +9,7 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -50,8 +51,8 @@ func (l *labEnv) StartProxy(ctx context.Context, profile string, key certs.KeyTy
 	return &labProxy{p}, nil
 }
 
-func (l *labEnv) StartServe(ctx context.Context, key certs.KeyType, h3 bool) (Proxy, error) {
-	p, err := l.e.StartServe(ctx, key, h3)
+func (l *labEnv) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error) {
+	p, err := l.e.StartServe(ctx, key, f)
 	if err != nil {
 		return nil, err
 	}

@@ -49,6 +49,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		Rate:         rate,
 		NewConn:      s.Kind == plan.KindHandshake,
 		HTTP3:        s.Kind == plan.KindH3,
+		HTTP2:        s.Kind == plan.KindKeepaliveH2,
 		VerifySHA256: verifyDigest(s),
 	}
 	if rate > 0 {

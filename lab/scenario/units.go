@@ -36,8 +36,9 @@ func FindInstalled(p proxy.Profile) error {
 
 // BuildUnits lists the units of the plan in run order: layout by layout,
 // proxy by proxy (one proxy at a time, as the seeds ran them), scenario by
-// scenario, key by key. Profiles whose binary is missing and h3 scenarios
-// on profiles without HTTP/3 become skipped units with the reason.
+// scenario, key by key. Profiles whose binary is missing, and h3 and
+// keepalive-1k-h2 scenarios on profiles without HTTP/3 or HTTP/2, become
+// skipped units with the reason.
 func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 	if find == nil {
 		find = FindInstalled
@@ -78,6 +79,8 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 						u.Skip = missing[name]
 					case s.Kind == plan.KindH3 && !prof.Features.H3:
 						u.Skip = fmt.Sprintf("%s serves no HTTP/3", name)
+					case s.Kind == plan.KindKeepaliveH2 && !prof.Features.H2:
+						u.Skip = fmt.Sprintf("%s serves no HTTP/2", name)
 					}
 					units = append(units, u)
 				}

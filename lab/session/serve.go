@@ -20,26 +20,30 @@ const ServeProfile = "loadlab-serve"
 // run against it measures what the generator can drive in the same layout
 // without a proxy: the generator's ceiling. It is a Proxy like the others
 // (GenConfig aims at it, Renew restarts it, Stop stops it).
-func (e *Session) StartServe(ctx context.Context, key certs.KeyType, h3 bool) (*Proxy, error) {
+func (e *Session) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (*Proxy, error) {
 	if err := e.checkOpen(); err != nil {
 		return nil, err
 	}
-	return e.start(ctx, serveProfile(e.o.Self, h3), key)
+	return e.start(ctx, serveProfile(e.o.Self, f), key)
 }
 
 // serveProfile runs self's serve subcommand as a proxy profile.
-func serveProfile(self string, h3 bool) proxy.Profile {
+// Of f, H2 and H3 add serve's --h2 and --h3 (TLS is always on).
+func serveProfile(self string, f proxy.Features) proxy.Profile {
 	return proxy.Profile{
 		Name:        ServeProfile,
 		Proxy:       "loadlab",
 		Description: "loadlab serve on the proxy's CPUs: the generator's reference target (its ceiling without a proxy)",
-		Features:    proxy.Features{TLS: true, H3: h3},
+		Features:    proxy.Features{TLS: true, H2: f.H2, H3: f.H3},
 		Find:        func() (string, error) { return self, nil },
 		Version:     func(string) (string, error) { return "loadlab serve", nil },
 		Render:      func(proxy.Params) (map[string][]byte, error) { return map[string][]byte{}, nil },
 		Command: func(path string, p proxy.Params) []string {
 			argv := []string{path, "serve", "--listen", net.JoinHostPort(p.ListenHost, strconv.Itoa(p.HTTPSPort)), "--tls-cert", p.CertFile, "--tls-key", p.KeyFile}
-			if h3 {
+			if f.H2 {
+				argv = append(argv, "--h2")
+			}
+			if f.H3 {
 				argv = append(argv, "--h3")
 			}
 			return argv

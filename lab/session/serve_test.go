@@ -7,6 +7,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 // The reference target runs where a proxy would (the proxy's CPUs and
@@ -17,7 +18,7 @@ func TestServeTarget(t *testing.T) {
 	e := openSession(t, Options{Net: NetNS})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	p, err := e.StartServe(ctx, certs.P256, false)
+	p, err := e.StartServe(ctx, certs.P256, proxy.Features{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,5 +38,22 @@ func TestServeTarget(t *testing.T) {
 	st, err := p.Stats()
 	if err != nil || st.Procs != 1 {
 		t.Errorf("serve target's cgroup: %+v, %v; want its one process", st, err)
+	}
+}
+
+// With H2 the reference target also serves HTTP/2 (serve --h2): the
+// generator's h2 runs reach it by ALPN h2.
+func TestServeTargetH2(t *testing.T) {
+	realLab(t)
+	e := openSession(t, Options{Net: NetNS})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	p, err := e.StartServe(ctx, certs.P256, proxy.Features{H2: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := runGen(t, e, p, gen.Config{URL: "/1k", HTTP2: true, Connections: 2, Duration: 2 * time.Second, Requests: 200})
+	if res.OK != 200 || res.Protocol != "h2" || res.TLS == nil || res.TLS.ALPN != "h2" {
+		t.Errorf("h2 against the serve target: %d ok of 200, protocol %s, tls %+v, errors %v %v", res.OK, res.Protocol, res.TLS, res.Errors, res.ErrorSamples)
 	}
 }
