@@ -12,30 +12,22 @@ import (
 // errors); gen tells events of an old socket from the current one. Its byte
 // stream is s: the plain socket, or TLS over it (see sock.go).
 type conn struct {
-	idx  int32
-	gen  int32
-	fd   int
+	socketSlot
 	busy bool // a request is in progress (connecting, writing or reading)
 
-	connecting bool
-	handshake  bool // the stream's setup (TLS handshake) in progress
-	writing    bool
-	wrOff      int
+	writing bool
+	wrOff   int
 
-	intended  int64 // when the request was due
-	started   int64 // when work on the request began (timeout reference)
-	written   int64 // when its first byte was written
-	connStart int64
-	retryAt   int64 // closed loop: reconnect not before this time
-	reused    bool  // the request went out on a kept-alive connection
-	retried   bool  // it was already resent once (see retryable)
-	unsettled bool  // counted in the loop's unsettled (see track)
+	intended int64 // when the request was due
+	started  int64 // when work on the request began (timeout reference)
+	written  int64 // when its first byte was written
+	retryAt  int64 // closed loop: reconnect not before this time
+	reused   bool  // the request went out on a kept-alive connection
+	retried  bool  // it was already resent once (see retryable)
 
-	s     sock      // the byte stream of the current socket (nil when closed)
-	plain plainSock // s when the target is http://
-	p     Parser
-	sum   hash.Hash // body digest when verifying
-	reqs  int       // requests completed on the current socket
+	p    Parser
+	sum  hash.Hash // body digest when verifying
+	reqs int       // requests completed on the current socket
 }
 
 func (c *conn) init(idx int, verify, head bool) {
@@ -50,50 +42,32 @@ func (c *conn) init(idx int, verify, head bool) {
 
 // connect opens a new non-blocking socket for c and starts connecting.
 func (l *loop) connect(c *conn, now int64) {
-	c.connStart = now
-	c.gen++
-	fd, connected, class, err := l.dial(c.idx, c.gen)
-	c.fd = fd
+	connected, class, err := l.dialSlot(&c.socketSlot, now)
 	switch {
 	case err != nil:
 		l.fail(c, class, err, now)
 	case connected:
 		l.connected(c, now)
 	default:
-		c.connecting = true
 		l.track(c)
 	}
 }
 
-// track keeps the loop's count of connections that need prompt events
-// (connecting, in the handshake, or with bytes still to write): batched
-// pacing sleeps through socket events only while there are none.
-func (l *loop) track(c *conn) {
-	u := c.fd >= 0 && (c.connecting || c.handshake || c.writing || c.s != nil && c.s.pending())
-	if u != c.unsettled {
-		c.unsettled = u
-		if u {
-			l.unsettled++
-		} else {
-			l.unsettled--
-		}
-	}
-}
+// track keeps c in the loop's count of connections that need prompt events.
+func (l *loop) track(c *conn) { l.trackSlot(&c.socketSlot, c.writing) }
 
 // connected continues after the TCP connection is up: the stream is chosen
 // (plain or TLS) and set up, then the request goes out.
 func (l *loop) connected(c *conn, now int64) {
-	c.connecting = false
 	c.reqs = 0
-	c.s = l.stream(c.fd, &c.plain)
-	c.handshake = true
+	l.openStream(&c.socketSlot)
 	l.setUp(c, now)
 }
 
 // setUp advances the stream's setup; once it is done (at once for a plain
-// socket) it counts the handshake and sends the request.
+// socket) the request goes out.
 func (l *loop) setUp(c *conn, now int64) {
-	done, err := c.s.handshake(l.buf)
+	done, now, err := l.advanceSetup(&c.socketSlot, c.intended, now)
 	if err != nil {
 		l.fail(c, classifyHandshake(err), err, now)
 		return
@@ -101,17 +75,6 @@ func (l *loop) setUp(c *conn, now int64) {
 	if !done {
 		l.track(c)
 		return
-	}
-	c.handshake = false
-	if l.tls != nil || l.r.cfg.NewConn {
-		now = l.now()
-		if l.rec.owed(c.intended) {
-			l.rec.handshakes++
-			record(l.rec.handshake, (now-c.connStart)/1000)
-			if c.s.resumed() {
-				l.rec.resumed++
-			}
-		}
 	}
 	l.writeRequest(c, now)
 }
@@ -343,11 +306,7 @@ func (l *loop) idleEvent(c *conn) {
 
 // closeConn closes c's socket.
 func (l *loop) closeConn(c *conn) {
-	l.closeSocket(c.fd, c.s)
-	c.s = nil
-	c.fd = -1
-	c.connecting = false
-	c.handshake = false
+	l.closeSlot(&c.socketSlot)
 	c.writing = false
 	c.wrOff = 0
 	l.track(c)

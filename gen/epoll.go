@@ -372,3 +372,90 @@ func (l *epollLoop) closeSocket(fd int, s sock) {
 	}
 	unix.Close(fd)
 }
+
+// socketSlot is the socket part of a connection slot, the same for every
+// engine on the epoll loop: the descriptor (closed and reopened many times:
+// new connection per request, Connection: close or GOAWAY, errors) with a
+// generation that tells events of an old socket from the current one, the
+// byte stream, the connect and setup phases, and whether the loop counts
+// the slot as needing prompt events. The protocol's slot embeds it.
+type socketSlot struct {
+	idx, gen   int32
+	fd         int
+	connecting bool
+	handshake  bool // the stream's setup (TLS handshake) in progress
+	unsettled  bool // counted in the loop's unsettled (see trackSlot)
+	connStart  int64
+
+	s     sock      // the byte stream of the current socket (nil when closed)
+	plain plainSock // s when the target is plain TCP
+}
+
+// dialSlot opens a new socket for ss and starts connecting: connected
+// reports a connect that completed at once (call openStream), else the
+// slot is connecting until EPOLLOUT.
+func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
+	ss.connStart = now
+	ss.gen++
+	ss.fd, connected, class, err = l.dial(ss.idx, ss.gen)
+	if err == nil && !connected {
+		ss.connecting = true
+	}
+	return connected, class, err
+}
+
+// openStream chooses the byte stream of a connected socket (plain or TLS)
+// and begins its setup.
+func (l *epollLoop) openStream(ss *socketSlot) {
+	ss.connecting = false
+	ss.s = l.stream(ss.fd, &ss.plain)
+	ss.handshake = true
+}
+
+// advanceSetup runs the stream's setup until it needs the network again.
+// Once it is done (at once for a plain socket) the handshake is counted
+// (TLS, or a new connection per request) for a request intended at
+// intended, and the returned now is fresh.
+func (l *epollLoop) advanceSetup(ss *socketSlot, intended, now int64) (done bool, _ int64, err error) {
+	done, err = ss.s.handshake(l.buf)
+	if err != nil || !done {
+		return false, now, err
+	}
+	ss.handshake = false
+	if l.tls != nil || l.r.cfg.NewConn {
+		now = l.now()
+		if l.rec.owed(intended) {
+			l.rec.handshakes++
+			record(l.rec.handshake, (now-ss.connStart)/1000)
+			if ss.s.resumed() {
+				l.rec.resumed++
+			}
+		}
+	}
+	return true, now, nil
+}
+
+// trackSlot keeps the loop's count of slots that need prompt events
+// (connecting, in the setup, or with bytes still to write; writing says
+// whether the protocol has some): batched pacing sleeps through socket
+// events only while there are none.
+func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
+	u := ss.fd >= 0 && (ss.connecting || ss.handshake || writing || ss.s != nil && ss.s.pending())
+	if u != ss.unsettled {
+		ss.unsettled = u
+		if u {
+			l.unsettled++
+		} else {
+			l.unsettled--
+		}
+	}
+}
+
+// closeSlot closes ss's socket and releases its stream.
+func (l *epollLoop) closeSlot(ss *socketSlot) {
+	l.closeSocket(ss.fd, ss.s)
+	ss.s = nil
+	ss.fd = -1
+	ss.connecting = false
+	ss.handshake = false
+}

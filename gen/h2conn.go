@@ -22,23 +22,15 @@ import (
 // Invariant: without a socket (fd < 0) c is fresh (Reset: no busy stream,
 // the preface queued for the next socket).
 type h2Slot struct {
-	l          *h2Loop
-	idx        int32
-	gen        int32
-	fd         int
-	connecting bool
-	handshake  bool // the stream's setup (TLS handshake) in progress
-	queued     bool // in the loop's ready ring
-	dirty      bool // in the loop's dirty list
-	unsettled  bool // counted in the loop's unsettled (see track)
+	socketSlot
+	l      *h2Loop
+	queued bool // in the loop's ready ring
+	dirty  bool // in the loop's dirty list
 
 	c      *h2.Conn
-	s      sock      // the byte stream of the current socket (nil when closed)
-	plain  plainSock // s when the target is http://
-	reqs   []h2Req   // by c's stream slot
-	unsent []int32   // stream slots started whose bytes have not all left yet
+	reqs   []h2Req // by c's stream slot
+	unsent []int32 // stream slots started whose bytes have not all left yet
 
-	connStart    int64
 	connIntended int64 // intended time of the request that opened the socket (handshakes count in its window)
 	retryAt      int64 // closed loop: no new request before this time
 
@@ -66,18 +58,14 @@ var (
 // connect opens a new socket for c and starts connecting (c's Conn is
 // fresh: its preface goes out once the stream is set up).
 func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
-	c.connStart = now
-	c.gen++
 	c.goAway = false
-	fd, connected, class, err := l.dial(c.idx, c.gen)
-	c.fd = fd
+	connected, class, err := l.dialSlot(&c.socketSlot, now)
 	switch {
 	case err != nil:
 		return class, err
 	case connected:
 		l.connected(c, now)
 	default:
-		c.connecting = true
 		l.track(c)
 	}
 	return 0, nil
@@ -86,17 +74,15 @@ func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
 // connected continues after the TCP connection is up: the stream is chosen
 // (plain or TLS) and set up.
 func (l *h2Loop) connected(c *h2Slot, now int64) {
-	c.connecting = false
-	c.s = l.stream(c.fd, &c.plain)
-	c.handshake = true
+	l.openStream(&c.socketSlot)
 	l.setUp(c, now)
 }
 
 // setUp advances the stream's setup; once it is done (at once for a plain
-// socket) it counts the handshake, writes the preface and the requests
-// started meanwhile, and reads what came with the handshake.
+// socket) it writes the preface and the requests started meanwhile, and
+// reads what came with the handshake.
 func (l *h2Loop) setUp(c *h2Slot, now int64) {
-	done, err := c.s.handshake(l.buf)
+	done, now, err := l.advanceSetup(&c.socketSlot, c.connIntended, now)
 	if err != nil {
 		l.connFail(c, classifyHandshake(err), err, now)
 		return
@@ -104,17 +90,6 @@ func (l *h2Loop) setUp(c *h2Slot, now int64) {
 	if !done {
 		l.track(c)
 		return
-	}
-	c.handshake = false
-	if l.tls != nil || l.newConn {
-		now = l.now()
-		if l.rec.owed(c.connIntended) {
-			l.rec.handshakes++
-			record(l.rec.handshake, (now-c.connStart)/1000)
-			if c.s.resumed() {
-				l.rec.resumed++
-			}
-		}
 	}
 	l.flush(c)
 	if c.fd >= 0 {
@@ -251,7 +226,7 @@ func (l *h2Loop) afterStreams(c *h2Slot, now int64) {
 	}
 	l.noteLimit(c)
 	if c.c.Active() == 0 && (c.c.Closing() || l.newConn) && !c.connecting && !c.handshake {
-		l.closeSlot(c)
+		l.closeH2(c)
 		l.offer(c, now)
 		l.markDirty(c) // the new socket's setup flushes; nothing to write before
 		return
@@ -274,7 +249,7 @@ func (l *h2Loop) noteLimit(c *h2Slot) {
 // as closed, or as goaway when the server said why with an error code.
 func (l *h2Loop) eof(c *h2Slot, now int64) {
 	if c.c.Active() == 0 {
-		l.closeSlot(c)
+		l.closeH2(c)
 		l.offer(c, now)
 		return
 	}
@@ -303,18 +278,14 @@ func (l *h2Loop) connFail(c *h2Slot, class ErrorClass, err error, now int64) {
 			l.rec.failure(class, err, c.reqs[i].intended, now)
 		}
 	}
-	l.closeSlot(c)
+	l.closeH2(c)
 	l.backoff(c, now)
 	l.offer(c, now)
 }
 
-// closeSlot closes c's socket; its Conn is made fresh for the next one.
-func (l *h2Loop) closeSlot(c *h2Slot) {
-	l.closeSocket(c.fd, c.s)
-	c.s = nil
-	c.fd = -1
-	c.connecting = false
-	c.handshake = false
+// closeH2 closes c's socket; its Conn is made fresh for the next one.
+func (l *h2Loop) closeH2(c *h2Slot) {
+	l.closeSlot(&c.socketSlot)
 	c.unsent = c.unsent[:0]
 	c.c.Reset()
 	l.track(c)

@@ -95,7 +95,7 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 func (l *h2Loop) teardown() {
 	for i := range l.slots {
 		if l.slots[i].fd >= 0 {
-			l.closeSlot(&l.slots[i])
+			l.closeH2(&l.slots[i])
 		}
 	}
 	l.closeFds()
@@ -184,17 +184,7 @@ func (l *h2Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 
 
 // track keeps the loop's count of slots that need prompt events
 // (connecting, in the handshake, or with bytes still to write).
-func (l *h2Loop) track(c *h2Slot) {
-	u := c.fd >= 0 && (c.connecting || c.handshake || len(c.c.Pending()) > 0 || c.s != nil && c.s.pending())
-	if u != c.unsettled {
-		c.unsettled = u
-		if u {
-			l.unsettled++
-		} else {
-			l.unsettled--
-		}
-	}
-}
+func (l *h2Loop) track(c *h2Slot) { l.trackSlot(&c.socketSlot, len(c.c.Pending()) > 0) }
 
 // event handles an epoll event of slot idx.
 func (l *h2Loop) event(idx, gen int32, ev uint32) {
@@ -265,7 +255,7 @@ func (l *h2Loop) start(c *h2Slot, intended, now int64) bool {
 		c.connIntended = intended
 		if class, err := l.connect(c, now); err != nil {
 			l.rec.failure(class, err, intended, now)
-			l.closeSlot(c)
+			l.closeH2(c)
 			l.backoff(c, now)
 			return true
 		}
