@@ -40,11 +40,19 @@ func portExhaustion(f *results.File, explained map[*results.Step]bool) []string 
 		if c := st.Result.Status["502"]; c > 0 && c*2 >= seriesFailures(st.Result.PerSecond) {
 			kind = "502s"
 		}
+		served := ff.okBefore
 		s := fmt.Sprintf("%s (%s): %s began after %s successful requests (at t=%d s)", u.Profile, stepName(u, st), kind, fmtInt(int64(ff.okBefore)), ff.second)
+		if ff.drySecond >= 0 && ff.okUntilDry > ff.okBefore {
+			// The requests in flight when the ports ran out still
+			// finished: the range served them too.
+			served = ff.okUntilDry
+			s = fmt.Sprintf("%s (%s): %s began at t=%d s, after %s successful requests in all (%s by the end of that second, the rest in flight then; none succeeded from t=%d s on)",
+				u.Profile, stepName(u, st), kind, ff.second, fmtInt(int64(served)), fmtInt(int64(ff.okBefore)), ff.drySecond)
+		}
 		if fullRange {
 			s += fmt.Sprintf(" while TIME_WAIT in the proxy's namespace reached %s of the %s-port range", fmtInt(int64(tw)), fmtInt(int64(ports)))
 		}
-		s += portsAccount(st, ff.okBefore, ports)
+		s += portsAccount(st, served, ports)
 		if addrLines > 0 {
 			s += fmt.Sprintf("; its error log has %s \"Cannot assign requested address\" lines", fmtInt(int64(addrLines)))
 		}

@@ -147,6 +147,20 @@ func TestPortExhaustionNeedsItsEvidence(t *testing.T) {
 	if !strings.Contains(findingsOf(t, cliff(base)), "502s began after 28,231") {
 		t.Fatal("the full pattern gives no finding")
 	}
+	// As measured: the requests in flight when the range ran out finish in
+	// the next second; the range served all of them.
+	drain := base
+	drain.secs = append([]gen.PerSecond{}, cliffSeconds()...)
+	for i := range drain.secs {
+		if drain.secs[i].Non2xx == 3000 { // the first failing second
+			drain.secs[i].OK -= 35
+			drain.secs[i+1].OK = 35
+			break
+		}
+	}
+	if s := findingsOf(t, cliff(drain)); !strings.Contains(s, "after 28,231 successful requests in all (28,196 by the end of that second, the rest in flight then") {
+		t.Fatalf("in-flight requests finishing after the first 502 are not counted: %s", s)
+	}
 	reused := base
 	reused.conns = 30 // the backend saw pooled connections: not this cause
 	if s := findingsOf(t, cliff(reused)); strings.Contains(s, "began after") {

@@ -11,6 +11,14 @@ type failure struct {
 	found    bool
 	second   int    // the second it happened
 	okBefore uint64 // 2xx responses up to the end of that second
+	// okUntilDry is the 2xx responses until the successes stopped: up to
+	// the first second after the failure with failures and no 2xx at all
+	// (the requests in flight when a resource ran out still finish), or
+	// okBefore when they never stop. When a resource runs out for good it
+	// is how many requests it served: the seeds' "the first N requests
+	// worked".
+	okUntilDry uint64
+	drySecond  int // the first second with failures and no 2xx (-1: none)
 }
 
 // firstFailure finds the first second with failed or non-2xx responses.
@@ -18,11 +26,21 @@ type failure struct {
 // resource runs out, the successes of that second came first.
 func firstFailure(ps []gen.PerSecond) failure {
 	var ok uint64
-	for _, s := range ps {
+	for i, s := range ps {
 		ok += s.OK
-		if s.Non2xx+s.Errors > 0 {
-			return failure{found: true, second: s.T, okBefore: ok}
+		if s.Non2xx+s.Errors == 0 {
+			continue
 		}
+		f := failure{found: true, second: s.T, okBefore: ok, okUntilDry: ok, drySecond: -1}
+		dry := ok
+		for _, d := range ps[i+1:] {
+			if d.OK == 0 && d.Non2xx+d.Errors > 0 {
+				f.okUntilDry, f.drySecond = dry, d.T
+				break
+			}
+			dry += d.OK
+		}
+		return f
 	}
 	return failure{}
 }
