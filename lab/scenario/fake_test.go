@@ -38,8 +38,8 @@ type fakeLab struct {
 	genConfig []gen.Config
 	// serveFeatures are the protocols each StartServe asked for
 	serveFeatures []proxy.Features
-	backend   backend.Stats
-	connsPer  float64 // backend connections per request
+	backend       backend.Stats
+	connsPer      float64 // backend connections per request
 	// cancelAt cancels the run's context when the generator is called for
 	// the n-th time (the result comes back interrupted, as gen does).
 	cancelAt int
