@@ -166,9 +166,17 @@ func (p *Parser) Feed(b []byte) (int, bool, error) {
 		case psDone:
 			return i, true, nil
 		}
-		// Fast paths: whole header lines, and the rest of lines whose
-		// content does not matter. They must accept and reject exactly what
-		// the byte-at-a-time machine below does (FuzzParser checks it).
+		// Fast paths: the status line's fixed start, whole header lines,
+		// and the rest of lines whose content does not matter. They must
+		// accept and reject exactly what the byte-at-a-time machine below
+		// does (FuzzParser checks it).
+		if p.state == psStart && p.statusStart(b[i:]) {
+			i += statusPrefixLen
+			if err := p.countHeader(statusPrefixLen); err != nil {
+				return i, false, err
+			}
+			continue
+		}
 		if p.state == psLineStart {
 			if nl := bytes.IndexByte(b[i:], '\n'); nl >= 0 {
 				line := b[i : i+nl+1]
@@ -225,6 +233,26 @@ func (p *Parser) Feed(b []byte) (int, bool, error) {
 	return i, p.state == psDone, nil
 }
 
+// statusPrefixLen is the length of "HTTP/1.x NNN ".
+const statusPrefixLen = 13
+
+// statusStart takes "HTTP/1.x NNN " (a status of at least 100 followed by
+// a space) at once, leaving the parser in the reason phrase; anything else
+// is left to the byte machine, which also produces its errors.
+func (p *Parser) statusStart(b []byte) bool {
+	if len(b) < statusPrefixLen || string(b[:7]) != "HTTP/1." || !isDigit(b[7]) || b[8] != ' ' ||
+		!isDigit(b[9]) || !isDigit(b[10]) || !isDigit(b[11]) || b[9] == '0' || b[12] != ' ' {
+		return false
+	}
+	p.minor = b[7] - '0'
+	p.HTTP10 = p.minor == 0
+	p.Status = int(b[9]-'0')*100 + int(b[10]-'0')*10 + int(b[11]-'0')
+	p.digits = 3
+	p.verPos = 8
+	p.state = psReason
+	return true
+}
+
 // countHeader adds n header-section bytes and enforces MaxHeaderBytes.
 func (p *Parser) countHeader(n int) error {
 	p.hdrBytes += n
@@ -241,25 +269,37 @@ func (p *Parser) headerLine(line []byte) error {
 	if end > 0 && line[end-1] == '\r' {
 		end--
 	}
-	if bytes.IndexByte(line[:end], '\r') >= 0 {
-		return errHeaderLine
-	}
 	if end == 0 {
 		return p.headersDone()
 	}
 	if line[0] == ' ' || line[0] == '\t' {
-		return nil // obsolete line folding: the continuation is skipped
+		// obsolete line folding: the continuation is skipped
+		if bytes.IndexByte(line[:end], '\r') >= 0 {
+			return errHeaderLine
+		}
+		return nil
 	}
-	colon := bytes.IndexByte(line[:end], ':')
-	if colon <= 0 {
-		return errHeaderLine
-	}
-	name := line[:colon]
-	for _, c := range name {
+	// The name runs to the first colon; a control byte, space or DEL in
+	// it (a CR among them) is an error. Every rejection here is the same
+	// error, so one pass over the name and one over the value find them.
+	colon := 0
+	for ; colon < end; colon++ {
+		c := line[colon]
+		if c == ':' {
+			break
+		}
 		if c <= ' ' || c == 0x7f {
 			return errHeaderLine
 		}
 	}
+	if colon == 0 || colon == end {
+		return errHeaderLine
+	}
+	v := line[colon+1 : end]
+	if bytes.IndexByte(v, '\r') >= 0 {
+		return errHeaderLine
+	}
+	name := line[:colon]
 	p.which = hdrNone
 	for h := hdrContentLength; h <= hdrConnection; h++ {
 		if len(name) == len(watchedHeaders[h]) && equalFoldLower(name, watchedHeaders[h]) {
@@ -270,7 +310,6 @@ func (p *Parser) headerLine(line []byte) error {
 		return nil
 	}
 	p.valLen, p.count, p.digits = 0, 0, 0
-	v := line[colon+1 : end]
 	for len(v) > 0 && (v[0] == ' ' || v[0] == '\t') {
 		v = v[1:]
 	}
@@ -623,6 +662,10 @@ func (p *Parser) valueDone() error {
 		p.chunked = hasSuffixToken(v, "chunked")
 	case hdrConnection:
 		v := p.val[:p.valLen]
+		if string(v) == "keep-alive" { // the common case, in one compare
+			p.keepAlive = true
+			break
+		}
 		if hasToken(v, "close") {
 			p.Close = true
 		}

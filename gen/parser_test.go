@@ -41,6 +41,17 @@ var parseCases = []parseCase{
 	{name: "garbage", in: "garbage\r\n\r\n", err: errStatusLine},
 	{name: "http/2 preface", in: "HTTP/2 200\r\n\r\n", err: errStatusLine},
 	{name: "short status", in: "HTTP/1.1 20 OK\r\n\r\n", err: errStatusLine},
+	{name: "status below 100", in: "HTTP/1.1 099 Low\r\n\r\n", err: errStatusLine},
+	{name: "status digit", in: "HTTP/1.1 2x0 OK\r\n\r\n", err: errStatusLine},
+	{name: "version digit", in: "HTTP/1.x 200 OK\r\n\r\n", err: errStatusLine},
+	{name: "http/1.0 closes", in: "HTTP/1.0 200 OK\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", close: true},
+	{name: "keep-alive then close", in: "HTTP/1.1 200 OK\r\nConnection: keep-alive, close\r\nContent-Length: 1\r\n\r\nx", status: 200, body: "x", close: true},
+	{name: "CR in header name", in: "HTTP/1.1 200 OK\r\nX\rY: 1\r\n\r\n", err: errHeaderLine},
+	{name: "CR in header value", in: "HTTP/1.1 200 OK\r\nX-Y: a\rb\r\n\r\n", err: errHeaderLine},
+	{name: "CR in folded line", in: "HTTP/1.1 200 OK\r\nX-Y: a\r\n b\rc\r\n\r\n", err: errHeaderLine},
+	{name: "no colon", in: "HTTP/1.1 200 OK\r\nNoColon\r\n\r\n", err: errHeaderLine},
+	{name: "empty name", in: "HTTP/1.1 200 OK\r\n: v\r\n\r\n", err: errHeaderLine},
+	{name: "DEL in name", in: "HTTP/1.1 200 OK\r\nX\x7fY: v\r\n\r\n", err: errHeaderLine},
 	{name: "bad content-length", in: "HTTP/1.1 200 OK\r\nContent-Length: 12a\r\n\r\n", err: errContentLength},
 	{name: "conflicting content-length", in: "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n", err: errContentLength},
 	{name: "empty content-length", in: "HTTP/1.1 200 OK\r\nContent-Length: \r\n\r\n", err: errContentLength},
@@ -71,7 +82,8 @@ func feed(t testing.TB, p *Parser, in []byte, step int) (consumed int, done bool
 
 func TestParser(t *testing.T) {
 	for _, tc := range parseCases {
-		for _, step := range []int{1, 2, 3, 7, 1 << 20} {
+		var headerBytes int64 = -1 // what the byte machine (step 1) counts
+		for _, step := range []int{1, 2, 3, 7, 13, 1 << 20} {
 			var body bytes.Buffer
 			p := Parser{NoBody: tc.noBody, BodySink: &body}
 			n, done, err := feed(t, &p, []byte(tc.in), step)
@@ -106,6 +118,11 @@ func TestParser(t *testing.T) {
 			}
 			if p.BodyBytes != int64(len(tc.body)) {
 				t.Errorf("%s: BodyBytes %d, want %d", tc.name, p.BodyBytes, len(tc.body))
+			}
+			if headerBytes < 0 {
+				headerBytes = p.HeaderBytes
+			} else if p.HeaderBytes != headerBytes {
+				t.Errorf("%s (step %d): HeaderBytes %d, byte at a time %d", tc.name, step, p.HeaderBytes, headerBytes)
 			}
 		}
 	}
@@ -149,7 +166,17 @@ func TestParserAllocs(t *testing.T) {
 }
 
 func BenchmarkParser1k(b *testing.B) {
-	in := []byte("HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Mon, 30 Nov 2026 12:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 1024\r\nConnection: keep-alive\r\n\r\n" + strings.Repeat("x", 1024))
+	benchParse(b, "HTTP/1.1 200 OK\r\nServer: nginx\r\nDate: Mon, 30 Nov 2026 12:00:00 GMT\r\nContent-Type: application/json\r\nContent-Length: 1024\r\nConnection: keep-alive\r\n\r\n"+strings.Repeat("x", 1024))
+}
+
+// BenchmarkParserNginx1k parses the header set nginx 1.22 sends for a
+// static 1 KiB file (what bench-gen.sh's server answers).
+func BenchmarkParserNginx1k(b *testing.B) {
+	benchParse(b, "HTTP/1.1 200 OK\r\nServer: nginx/1.22.1\r\nDate: Tue, 01 Dec 2026 12:06:20 GMT\r\nContent-Type: application/octet-stream\r\nContent-Length: 1024\r\nLast-Modified: Tue, 01 Dec 2026 12:02:04 GMT\r\nConnection: keep-alive\r\nETag: \"6b0eb73c-400\"\r\nAccept-Ranges: bytes\r\n\r\n"+strings.Repeat("x", 1024))
+}
+
+func benchParse(b *testing.B, resp string) {
+	in := []byte(resp)
 	var p Parser
 	b.ReportAllocs()
 	b.SetBytes(int64(len(in)))
