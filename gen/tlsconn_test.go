@@ -316,8 +316,12 @@ func TestTLSRecordInterop13(t *testing.T) {
 			if s.rec.tickets == 0 {
 				t.Error("no session ticket seen")
 			}
-			if s.carry != nil || len(tl.carry) == 0 {
-				t.Errorf("carry %d bytes held, %d free: want none held, at least one used and returned", len(s.carry), len(tl.carry))
+			// Whether the socket cut a record across reads here depends on
+			// timing (TestTLSRecordTrickle cuts them on purpose); what must
+			// hold either way is that no carry buffer is left held and at
+			// most one was ever taken (each one taken came back for reuse).
+			if s.carry != nil || len(tl.carry) > 1 {
+				t.Errorf("carry %d bytes held, %d free: want none held, at most one taken and returned", len(s.carry), len(tl.carry))
 			}
 			rlCloseNotify(t, s)
 			s.release()
