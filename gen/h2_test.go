@@ -1,10 +1,8 @@
 package gen
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/tls"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -22,18 +20,7 @@ const probeConns = 1
 
 func runH2Test(t *testing.T, cfg Config) *Result {
 	t.Helper()
-	start := time.Now()
-	res, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if el := time.Since(start); el > cfg.Duration+cfg.Timeout+5*time.Second {
-		t.Errorf("run took %v for a %v run", el, cfg.Duration)
-	}
-	if t.Failed() || testing.Verbose() {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		t.Logf("%s", b)
-	}
+	res := runLogged(t, cfg)
 	if res.Protocol != "h2" || res.Streams != cfg.Streams && cfg.Streams != 0 {
 		t.Errorf("protocol %q streams %d", res.Protocol, res.Streams)
 	}

@@ -3,7 +3,6 @@ package gen
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -33,22 +32,7 @@ func h3Config(s *h3TestServer) Config {
 	}
 }
 
-func runH3Test(t *testing.T, cfg Config) *Result {
-	t.Helper()
-	start := time.Now()
-	res, err := Run(context.Background(), cfg)
-	if err != nil {
-		t.Fatalf("run: %v", err)
-	}
-	if el := time.Since(start); el > cfg.Duration+cfg.Timeout+5*time.Second {
-		t.Errorf("run took %v for a %v run", el, cfg.Duration)
-	}
-	if t.Failed() || testing.Verbose() {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		t.Logf("%s", b)
-	}
-	return res
-}
+func runH3Test(t *testing.T, cfg Config) *Result { return runLogged(t, cfg) }
 
 func errorTotal(r *Result) uint64 { return r.ErrorCount() }
 

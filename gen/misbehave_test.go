@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -216,19 +215,7 @@ func misConfig(srv *testServer, https bool, ca string, open bool) Config {
 
 // runOnTime runs cfg and fails the test unless Run returns a result within
 // duration + timeout + margin.
-func runOnTime(t *testing.T, cfg Config) *Result {
-	t.Helper()
-	start := time.Now()
-	res, err := Run(context.Background(), cfg)
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("Run returned an error instead of a result: %v", err)
-	}
-	if limit := cfg.Duration + cfg.Timeout + misMargin; took > limit {
-		t.Errorf("run took %v, more than duration + timeout + margin = %v", took, limit)
-	}
-	return res
-}
+func runOnTime(t *testing.T, cfg Config) *Result { return runWithin(t, cfg, misMargin) }
 
 // checkClasses asserts the expected error class (and only it) and the
 // status counts.

@@ -1,9 +1,12 @@
 package gen
 
 import (
+	"context"
 	"crypto/tls"
+	"encoding/json"
 	"net"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/testutil"
 )
@@ -43,3 +46,31 @@ var (
 	drip           = testutil.Drip
 	tlsHandshake   = testutil.TLSHandshake
 )
+
+// runWithin runs cfg and fails the test unless Run returns a result within
+// duration + timeout + margin.
+func runWithin(t *testing.T, cfg Config, margin time.Duration) *Result {
+	t.Helper()
+	start := time.Now()
+	res, err := Run(context.Background(), cfg)
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("Run returned an error instead of a result: %v", err)
+	}
+	if limit := cfg.Duration + cfg.Timeout + margin; took > limit {
+		t.Errorf("run took %v, more than duration + timeout + margin = %v", took, limit)
+	}
+	return res
+}
+
+// runLogged is runWithin with a margin for a shared machine under -race,
+// and the result logged as JSON when the test failed or runs verbose.
+func runLogged(t *testing.T, cfg Config) *Result {
+	t.Helper()
+	res := runWithin(t, cfg, 5*time.Second)
+	if t.Failed() || testing.Verbose() {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		t.Logf("%s", b)
+	}
+	return res
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -91,13 +90,6 @@ func genJSON(t *testing.T, args ...string) *gen.Result {
 	if el := time.Since(start); el > 20*time.Second {
 		t.Errorf("gen %v took %v", args, el)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res gen.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
-	return &res
+	res := loadResult(t, out)
+	return res
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/gen"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -57,16 +54,9 @@ func TestGenHTTP3Flags(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res gen.Result
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res := loadResult(t, out)
 	if res.Protocol != "h3" || res.QUICVersion != "v1" || res.OK == 0 || res.Handshakes != res.Requests ||
 		res.TLS == nil || res.TLS.Resumed == 0 || res.TLS.ZeroRTT == 0 {
-		t.Errorf("result %s", b)
+		t.Errorf("result %+v, TLS %+v", *res, res.TLS)
 	}
 }
