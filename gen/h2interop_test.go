@@ -52,8 +52,12 @@ func TestH2Interop(t *testing.T) {
 				res := run(t, s.URL(), func(c *Config) { c.TLS.Engine = engine })
 				allOK(t, "h2 "+engine, res)
 				// One handshake per connection: the two the run opened, and
-				// one more after each GOAWAY (nginx: keepalive_requests 1000).
-				if res.TLS == nil || res.TLS.ALPN != "h2" || res.Handshakes != 2+res.H2.GoAways {
+				// one more after each GOAWAY (nginx: keepalive_requests 1000)
+				// except when the GOAWAY came as the run stopped: then the
+				// slot has no request left to reconnect for (at most one
+				// such GOAWAY per connection).
+				g := res.H2.GoAways
+				if res.TLS == nil || res.TLS.ALPN != "h2" || res.Handshakes > 2+g || res.Handshakes+2 < 2+g {
 					t.Fatalf("h2 %s: tls %+v, %d handshakes, %d goaways", engine, res.TLS, res.Handshakes, res.H2.GoAways)
 				}
 			}
