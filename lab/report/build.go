@@ -174,7 +174,7 @@ func proxiesTable(f *results.File) Table {
 			sm = strings.Join(samples, ", ") + " MiB"
 		}
 		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
-		t.Marked = append(t.Marked, false)
+		t.Marks = append(t.Marks, "")
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
 		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: read from the proxy's cgroup after it served one request, %s quiet, then %d samples %s apart; the median (seed 001's method). Anon+kernel (memory.stat anon plus kernel memory) is what the proxy needs; page cache is charged to whichever cgroup first read a file's pages, so it depends on what ran before; memory.current is both, the seeds' number.", ms.Quiet, ms.Samples, ms.Every))
@@ -241,10 +241,7 @@ func sectionCharts(f *results.File, sec *Section) error {
 		if sec.Method == plan.MethodFixed && r.rate != top[r.unit] {
 			continue
 		}
-		label := r.label(withKey)
-		if r.genLim {
-			label += " †"
-		}
+		label := r.marked(withKey)
 		spec = append(spec, spectrumSeries{label: label, pts: r.step.Spectrum, count: r.step.Result.Requests})
 	}
 	title := sec.Scenario + ": latency by percentile"

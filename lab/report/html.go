@@ -12,7 +12,12 @@ var htmlPage = template.Must(template.New("report").Funcs(template.FuncMap{
 	"png": func(b []byte) template.URL {
 		return template.URL("data:image/png;base64," + base64.StdEncoding.EncodeToString(b))
 	},
-	"marked": func(t Table, i int) bool { return i < len(t.Marked) && t.Marked[i] },
+	"marked": func(t Table, i int) string {
+		if i < len(t.Marks) {
+			return t.Marks[i]
+		}
+		return ""
+	},
 }).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -57,7 +62,7 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 {{define "table"}}<table>
 <caption>{{.Caption}}</caption>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
-{{$t := .}}{{range $i, $row := .Rows}}<tr{{if marked $t $i}} class="marked"{{end}}>{{range $j, $c := $row}}<td>{{$c}}{{if and (eq $j 0) (marked $t $i)}} †{{end}}</td>{{end}}</tr>
+{{$t := .}}{{range $i, $row := .Rows}}<tr{{if marked $t $i}} class="marked"{{end}}>{{range $j, $c := $row}}<td>{{$c}}{{if and (eq $j 0) (marked $t $i)}} {{marked $t $i}}{{end}}</td>{{end}}</tr>
 {{end}}</table>
 {{range .Footnotes}}<p class="foot">{{.}}</p>
 {{end}}{{end}}`))

@@ -84,8 +84,8 @@ func writeMDTable(b *bytes.Buffer, t Table, caption bool) {
 	cells(t.Header)
 	b.WriteString("|" + strings.Repeat("---|", len(t.Header)) + "\n")
 	for i, row := range t.Rows {
-		if i < len(t.Marked) && t.Marked[i] && len(row) > 0 {
-			row = append([]string{row[0] + " †"}, row[1:]...)
+		if i < len(t.Marks) && t.Marks[i] != "" && len(row) > 0 {
+			row = append([]string{row[0] + " " + t.Marks[i]}, row[1:]...)
 		}
 		cells(row)
 	}

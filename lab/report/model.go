@@ -29,6 +29,7 @@ type row struct {
 	runs     string // fixed/closed: the other runs, in short
 	headroom string // the generator's headroom: ceiling over rate, and its loops' busy+starved share
 	atCeil   bool   // the search stopped at the generator's ceiling
+	marks    []mark // why the row is not an ordinary measurement (rank.go)
 }
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
@@ -235,19 +236,21 @@ func closedRow(f *results.File, u *results.Unit) (row, bool) {
 	return r, true
 }
 
-// rowsOf returns a unit's table rows.
+// rowsOf returns a unit's table rows, marked (rank.go).
 func rowsOf(f *results.File, u *results.Unit) []row {
+	var rows []row
 	switch u.Method {
 	case plan.MethodSearch:
-		return []row{searchRow(f, u)}
+		rows = []row{searchRow(f, u)}
 	case plan.MethodFixed:
-		return fixedRows(f, u)
+		rows = fixedRows(f, u)
 	default:
 		if r, ok := closedRow(f, u); ok {
-			return []row{r}
+			rows = []row{r}
 		}
 	}
-	return nil
+	markRows(rows)
+	return rows
 }
 
 // reportable reports whether a unit has results to show.

@@ -133,9 +133,9 @@ func scalingTable(f *results.File) (Table, bool) {
 			factor = fmt.Sprintf("%s on %.0fx the CPUs", fmtFactor(r.large/r.small), r.cpuRatio)
 		}
 		t.Rows = append(t.Rows, append(line, factor))
-		t.Marked = append(t.Marked, r.genLim)
+		t.Marks = append(t.Marks, map[bool]string{true: "†"}[r.genLim])
 	}
-	if slices.Contains(t.Marked, true) {
+	if slices.Contains(t.Marks, "†") {
 		t.Footnotes = append(t.Footnotes, "† the generator was the bottleneck in at least one of the runs: the factor is not the proxy's.")
 	}
 	return t, true

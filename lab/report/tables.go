@@ -2,7 +2,6 @@ package report
 
 import (
 	"fmt"
-	"sort"
 	"strings"
 
 	"github.com/loadlab/loadlab/lab/plan"
@@ -14,7 +13,7 @@ type Table struct {
 	Caption   string
 	Header    []string
 	Rows      [][]string
-	Marked    []bool   // rows where the generator was the bottleneck (†)
+	Marks     []string // per row: its mark symbols ("†", "✗"), "" for none (rank.go)
 	Footnotes []string // the generator's reasons, and other remarks
 }
 
@@ -195,7 +194,7 @@ const memoryFootnote = "Memory: anon+kernel is what the proxy needs (memory.stat
 func finish(t *Table, rows []row) {
 	n := 0
 	for _, r := range rows {
-		t.Marked = append(t.Marked, r.genLim)
+		t.Marks = append(t.Marks, r.syms())
 		if r.genLim {
 			n++
 			why := r.genWhy
@@ -266,8 +265,8 @@ func keyMatrix(rows []row) Table {
 		if v == "" {
 			v = fmtRate(r.rate)
 		}
-		if r.genLim {
-			v += " †"
+		if m := r.syms(); m != "" {
+			v += " " + m
 		}
 		cell[r.profile+"/"+r.key] = v
 	}
@@ -285,7 +284,7 @@ func keyMatrix(rows []row) Table {
 			line = append(line, v)
 		}
 		t.Rows = append(t.Rows, line)
-		t.Marked = append(t.Marked, false)
+		t.Marks = append(t.Marks, "")
 	}
 	return t
 }
@@ -339,33 +338,6 @@ func sustainedTable(rows []row, withKey bool) Table {
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	t.Footnotes = append(t.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
 	return t
-}
-
-// ranking orders the rows not marked as generator-limited by rate.
-func ranking(rows []row, withKey bool, what string) string {
-	var ok []row
-	var left []string
-	for _, r := range rows {
-		switch {
-		case r.genLim:
-			left = append(left, r.label(withKey))
-		case r.rate > 0 && r.rateText == "":
-			ok = append(ok, r)
-		}
-	}
-	if len(ok) == 0 {
-		return ""
-	}
-	sort.SliceStable(ok, func(i, j int) bool { return ok[i].rate > ok[j].rate })
-	var parts []string
-	for i, r := range ok {
-		parts = append(parts, fmt.Sprintf("%d. %s %s", i+1, r.label(withKey), fmtRate(r.rate)))
-	}
-	s := "Ranking by " + what + ": " + strings.Join(parts, ", ")
-	if len(left) > 0 {
-		s += " (left out, generator-limited: " + strings.Join(left, ", ") + ")"
-	}
-	return s
 }
 
 // concat joins string lists.

@@ -1,0 +1,139 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// This file is the one place that decides how a row is marked and which rows
+// a ranking leaves out or ties. Work that adds a reason to mark a row (the
+// generator was the bottleneck, the backend capped the proxy, the proxy
+// died) adds a markRule to markRules; work that decides when two rows cannot
+// be told apart sets rowsTied. Tables, charts and rankings only read marks.
+
+// mark is one reason a row is not an ordinary measurement of its proxy.
+type mark struct {
+	sym   string // appended to the row's label in tables and charts ("†", "✗"); "" for none
+	note  string // in the ranking: "generator-limited", "capped by the backend", "proxy died"
+	leave bool   // the row is left out of the ranking
+}
+
+// markRule returns the mark row r earns, if any.
+type markRule func(r *row) (mark, bool)
+
+// markRules are applied in order; a row may carry several marks.
+var markRules = []markRule{generatorLimited}
+
+// generatorLimited marks rows where the generator's self-check reported
+// itself as the bottleneck: the number is the generator's, not the proxy's.
+func generatorLimited(r *row) (mark, bool) {
+	return mark{sym: "†", note: "generator-limited", leave: true}, r.genLim
+}
+
+// markRow applies markRules to r, once, after the row's fields are filled.
+func markRow(r *row) {
+	r.marks = r.marks[:0]
+	for _, rule := range markRules {
+		if m, ok := rule(r); ok {
+			r.marks = append(r.marks, m)
+		}
+	}
+}
+
+// markRows applies markRules to every row.
+func markRows(rows []row) {
+	for i := range rows {
+		markRow(&rows[i])
+	}
+}
+
+// syms is the row's mark symbols, space-separated, "" when it has none.
+func (r row) syms() string {
+	var s []string
+	for _, m := range r.marks {
+		if m.sym != "" && !contains(s, m.sym) {
+			s = append(s, m.sym)
+		}
+	}
+	return strings.Join(s, " ")
+}
+
+// left is the note of the first mark that leaves r out of rankings, "" when
+// r is ranked.
+func (r row) left() string {
+	for _, m := range r.marks {
+		if m.leave {
+			return m.note
+		}
+	}
+	return ""
+}
+
+// ranked reports whether r takes part in rankings.
+func (r row) ranked() bool { return r.left() == "" }
+
+// marked is r's label with its mark symbols.
+func (r row) marked(withKey bool) string {
+	if s := r.syms(); s != "" {
+		return r.label(withKey) + " " + s
+	}
+	return r.label(withKey)
+}
+
+// rowsTied reports whether rows a and b (a ranked at or above b) cannot be
+// told apart; tied rows share a place in the ranking. Nil: never tied.
+var rowsTied func(a, b row) bool
+
+// ranking orders the rows no mark leaves out by rate, best first. Rows a
+// mark leaves out are listed after it, grouped by the mark's note; notes of
+// marks that do not leave a row out follow its rate.
+func ranking(rows []row, withKey bool, what string) string {
+	var ok []row
+	var leftNotes []string
+	leftOut := map[string][]string{}
+	for _, r := range rows {
+		if n := r.left(); n != "" {
+			if _, seen := leftOut[n]; !seen {
+				leftNotes = append(leftNotes, n)
+			}
+			leftOut[n] = append(leftOut[n], r.label(withKey))
+			continue
+		}
+		if r.rate > 0 && r.rateText == "" {
+			ok = append(ok, r)
+		}
+	}
+	if len(ok) == 0 {
+		return ""
+	}
+	sort.SliceStable(ok, func(i, j int) bool { return ok[i].rate > ok[j].rate })
+	var parts []string
+	place := 1
+	for i, r := range ok {
+		tied := i > 0 && rowsTied != nil && rowsTied(ok[i-1], r)
+		if !tied {
+			place = i + 1
+		}
+		p := fmt.Sprintf("%d.", place)
+		if tied || (i+1 < len(ok) && rowsTied != nil && rowsTied(r, ok[i+1])) {
+			p = fmt.Sprintf("=%d.", place)
+		}
+		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), fmtRate(r.rate))
+		var notes []string
+		for _, m := range r.marks {
+			if m.note != "" {
+				notes = append(notes, m.note)
+			}
+		}
+		if len(notes) > 0 {
+			s += " (" + strings.Join(notes, ", ") + ")"
+		}
+		parts = append(parts, s)
+	}
+	s := "Ranking by " + what + ": " + strings.Join(parts, ", ")
+	for _, n := range leftNotes {
+		s += " (left out, " + n + ": " + strings.Join(leftOut[n], ", ") + ")"
+	}
+	return s
+}
