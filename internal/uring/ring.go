@@ -10,6 +10,10 @@
 // io_uring_enter with GETEVENTS (SubmitAndWait, or Submit's wait 0).
 //
 // Nothing on the submit and reap path allocates.
+//
+// It lives in the module's internal/ (not gen/internal/) because two
+// programs use it: the generator's loops (gen) and the kernel-floor client
+// of the benchmarks (scripts/floor).
 package uring
 
 import (
