@@ -1,8 +1,6 @@
 package gen
 
 import (
-	"fmt"
-	"os"
 	"time"
 
 	"github.com/loadlab/loadlab/pin"
@@ -85,9 +83,6 @@ func (a *threadAccount) share() cpuShare {
 	if a.t0.cpuOK && a.t1.cpuOK {
 		s.softirq = (a.t1.cpu.SoftIRQ - a.t0.cpu.SoftIRQ).Seconds() / wall
 		s.steal = (a.t1.cpu.Steal - a.t0.cpu.Steal).Seconds() / wall
-	}
-	if os.Getenv("LIMITS_DEBUG") != "" {
-		fmt.Fprintf(os.Stderr, "DEBUG cpu%d wall %.3f thread %.3f schedrun %.3f wait %.3f softirq %.3f steal %.3f cpuBusy %.3f cpuIdle %.3f\n", a.cpu, wall, s.busy, (a.t1.sched.Run-a.t0.sched.Run).Seconds()/wall, s.wait, s.softirq, s.steal, (a.t1.cpu.Busy-a.t0.cpu.Busy).Seconds()/wall, (a.t1.cpu.Idle-a.t0.cpu.Idle).Seconds()/wall)
 	}
 	return s
 }
