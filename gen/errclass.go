@@ -8,6 +8,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loadlab/loadlab/gen/h1"
 	"github.com/quic-go/quic-go"
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
@@ -81,9 +82,9 @@ func classify(err error) ErrorClass {
 	switch {
 	case err == errTimeout:
 		return ErrTimeout
-	case err == errClosedEarly || err == io.ErrUnexpectedEOF:
+	case err == h1.ErrClosedEarly || err == io.ErrUnexpectedEOF:
 		return ErrClosed
-	case isParseError(err):
+	case h1.IsParseError(err):
 		return ErrParse
 	case isTLSError(err):
 		return ErrTLS
@@ -94,16 +95,6 @@ func classify(err error) ErrorClass {
 }
 
 var errBodyMismatch = errors.New("response body does not match the expected SHA-256 digest")
-
-func isParseError(err error) bool {
-	switch err {
-	case errStatusLine, errHeaderLine, errHeaderTooLarge, errContentLength,
-		errChunkSize, errChunkTooLarge, errChunkCRLF, errChunkExt,
-		errTrailingBytes, errSwitching:
-		return true
-	}
-	return false
-}
 
 // isTLSError reports errors that come from TLS itself (alerts, bad records,
 // certificate verification), as opposed to the socket under it.
