@@ -86,6 +86,9 @@ type Config struct {
 	StartTolerance time.Duration
 	// Host names the machine in the result (default: the hostname).
 	Host string
+	// Thresholds are checked on the result at the end of the run
+	// (Result.Thresholds; see threshold.go).
+	Thresholds []Threshold
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
@@ -307,6 +310,9 @@ func (c *Config) Validate() error {
 		}
 	}
 	if err := c.validateStart(time.Now()); err != nil {
+		return err
+	}
+	if err := c.validateThresholds(); err != nil {
 		return err
 	}
 	if err := c.validateH2(); err != nil {

@@ -91,7 +91,11 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 	if r.eng, err = newEngine(r); err != nil {
 		return nil, err
 	}
-	return r.execute(ctx)
+	res, err := r.execute(ctx)
+	if err == nil && len(cfg.Thresholds) > 0 {
+		res.Thresholds, _ = CheckThresholds(cfg.Thresholds, res)
+	}
+	return res, err
 }
 
 // newEngine builds the engine of the run's protocol.
