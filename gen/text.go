@@ -2,11 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // WriteText prints r for people: rates, corrected and uncorrected latency
