@@ -22,6 +22,7 @@ type Plan struct {
 	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
 	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults
 	Scenarios   []Scenario `yaml:"scenarios" json:"scenarios"`                 // run in this order
+	Seeds       []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"`     // the seeds' findings the plan covers (seeds.go): the report's first table
 	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
 
 	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values
@@ -70,7 +71,7 @@ type Pass struct {
 }
 
 // Scenario is one test of every profile. Kind picks what is measured,
-// Method how: "search" (max sustainable rate), "fixed" (each of Rates, Runs
+// Method how: "search" (max sustainable rate, Runs whole searches), "fixed" (each of Rates, Runs
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
@@ -84,7 +85,7 @@ type Scenario struct {
 	Connections int       `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
+	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
 	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
 	// PacingTolerance is the generator's pacing tolerance for the
 	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
