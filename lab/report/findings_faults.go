@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/loadlab/loadlab/internal/units"
+	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
@@ -59,12 +60,13 @@ func deathWords(f *results.File, u *results.Unit, st *results.Step, who string, 
 	case x.Restart != "":
 		s += "; it could not be started again: " + x.Restart
 	}
-	if who == u.Profile {
-		s += ". The search ended there: the row is marked ✗ and left out of the rankings"
-	} else {
-		s += ". The search of " + u.Profile + " ended there: the row is marked ✗ and left out of the rankings"
+	switch {
+	case u.Method == plan.MethodSearch && who == u.Profile:
+		s += ". The search ended there"
+	case u.Method == plan.MethodSearch:
+		s += ". The search of " + u.Profile + " ended there"
 	}
-	return s + "."
+	return s + "; the row is marked ✗ and left out of the rankings."
 }
 
 // trimFloat prints t with at most one decimal, without a trailing ".0".

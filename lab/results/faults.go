@@ -13,7 +13,7 @@ import (
 // ProcessExit is a proxy or backend that died during a step: it exited,
 // was killed by a signal, or had a process OOM-killed in its cgroup.
 type ProcessExit struct {
-	T        float64 `json:"t_s"`                     // seconds into the step (from the generator's start, warmup included)
+	T        float64 `json:"t_s"`                     // seconds into the step: from the generator's schedule start, warmup included (the clock of per_second's t)
 	ExitCode *int    `json:"exit_code,omitempty"`     // the exit status of the process the lab started, when it exited by itself
 	Signal   string  `json:"signal,omitempty"`        // the signal that killed it ("SIGKILL"); an OOM kill that took only workers also says SIGKILL
 	OOM      bool    `json:"oom"`                     // the kernel's OOM killer killed a process of its cgroup (the plan's memory limit)
@@ -28,7 +28,12 @@ type ProcessExit struct {
 
 // NewProcessExit describes d relative to a step whose generator started at
 // start, counting the failures of res (nil: none known) from then on.
+// The generator's schedule start, when res has it, replaces start, so that
+// t_s runs on the clock of res's per_second t.
 func NewProcessExit(d *watch.Death, start time.Time, res *gen.Result) *ProcessExit {
+	if res != nil && res.Schedule != nil && !res.Schedule.Start.IsZero() {
+		start = res.Schedule.Start
+	}
 	t := d.At.Sub(start).Seconds()
 	if t < 0 {
 		t = 0 // died before the generator started

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
@@ -29,7 +30,6 @@ func (p *Proxy) Relaunch(ctx context.Context) error {
 	if stopped {
 		return fmt.Errorf("%s was stopped: start it with StartProxy", p.name)
 	}
-	fmt.Fprintf(p.e.o.Log, "restarting %s (%s) for the next step\n", p.prof.Name, p.key)
 	if pr != nil {
 		if err := p.stopInstance(pr, g); err != nil {
 			return fmt.Errorf("restart %s: %v", p.prof.Name, err)
@@ -67,4 +67,40 @@ func (e *Session) RestartBackend(ctx context.Context) error {
 		return fmt.Errorf("restart the backend: %v", err)
 	}
 	return nil
+}
+
+// startReaper starts the child that removes this session's processes,
+// cgroups and namespaces if loadlab dies without closing it (kill -9). A
+// reaper that cannot start is a note, not an error: the next run, or
+// `loadlab lab cleanup`, removes the leftovers then.
+func (e *Session) startReaper() {
+	r, err := cleanup.StartReaper(e.o.Self, !e.o.NoCgroups, netPrefix)
+	if err != nil {
+		fmt.Fprintf(e.o.Log, "note: %v; if loadlab is killed, `loadlab lab cleanup` removes what it leaves\n", err)
+		return
+	}
+	e.mu.Lock()
+	e.reaper = r
+	e.mu.Unlock()
+}
+
+// stopReaper tells the reaper that the session cleaned up by itself.
+func (e *Session) stopReaper() error {
+	e.mu.Lock()
+	r := e.reaper
+	e.reaper = nil
+	e.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Stop()
+}
+
+// RemoveLeftovers removes what lab runs that died without cleaning up
+// left on this host (their processes, with cgroups their cgroup run
+// directories, their network namespaces, bridges and veths) and returns
+// what it removed. Every Open calls it first; so does `loadlab lab
+// cleanup`. Live runs' objects are left alone.
+func RemoveLeftovers(cgroups bool) ([]string, error) {
+	return cleanup.RemoveLeftovers(cgroups, netPrefix)
 }
