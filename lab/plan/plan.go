@@ -77,7 +77,10 @@ type Scenario struct {
 	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
 	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
 	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
-	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind)
+	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind, or by size)
+	Size        string    `yaml:"size,omitempty" json:"size,omitempty"`         // 1k | 100k | 1m: the body requested (replaces the kind's path; not with path)
+	Scheme      string    `yaml:"scheme,omitempty" json:"scheme"`               // https (default) | http: plain HTTP on the server's HTTP port
+	Role        string    `yaml:"role,omitempty" json:"role"`                   // proxy (default) | origin: which of the plan's profiles it runs on
 	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
 	Profiles    []string  `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
 	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs)
@@ -124,9 +127,12 @@ const (
 )
 
 // RunsOn reports whether the scenario runs on profile (its own profiles
-// list, or every profile of the plan when it has none).
+// list, or every profile of the plan of its role when it has none).
 func (s *Scenario) RunsOn(profile string) bool {
-	return len(s.Profiles) == 0 || slices.Contains(s.Profiles, profile)
+	if len(s.Profiles) > 0 {
+		return slices.Contains(s.Profiles, profile)
+	}
+	return profileRole(profile) == s.role()
 }
 
 // Kinds lists the scenario kinds in their usual order.
