@@ -154,6 +154,10 @@ type Result struct {
 	Generator   Generator   `json:"generator"`
 	Interrupted bool        `json:"interrupted"`
 
+	// Thresholds are Config.Thresholds checked on this result, in order
+	// (threshold.go); the CLI exits 3 when one failed.
+	Thresholds []ThresholdResult `json:"thresholds,omitempty"`
+
 	Mergeable // shard, host, schedule, histograms (mergeable.go)
 
 	// Histograms for callers that want more than the fixed percentiles

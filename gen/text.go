@@ -2,11 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // WriteText prints r for people: rates, corrected and uncorrected latency
@@ -125,6 +126,42 @@ func (r *Result) WriteText(w io.Writer) {
 	} else {
 		p("  verdict   the generator was not the bottleneck\n")
 	}
+	r.writeThresholds(p)
+}
+
+// writeThresholds prints each threshold with its observed value: pass, or
+// FAIL and why.
+func (r *Result) writeThresholds(p func(string, ...any)) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	p("\n  thresholds\n")
+	for _, t := range r.Thresholds {
+		switch {
+		case t.Pass && t.Reason != "":
+			p("    pass  %-16s %s\n", t.Threshold, t.Reason)
+		case t.Pass:
+			p("    pass  %-16s %s\n", t.Threshold, t.shown())
+		default:
+			p("    FAIL  %-16s %s\n", t.Threshold, t.Reason)
+		}
+	}
+}
+
+// shown writes the observed value in the threshold's unit.
+func (t ThresholdResult) shown() string {
+	th, err := ParseThreshold(t.Threshold)
+	switch {
+	case err != nil:
+		return strconv.FormatFloat(t.Value, 'g', 6, 64)
+	case th.Metric.latency():
+		return t.Metric + " " + fmtUs(int64(t.Value))
+	case th.Share:
+		return fmt.Sprintf("%s %.2f%%", t.Metric, 100*t.Value)
+	case th.Metric == MetricRate:
+		return t.Metric + " " + units.Rate(t.Value) + "/s"
+	}
+	return t.Metric + " " + units.Int(int64(t.Value))
 }
 
 func (r *Result) nonOK() uint64 {

@@ -83,6 +83,7 @@ func (p *Plan) Narrow(sel Selection) error {
 		}
 		p.Scenarios = kept
 	}
+	p.keepSeeds()
 	return nil
 }
 

@@ -22,6 +22,7 @@ type Plan struct {
 	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
 	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults
 	Scenarios   []Scenario `yaml:"scenarios" json:"scenarios"`                 // run in this order
+	Seeds       []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"`     // the seeds' findings the plan covers (seeds.go): the report's first table
 	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
 
 	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values

@@ -99,7 +99,7 @@ func (p *Plan) validate() error {
 			}
 		}
 	}
-	return nil
+	return p.validateSeeds()
 }
 
 func checkKeys(field string, keys []string) error {

@@ -14,6 +14,7 @@ import (
 type Report struct {
 	Title    string
 	Summary  []string // plan, machine, when, state
+	Seeds    *Table   // the seeds beside this machine (seeds.go): the first table
 	Findings []string
 	Proxies  Table
 	Sections []*Section
@@ -31,6 +32,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r := &Report{Title: "loadlab lab report: plan " + f.Plan.Name}
 	r.Summary = summary(f)
+	if t, ok := seedsTable(f); ok {
+		r.Seeds = &t
+	}
 	r.Findings = findings(f)
 	r.Proxies = proxiesTable(f)
 	for i := range f.Plan.Scenarios {
