@@ -71,7 +71,7 @@ type Pass struct {
 }
 
 // Scenario is one test of every profile. Kind picks what is measured,
-// Method how: "search" (max sustainable rate), "fixed" (each of Rates, Runs
+// Method how: "search" (max sustainable rate, Runs whole searches), "fixed" (each of Rates, Runs
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
@@ -88,7 +88,7 @@ type Scenario struct {
 	Connections int       `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
+	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
 	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
 	// PacingTolerance is the generator's pacing tolerance for the
 	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for

@@ -114,11 +114,7 @@ func (u *unitRun) body(ctx context.Context) error {
 				return err
 			}
 		}
-		res, err := u.search(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		return u.r.Store.Update(func(*results.File) { u.rec.Search = &res })
+		return u.searches(ctx, cfg)
 	case plan.MethodFixed:
 		for _, rate := range s.Rates {
 			if err := u.runs(ctx, rate); err != nil {
@@ -148,10 +144,11 @@ func searchConfig(s *plan.Scenario) search.Config {
 		ConfirmRuns: e.ConfirmRuns, StepDown: e.StepDown, MaxStepDowns: e.MaxStepDowns}
 }
 
-// search runs the rate search with the unit's steps and cool-downs.
-func (u *unitRun) search(ctx context.Context, cfg search.Config) (search.Result, error) {
+// search runs the rate search with the unit's steps and cool-downs;
+// run (0 for a single search) tags its steps as those of search run of N.
+func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (search.Result, error) {
 	return search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
-		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, 0)
+		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, run)
 	}, func(ctx context.Context, st search.Step) error {
 		return u.cool(ctx, st.Seq)
 	})
