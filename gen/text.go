@@ -2,11 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // WriteText prints r for people: rates, corrected and uncorrected latency
@@ -105,10 +106,13 @@ func (r *Result) WriteText(w io.Writer) {
 			st = g.Starved[i]
 		}
 		busy[i] = fmt.Sprintf("cpu%d busy %.0f%% starved %.0f%%", g.CPUs[i], b*100, st*100)
+		if i < len(g.Idle) {
+			busy[i] += fmt.Sprintf(" idle %.0f%%", g.Idle[i]*100)
+		}
 	}
 	p("\n  generator %d loops (%s)", g.Loops, strings.Join(busy, ", "))
 	if r.Mode == "open" {
-		p(", send lag p50 %s p99 %s p99.9 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP50us), fmtUs(g.LagP99us), fmtUs(g.LagP999us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
+		p(", send lag p50 %s p95 %s p99 %s p99.9 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP50us), fmtUs(g.LagP95us), fmtUs(g.LagP99us), fmtUs(g.LagP999us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
 	}
 	if g.TimeWaitPeak > 0 {
 		p(", TIME_WAIT peak %d", g.TimeWaitPeak)
@@ -120,11 +124,50 @@ func (r *Result) WriteText(w io.Writer) {
 	for _, n := range g.Notes {
 		p("  note      %s\n", n)
 	}
+	for _, c := range g.LagCaveats {
+		p("  caveat    %s: send lag %s is %.0f%% of the corrected %s %s: at %s and above the latency includes the generator's lateness (the quantiles up to p99 do not)\n", c.Quantile, fmtUs(c.LagUs), 100*c.Share, c.Quantile, fmtUs(c.LatencyUs), c.Quantile)
+	}
 	if g.Bottleneck {
 		p("  WARNING   the generator may have been the bottleneck: %s\n", g.Reason)
 	} else {
 		p("  verdict   the generator was not the bottleneck\n")
 	}
+	r.writeThresholds(p)
+}
+
+// writeThresholds prints each threshold with its observed value: pass, or
+// FAIL and why.
+func (r *Result) writeThresholds(p func(string, ...any)) {
+	if len(r.Thresholds) == 0 {
+		return
+	}
+	p("\n  thresholds\n")
+	for _, t := range r.Thresholds {
+		switch {
+		case t.Pass && t.Reason != "":
+			p("    pass  %-16s %s\n", t.Threshold, t.Reason)
+		case t.Pass:
+			p("    pass  %-16s %s\n", t.Threshold, t.shown())
+		default:
+			p("    FAIL  %-16s %s\n", t.Threshold, t.Reason)
+		}
+	}
+}
+
+// shown writes the observed value in the threshold's unit.
+func (t ThresholdResult) shown() string {
+	th, err := ParseThreshold(t.Threshold)
+	switch {
+	case err != nil:
+		return strconv.FormatFloat(t.Value, 'g', 6, 64)
+	case th.Metric.latency():
+		return t.Metric + " " + fmtUs(int64(t.Value))
+	case th.Share:
+		return fmt.Sprintf("%s %.2f%%", t.Metric, 100*t.Value)
+	case th.Metric == MetricRate:
+		return t.Metric + " " + units.Rate(t.Value) + "/s"
+	}
+	return t.Metric + " " + units.Int(int64(t.Value))
 }
 
 func (r *Result) nonOK() uint64 {

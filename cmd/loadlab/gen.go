@@ -33,6 +33,7 @@ type genFlags struct {
 	cpuProf   string
 	shard     string
 	startAt   string
+	threshold []string
 }
 
 // newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
@@ -75,10 +76,11 @@ stop: timeout; evicted from the full pending queue: dropped). latency_us counts
 failures at the time they were given up; latency_2xx_us is 2xx only.
 
 Every result says whether the generator itself was the bottleneck: when a loop
-was busy + starved (runnable but not running, plus its CPU's softirq and steal
-time) above 90% of its wall time, or, in open loop, when the send lag beyond
---pacing-tolerance at p50, p99 or p99.9 is above 1 ms and above 10% of the
-corrected latency at the same quantile.
+was busy + starved (runnable but not running: another task, a softirq or the
+hypervisor had its CPU) above 90% of its wall time (busy, starved and idle add
+up to 100%), or, in open loop, when the send lag beyond --pacing-tolerance at
+p50, p95 or p99 is above 1 ms and above 10% of the corrected latency at the
+same quantile. Such lag only at p99.9 is a caveat on that quantile.
 
 Shards (--shard i/N): several generators run one schedule, each taking
 request j when j mod N = i, and a share of --connections and --requests (the
@@ -136,6 +138,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this wall-clock time: RFC 3339 (2026-05-01T12:00:00.250Z) or +DURATION from now; the run prepares first and fails if it is ready later than --start-tolerance")
 	fl.DurationVar(&c.StartTolerance, "start-tolerance", gen.DefaultStartTolerance, "how late a --start-at run may be ready before it fails instead of running out of step")
 	fl.StringVar(&c.Host, "host", "", "name recorded as the result's host (default: the hostname)")
+	fl.StringArrayVar(&f.threshold, "threshold", nil, "check the result at the end, e.g. 'p99<50ms', 'errors<1%', 'rate>=97%' (repeatable): METRIC (p50 p90 p95 p99 p99.9 max mean: corrected latency; errors: failed or non-2xx, share or count; rate: 2xx/s, share of the offered rate or req/s) OP (< <= > >=) VALUE. The result records each; the exit status is 3 when one fails")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
 	return cmd
@@ -186,6 +189,13 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usageError{err}
 		}
 		c.StartAt = at
+	}
+	if len(f.threshold) > 0 {
+		ts, err := gen.ParseThresholds(f.threshold)
+		if err != nil {
+			return usageError{err}
+		}
+		c.Thresholds = ts
 	}
 	if cmd.Flags().Changed("streams") && c.Streams == 0 {
 		return usagef("--streams must be at least 1 (got 0)")
@@ -265,6 +275,15 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	if res.Interrupted {
 		return exitError{code: sig.exitCode()}
+	}
+	if res.ThresholdsFailed() {
+		var failed []string
+		for _, t := range res.Thresholds {
+			if !t.Pass {
+				failed = append(failed, t.Threshold+" ("+t.Reason+")")
+			}
+		}
+		return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
 	}
 	return nil
 }

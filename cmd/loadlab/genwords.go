@@ -37,6 +37,7 @@ var genFlag = map[string]string{
 	"StartAt":           "--start-at",
 	"StartTolerance":    "the start tolerance",
 	"Host":              "--host",
+	"Thresholds":        "--threshold",
 	"TLS.Version":       "--tls",
 	"TLS.Curves":        "--curves",
 	"TLS.Insecure":      "--insecure",

@@ -21,6 +21,9 @@ const (
 	exitOK       = 0
 	exitRunError = 1 // the run could not start or failed
 	exitUsage    = 2 // bad flags or arguments
+	// exitThreshold: the run finished and its result was written, but a
+	// check failed (gen --threshold; compare --fail-if uses it too).
+	exitThreshold = 3
 )
 
 // usageError marks an error caused by bad input: exit status 2.

@@ -101,6 +101,9 @@ func (p *Plan) validate() error {
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
+		if err := s.validateTarget(p.Profiles); err != nil {
+			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
+		}
 		if err := s.validateKnobs(p.Net); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
@@ -110,7 +113,7 @@ func (p *Plan) validate() error {
 			}
 		}
 	}
-	return nil
+	return p.validateSeeds()
 }
 
 func checkKeys(field string, keys []string) error {

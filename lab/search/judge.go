@@ -1,8 +1,6 @@
 package search
 
 import (
-	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -40,31 +38,42 @@ func MeasureOf(r *gen.Result) Measure {
 	}
 }
 
+// observed is m as the generator's thresholds read it.
+func (m Measure) observed() gen.Observed {
+	return gen.Observed{Latency: gen.Latency{P95: m.P95us, P99: m.P99us}, Requests: m.Requests, OK: m.OK,
+		Offered: m.Offered, Achieved: m.Achieved}
+}
+
 // ErrorShare is the share of requests that failed or were not 2xx.
-func (m Measure) ErrorShare() float64 {
-	if m.Requests == 0 {
-		return 0
+func (m Measure) ErrorShare() float64 { return m.observed().ErrorShare() }
+
+// Thresholds returns the criteria as the generator's thresholds (what
+// `loadlab gen --threshold` checks), so that a step and a CI run are judged
+// one way: p95 and p99 below their limits, errors below MaxErrors (0 allows
+// none), and at least MinAchieved of the offered rate delivered.
+func (c Criteria) Thresholds() []gen.Threshold {
+	errs := gen.Threshold{Metric: gen.MetricErrors, Op: "<", Limit: c.MaxErrors, Share: true}
+	if c.MaxErrors <= 0 {
+		errs.Op, errs.Limit = "<=", 0
 	}
-	return float64(m.Requests-min(m.OK, m.Requests)) / float64(m.Requests)
+	return []gen.Threshold{
+		{Metric: gen.MetricP95, Op: "<", Limit: float64(c.P95.Microseconds())},
+		{Metric: gen.MetricP99, Op: "<", Limit: float64(c.P99.Microseconds())},
+		errs,
+		{Metric: gen.MetricRate, Op: ">=", Limit: c.MinAchieved, Share: true},
+	}
 }
 
-// proxyErrorShare is ErrorShare without the requests the generator
-// dropped unsent.
-func (m Measure) proxyErrorShare() float64 {
-	if m.Requests == 0 {
-		return 0
-	}
-	bad := m.Requests - min(m.OK, m.Requests)
-	return float64(bad-min(m.Dropped, bad)) / float64(m.Requests)
-}
-
-// Judge applies c to m. Every failed criterion gives one reason. A step
+// Judge applies c to m (c's Thresholds, evaluated by the generator's own
+// threshold check). Every failed criterion gives one reason. A step
 // that fails only on latency or on the delivered rate while the generator
 // reports itself as the bottleneck is GenLimited (a late generator inflates
 // latency and sends less), with the generator's reason last. Errors (failed
 // or non-2xx responses) and a window without any response are the proxy's
 // failure whatever the generator says: a late sender does not make a proxy
-// answer 502 or not at all.
+// answer 502 or not at all. Requests the generator dropped unsent are its
+// own failure when it reports itself as the bottleneck; what the proxy
+// failed is the rest.
 func Judge(c Criteria, m Measure) Outcome {
 	var reasons []string
 	proxyFault := false
@@ -72,24 +81,23 @@ func Judge(c Criteria, m Measure) Outcome {
 		reasons = append(reasons, "no responses in the measured window")
 		proxyFault = true
 	} else {
-		if us := c.P95.Microseconds(); m.P95us >= us {
-			reasons = append(reasons, fmt.Sprintf("p95 %s >= %s", units.Micros(m.P95us), units.Micros(us)))
-		}
-		if us := c.P99.Microseconds(); m.P99us >= us {
-			reasons = append(reasons, fmt.Sprintf("p99 %s >= %s", units.Micros(m.P99us), units.Micros(us)))
-		}
-		// errors < max_errors; max_errors 0 allows none. Requests the
-		// generator dropped unsent are its own failure when it reports
-		// itself as the bottleneck; what the proxy failed is the rest.
-		if e := m.ErrorShare(); e > 0 && e >= c.MaxErrors {
-			reasons = append(reasons, fmt.Sprintf("errors %.2f%% >= %.2f%%", e*100, c.MaxErrors*100))
-			if p := m.proxyErrorShare(); !m.GenBottleneck || p > 0 && p >= c.MaxErrors {
+		o := m.observed()
+		for _, t := range c.Thresholds() {
+			r := t.Check(o)
+			if r.Pass {
+				continue
+			}
+			reasons = append(reasons, r.Reason)
+			if t.Metric != gen.MetricErrors {
+				continue
+			}
+			bad := m.Requests - min(m.OK, m.Requests)
+			own := o
+			own.OK += min(m.Dropped, bad) // the proxy's share: without the requests dropped unsent
+			if !m.GenBottleneck || !t.Check(own).Pass {
 				proxyFault = true
 			}
 		}
-	}
-	if m.Offered > 0 && m.Achieved < c.MinAchieved*m.Offered {
-		reasons = append(reasons, fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (< %.0f%%)", units.Rate(m.Achieved), 100*m.Achieved/m.Offered, units.Rate(m.Offered), c.MinAchieved*100))
 	}
 	if len(reasons) == 0 {
 		return Outcome{Verdict: Pass}
