@@ -68,9 +68,11 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	for _, s := range o.shares {
 		g.Busy = append(g.Busy, round3(s.busy))
 		g.Starved = append(g.Starved, round3(s.starved()))
+		g.Idle = append(g.Idle, round3(s.idle()))
 		g.CPUSeconds = append(g.CPUSeconds, round3(s.cpuS))
 	}
 	g.LagP50us = lagMerged.ValueAtQuantile(50)
+	g.LagP95us = lagMerged.ValueAtQuantile(95)
 	g.LagP99us = lagMerged.ValueAtQuantile(99)
 	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
