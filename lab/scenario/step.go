@@ -43,14 +43,14 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	}
 	s := u.spec.Scenario
 	base := gen.Config{
-		URL:          s.Path,
+		URL:          targetURL(s),
 		Connections:  s.Connections,
 		Timeout:      u.r.Plan.Timeout.D(),
 		Rate:         rate,
 		NewConn:      s.Kind == plan.KindHandshake,
 		HTTP3:        s.Kind == plan.KindH3,
 		HTTP2:        s.Kind == plan.KindKeepaliveH2,
-		VerifySHA256: verifyDigest(s),
+		VerifySHA256: verifyDigest(s, u.px.Profile()),
 	}
 	if rate > 0 {
 		base.PacingTolerance = s.Eff.PacingTolerance.D()
@@ -80,6 +80,12 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	if berr == nil {
 		st.BackendReqsBefore = before.Requests
 	}
+	nc, _ := u.env.(NetCounters)
+	var extBefore map[string]uint64
+	if nc != nil {
+		st.Sysctls = u.readSysctls(nc)
+		extBefore, _ = nc.TCPExt()
+	}
 	w := u.px.Watch(watchEvery)
 	life := u.watchLife()
 	genStart := time.Now()
@@ -87,6 +93,11 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	samples := w.Stop()
 	life.stop(st, genStart, res)
 	after, aerr := u.env.BackendStats()
+	if nc != nil {
+		if extAfter, err := nc.TCPExt(); err == nil {
+			st.TCPExt = results.TCPExtDelta(extBefore, extAfter)
+		}
+	}
 
 	st.Proxy = results.FromWatch(samples)
 	st.ProxySum = results.Summarize(st.Proxy, base.Warmup.Seconds())
@@ -223,4 +234,18 @@ func stepDetail(r *gen.Result, st *results.Step) string {
 		s += fmt.Sprintf(", TIME_WAIT up to %d", st.ProxySum.TimeWaitMax)
 	}
 	return s
+}
+
+// readSysctls reads back the scenario's kernel settings in the proxy's
+// namespace; a failed read is said on the progress line and records none.
+func (u *unitRun) readSysctls(nc NetCounters) map[string]string {
+	if len(u.spec.Scenario.Sysctls) == 0 {
+		return nil
+	}
+	m, err := nc.Sysctls()
+	if err != nil {
+		u.r.prog.printf("    note: cannot read back the sysctls: %v", err)
+		return nil
+	}
+	return m
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/session"
 )
 
 // unitRun is one unit in progress.
@@ -128,6 +129,16 @@ func (u *unitRun) body(ctx context.Context) error {
 	}
 }
 
+// targetURL is what the generator requests: the scenario's path, over
+// plain HTTP with scheme http (GenConfig puts in the server's address and
+// port for the scheme).
+func targetURL(s *plan.Scenario) string {
+	if s.Scheme == plan.SchemeHTTP {
+		return "http://" + session.DefaultServerName + s.Path
+	}
+	return s.Path
+}
+
 // searchConfig is the scenario's search settings.
 func searchConfig(s *plan.Scenario) search.Config {
 	e := s.Eff.Search
@@ -241,9 +252,10 @@ func (u *unitRun) stopProxy() {
 }
 
 // verifyDigest is the SHA-256 every body of path must have, for the
-// scenarios that check bodies (the 1 MiB file); nil otherwise.
-func verifyDigest(s *plan.Scenario) []byte {
-	if s.Kind != plan.KindFile {
+// scenarios that check bodies (the 1 MiB file); nil otherwise, and for a
+// server that answers a fixed body instead of files (caddy-respond).
+func verifyDigest(s *plan.Scenario, prof proxy.Profile) []byte {
+	if s.Kind != plan.KindFile || !prof.ServesFiles() {
 		return nil
 	}
 	body := backend.Body(s.Path)

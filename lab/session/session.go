@@ -99,6 +99,9 @@ func (e *Session) open(ctx context.Context) error {
 		}
 		e.cg = m
 		e.j.Add("remove cgroups", m.Cleanup)
+		if (o.ServerQuota > 0 || o.BackendQuota > 0) && !m.CanQuota() {
+			return fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (cgroup %s): mount or delegate it, or drop the quota", m.Version())
+		}
 	}
 	// After the cgroups: on v2 the manager may move this process into a
 	// leaf of its own, which it can only do while it is alone in its
@@ -120,6 +123,9 @@ func (e *Session) newLab() error {
 	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, e.o.ExtraGenAddrs)
 	if err != nil {
 		return err
+	}
+	if err := e.applySysctls(l); err != nil {
+		return errors.Join(err, l.Close())
 	}
 	e.mu.Lock()
 	e.lab = l
