@@ -30,6 +30,9 @@ type row struct {
 	headroom string // the generator's headroom: ceiling over rate, and its loops' busy+starved share
 	atCeil   bool   // the search stopped at the generator's ceiling
 	marks    []mark // why the row is not an ordinary measurement (rank.go)
+
+	limitedBy  string // the part that limited it (limits.go)
+	limitedWhy string
 }
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
@@ -248,6 +251,9 @@ func rowsOf(f *results.File, u *results.Unit) []row {
 		if r, ok := closedRow(f, u); ok {
 			rows = []row{r}
 		}
+	}
+	for i := range rows {
+		limitRow(&rows[i])
 	}
 	markRows(rows)
 	return rows

@@ -92,6 +92,7 @@ func (u *unitRun) body(ctx context.Context) error {
 	switch s.Method {
 	case plan.MethodSearch:
 		cfg := searchConfig(s)
+		atCeiling := false // the search's max is the generator's ceiling
 		if u.start == nil {
 			c, err := u.ceiling(ctx)
 			if err != nil {
@@ -100,7 +101,7 @@ func (u *unitRun) body(ctx context.Context) error {
 			if rate, byGen := c.CeilingRate(); byGen && rate < cfg.Max {
 				// Above the generator's own limit a step measures the
 				// generator: the search stops there ("≥ ceiling").
-				cfg.Max = rate
+				cfg.Max, atCeiling = rate, true
 				cfg.Start = min(cfg.Start, cfg.Max)
 				cfg.Min = min(cfg.Min, cfg.Start)
 			}
@@ -117,7 +118,15 @@ func (u *unitRun) body(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		return u.r.Store.Update(func(*results.File) { u.rec.Search = &res })
+		return u.r.Store.Update(func(*results.File) {
+			u.rec.Search = &res
+			switch st := searchLimit(u.rec.Steps, res); {
+			case st != nil:
+				u.rec.LimitedBy, u.rec.LimitedWhy = st.LimitedBy, st.LimitedWhy
+			case res.Capped && atCeiling:
+				u.rec.LimitedBy, u.rec.LimitedWhy = results.LimitGenerator, "the search stopped at the generator's ceiling on this machine ("+rateWords(cfg.Max)+")"
+			}
+		})
 	case plan.MethodFixed:
 		for _, rate := range s.Rates {
 			if err := u.runs(ctx, rate); err != nil {
