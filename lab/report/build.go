@@ -262,7 +262,7 @@ func sectionCharts(f *results.File, sec *Section) error {
 		for _, r := range sec.rows {
 			if !seen[r.unit] {
 				seen[r.unit] = true
-				ss = append(ss, searchSeries{label: r.label(withKey), steps: r.unit.Steps})
+				ss = append(ss, searchSeries{label: r.label(withKey), steps: rowSearchSteps(r.unit)})
 			}
 		}
 		add(searchCharts(sec.Scenario, chartFile(sec.Scenario, "search"), ss))

@@ -48,6 +48,31 @@ func (u *unitRun) limitStep(st *results.Step) {
 	st.LimitedBy, st.LimitedWhy = results.LimitOf(st, u.capacity())
 }
 
+// limitSearch records which part limited the unit's search (the median
+// one with several): its first failed step above the rate found, or the
+// generator when the search stopped at the generator's ceiling (max).
+func (u *unitRun) limitSearch(atCeiling bool, max float64) {
+	res := u.rec.Search
+	if res == nil {
+		return
+	}
+	steps := u.rec.Steps
+	if u.rec.SearchRun > 0 {
+		steps = nil
+		for _, st := range u.rec.Steps {
+			if st.Run == u.rec.SearchRun {
+				steps = append(steps, st)
+			}
+		}
+	}
+	switch st := searchLimit(steps, *res); {
+	case st != nil:
+		u.rec.LimitedBy, u.rec.LimitedWhy = st.LimitedBy, st.LimitedWhy
+	case res.Capped && atCeiling:
+		u.rec.LimitedBy, u.rec.LimitedWhy = results.LimitGenerator, "the search stopped at the generator's ceiling on this machine ("+rateWords(max)+")"
+	}
+}
+
 // searchLimit is the step a search's row is judged by: the first failed
 // step above the rate found (the lowest such rate, first in time among
 // equals), or nil when none failed above it.
