@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -45,6 +46,9 @@ func LimitOf(st *Step, c Capacity) (limit, why string) {
 		return LimitGenerator, "the generator's self-check: " + res.Generator.Reason
 	}
 	ports := c.Ports
+	if n := portRangeSize(st.Sysctls["net.ipv4.ip_local_port_range"]); n > 0 {
+		ports = n // the range the scenario set in the proxy's namespace
+	}
 	var portWhy []string
 	if st.ProxyAddrErrors > 0 {
 		portWhy = append(portWhy, fmt.Sprintf("the proxy logged %d \"Cannot assign requested address\" lines", st.ProxyAddrErrors))
@@ -75,8 +79,29 @@ func saturated(part string, sum ProxySummary, cpus int) (bool, string) {
 		return false, ""
 	}
 	capCores, what := float64(cpus), fmt.Sprintf("%d CPU(s)", cpus)
+	if q := sum.CPUQuota; q > 0 && (cpus <= 0 || q < capCores) {
+		capCores, what = q, fmt.Sprintf("a quota of %.2f CPU", q)
+	}
+	if sh := sum.ThrottledShare(); sh >= ThrottledShare {
+		return true, fmt.Sprintf("the %s was throttled in %d of %d quota periods (%.0f%%)", part, sum.NrThrottled, sum.NrPeriods, 100*sh)
+	}
 	if capCores > 0 && sum.CPUAvg >= SaturatedShare*capCores {
 		return true, fmt.Sprintf("the %s used %.2f cores on average of %s (%.0f%%)", part, sum.CPUAvg, what, 100*sum.CPUAvg/capCores)
 	}
 	return false, ""
+}
+
+// portRangeSize is the size of an ip_local_port_range value "32768 60999"
+// (0 if it does not parse).
+func portRangeSize(v string) int {
+	f := strings.Fields(v)
+	if len(f) != 2 {
+		return 0
+	}
+	lo, err1 := strconv.Atoi(f[0])
+	hi, err2 := strconv.Atoi(f[1])
+	if err1 != nil || err2 != nil || hi < lo {
+		return 0
+	}
+	return hi - lo + 1
 }

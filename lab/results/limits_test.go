@@ -32,6 +32,14 @@ func TestLimitOf(t *testing.T) {
 			st.ProxyAddrErrors, st.BackendSum.CPUAvg = 1, 2
 		}},
 		{"no backend samples", LimitNone, "", func(st *Step) { st.BackendSum = ProxySummary{CPUAvg: 5} }},
+		{"backend at its quota", LimitBackend, "the backend used 0.48 cores on average of a quota of 0.50 CPU (96%)", func(st *Step) { st.BackendSum.CPUAvg, st.BackendSum.CPUQuota = 0.48, 0.5 }},
+		{"proxy throttled", LimitProxy, "the proxy was throttled in 30 of 100 quota periods (30%)", func(st *Step) {
+			st.ProxySum.CPUAvg, st.ProxySum.CPUQuota, st.ProxySum.NrPeriods, st.ProxySum.NrThrottled = 0.6, 1, 100, 30
+		}},
+		{"proxy quota not reached", LimitNone, "", func(st *Step) { st.ProxySum.CPUQuota, st.ProxySum.NrPeriods, st.ProxySum.NrThrottled = 1, 100, 5 }},
+		{"the scenario's port range", LimitPorts, "reached 900 of the 1000-port range", func(st *Step) {
+			st.ProxySum.TimeWaitMax, st.Sysctls = 900, map[string]string{"net.ipv4.ip_local_port_range": "60000 60999"}
+		}},
 	} {
 		got, why := LimitOf(step(tc.mod), c)
 		if got != tc.want || !strings.Contains(why, tc.why) {

@@ -43,6 +43,8 @@ func (l *labEnv) Close() error                         { return l.e.Close() }
 func (l *labEnv) WatchBackend(every time.Duration) *watch.Watcher {
 	return l.e.WatchBackend(every)
 }
+func (l *labEnv) Sysctls() (map[string]string, error) { return l.e.Sysctls() }
+func (l *labEnv) TCPExt() (map[string]uint64, error)  { return l.e.TCPExt() }
 func (l *labEnv) Renew(ctx context.Context) (time.Duration, error) {
 	return l.e.Renew(ctx)
 }
@@ -93,5 +95,6 @@ func (p *labProxy) ErrorSamples() map[string]string {
 var (
 	_ Session        = (*labEnv)(nil)
 	_ BackendWatcher = (*labEnv)(nil)
+	_ NetCounters    = (*labEnv)(nil)
 	_ Proxy          = (*labProxy)(nil)
 )
