@@ -23,7 +23,9 @@ type mark struct {
 type markRule func(r *row) (mark, bool)
 
 // markRules are applied in order; a row may carry several marks.
-var markRules = []markRule{generatorLimited, proxyDied, backendDied}
+// A died proxy or backend comes first: that is what the row's note says
+// when it also carries another mark.
+var markRules = []markRule{proxyDied, backendDied, generatorLimited, backendCapped}
 
 // generatorLimited marks rows where the generator's self-check reported
 // itself as the bottleneck: the number is the generator's, not the proxy's.

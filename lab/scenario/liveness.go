@@ -22,7 +22,7 @@ type ExitWatching interface {
 // BackendWatching is implemented by a Session whose backend can be watched
 // the same way (lab/session.Session).
 type BackendWatching interface {
-	WatchBackend() *watch.ExitWatcher
+	WatchBackendExit() *watch.ExitWatcher
 	RestartBackend(ctx context.Context) error
 }
 
@@ -46,7 +46,7 @@ func (u *unitRun) watchLife() lifeWatch {
 		lw.proxy = px.WatchExit()
 	}
 	if be, ok := u.env.(BackendWatching); ok {
-		lw.backend = be.WatchBackend()
+		lw.backend = be.WatchBackendExit()
 	}
 	return lw
 }
@@ -131,3 +131,12 @@ func diedReason(st *results.Step) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// The real session's backend watch (lab/session).
+func (l *labEnv) WatchBackendExit() *watch.ExitWatcher     { return l.e.WatchBackendExit() }
+func (l *labEnv) RestartBackend(ctx context.Context) error { return l.e.RestartBackend(ctx) }
+
+var (
+	_ BackendWatching = (*labEnv)(nil)
+	_ ExitWatching    = (*labProxy)(nil)
+)

@@ -41,8 +41,8 @@ func (p *Proxy) Relaunch(ctx context.Context) error {
 	return nil
 }
 
-// WatchBackend watches the running backend like Proxy.WatchExit.
-func (e *Session) WatchBackend() *watch.ExitWatcher {
+// WatchBackendExit watches the running backend like Proxy.WatchExit.
+func (e *Session) WatchBackendExit() *watch.ExitWatcher {
 	e.mu.Lock()
 	b := e.backend
 	e.mu.Unlock()
