@@ -28,8 +28,9 @@ func faultPlan(t *testing.T, dir string, profiles, mem string, conns int, dur st
 	return p
 }
 
-// proxyPids lists the processes in the lab's proxy cgroups (v1 memory
-// hierarchy: loadlab-<pid>/<profile>-...), and which group they are in.
+// proxyPids lists the processes in the first non-empty cgroup of the run
+// whose name starts with profile- (v1 memory hierarchy:
+// loadlab-<pid>/<profile>-...: a proxy, or "backend"), and its name.
 func proxyPids(t *testing.T, labPid int, profile string) (string, []int) {
 	t.Helper()
 	for _, d := range runCgroupDirs(t, labPid) {
@@ -142,6 +143,57 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 	for _, l := range strings.Split(report, "\n") {
 		if strings.Contains(l, "nginx-keepalive128") && (strings.HasPrefix(l, "| ") || strings.HasPrefix(l, "- ")) {
 			t.Logf("%s", l)
+		}
+	}
+}
+
+// The backend (loadlab serve) SIGKILLed mid-step: backend_exit on the
+// step, the backend started again, the row marked "backend died".
+func TestLabRunBackendKilledMidStep(t *testing.T) {
+	needNginxRoot(t)
+	dir := worldDir(t)
+	out := filepath.Join(dir, "out")
+	planFile := faultPlan(t, dir, "nginx-keepalive128", "2GiB", 50, "10s")
+	cmd := cliCommand(t, "lab", "run", "--plan", planFile, "--out", out, "-q")
+	progress, done := startUntil(t, cmd, "run closed loop for")
+	defer func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill()
+			<-done
+		}
+	}()
+	time.Sleep(3 * time.Second)
+	group, pids := proxyPids(t, cmd.Process.Pid, "backend")
+	if len(pids) == 0 {
+		t.Fatalf("no backend in the run's cgroups (%q)\n%s", group, progress.text())
+	}
+	for _, p := range pids {
+		_ = syscall.Kill(p, syscall.SIGKILL)
+	}
+	select {
+	case <-done:
+	case <-time.After(120 * time.Second):
+		t.Fatalf("no exit within 120 s of the kill:\n%s", progress.text())
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, progress.text())
+	}
+	f, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := f.Units[0].Steps[0]
+	x := st.BackendExit
+	if x == nil || x.Signal != "SIGKILL" || !x.Restarted || x.T < 1 || x.T > 9 || st.ProxyExit != nil {
+		t.Fatalf("backend_exit %+v, proxy_exit %+v\n%s", x, st.ProxyExit, progress.text())
+	}
+	if !strings.Contains(progress.text(), "restarted the backend for the next step") {
+		t.Errorf("progress does not say the backend restarted:\n%s", progress.text())
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "report.md"))
+	for _, want := range []string{"| nginx-keepalive128 ✗ |", "the backend was killed by SIGKILL at t="} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
 }
