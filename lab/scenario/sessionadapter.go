@@ -39,6 +39,8 @@ func (l *labEnv) Net() string                          { return l.e.Net() }
 func (l *labEnv) BackendStats() (backend.Stats, error) { return l.e.BackendStats() }
 func (l *labEnv) TimeWait(role string) (int, error)    { return l.e.TimeWait(role) }
 func (l *labEnv) Close() error                         { return l.e.Close() }
+func (l *labEnv) Sysctls() (map[string]string, error)  { return l.e.Sysctls() }
+func (l *labEnv) TCPExt() (map[string]uint64, error)   { return l.e.TCPExt() }
 func (l *labEnv) Renew(ctx context.Context) (time.Duration, error) {
 	return l.e.Renew(ctx)
 }
@@ -87,6 +89,7 @@ func (p *labProxy) ErrorSamples() map[string]string {
 }
 
 var (
-	_ Session = (*labEnv)(nil)
-	_ Proxy   = (*labProxy)(nil)
+	_ Session     = (*labEnv)(nil)
+	_ NetCounters = (*labEnv)(nil)
+	_ Proxy       = (*labProxy)(nil)
 )

@@ -72,7 +72,7 @@ func (e *Session) launchBackend(ctx context.Context) error {
 	b.group = nil
 	cpus := e.plan.Backend.String()
 	if e.cg != nil {
-		if b.group, err = e.cg.Create(name, cgroup.Limits{CPUs: cpus}); err != nil {
+		if b.group, err = e.cg.Create(name, cgroup.Limits{CPUs: cpus, CPUQuota: e.o.BackendQuota}); err != nil {
 			return err
 		}
 	}

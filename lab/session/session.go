@@ -95,6 +95,9 @@ func (e *Session) open(ctx context.Context) error {
 		}
 		e.cg = m
 		e.j.Add("remove cgroups", m.Cleanup)
+		if (o.ServerQuota > 0 || o.BackendQuota > 0) && !m.CanQuota() {
+			return fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (cgroup %s): mount or delegate it, or drop the quota", m.Version())
+		}
 	}
 	e.logPlan()
 	if err := makeRunDir(o.Dir, e.user); err != nil {
@@ -112,6 +115,9 @@ func (e *Session) newLab() error {
 	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, e.o.ExtraGenAddrs)
 	if err != nil {
 		return err
+	}
+	if err := e.applySysctls(l); err != nil {
+		return errors.Join(err, l.Close())
 	}
 	e.mu.Lock()
 	e.lab = l
