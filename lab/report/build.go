@@ -250,6 +250,9 @@ func sectionCharts(f *results.File, sec *Section) error {
 			continue
 		}
 		label := r.marked(withKey)
+		if c := lagCaveat(r); c != "" {
+			label += " (" + c + ")"
+		}
 		spec = append(spec, spectrumSeries{label: label, pts: r.step.Spectrum, count: r.step.Result.Requests})
 	}
 	title := sec.Scenario + ": latency by percentile"

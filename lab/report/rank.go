@@ -23,7 +23,7 @@ type mark struct {
 type markRule func(r *row) (mark, bool)
 
 // markRules are applied in order; a row may carry several marks.
-var markRules = []markRule{generatorLimited}
+var markRules = []markRule{generatorLimited, backendCapped}
 
 // generatorLimited marks rows where the generator's self-check reported
 // itself as the bottleneck: the number is the generator's, not the proxy's.

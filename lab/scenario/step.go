@@ -86,7 +86,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		st.Sysctls = u.readSysctls(nc)
 		extBefore, _ = nc.TCPExt()
 	}
+	addr0 := u.addrErrors()
 	w := u.px.Watch(watchEvery)
+	bw := u.watchBackend()
 	res, err := u.r.Gen(ctx, cfg)
 	samples := w.Stop()
 	after, aerr := u.env.BackendStats()
@@ -98,6 +100,13 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 
 	st.Proxy = results.FromWatch(samples)
 	st.ProxySum = results.Summarize(st.Proxy, base.Warmup.Seconds())
+	if bw != nil {
+		st.BackendSamples = results.FromWatch(bw.Stop())
+		st.BackendSum = results.Summarize(st.BackendSamples, base.Warmup.Seconds())
+	}
+	if addr1 := u.addrErrors(); addr0 >= 0 && addr1 > addr0 {
+		st.ProxyAddrErrors = addr1 - addr0
+	}
 	if berr == nil && aerr == nil && after.Accepted >= before.Accepted && after.Requests >= before.Requests {
 		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Valid: true}
 	}
@@ -121,6 +130,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	st.Interrupted = res.Interrupted
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
+	u.limitStep(st)
 	if serr := u.record(st); serr != nil {
 		return o, serr
 	}

@@ -93,6 +93,7 @@ func (u *unitRun) body(ctx context.Context) error {
 	switch s.Method {
 	case plan.MethodSearch:
 		cfg := searchConfig(s)
+		atCeiling := false // the search's max is the generator's ceiling
 		if u.start == nil {
 			c, err := u.ceiling(ctx)
 			if err != nil {
@@ -101,7 +102,7 @@ func (u *unitRun) body(ctx context.Context) error {
 			if rate, byGen := c.CeilingRate(); byGen && rate < cfg.Max {
 				// Above the generator's own limit a step measures the
 				// generator: the search stops there ("≥ ceiling").
-				cfg.Max = rate
+				cfg.Max, atCeiling = rate, true
 				cfg.Start = min(cfg.Start, cfg.Max)
 				cfg.Min = min(cfg.Min, cfg.Start)
 			}
@@ -114,7 +115,10 @@ func (u *unitRun) body(ctx context.Context) error {
 				return err
 			}
 		}
-		return u.searches(ctx, cfg)
+		if err := u.searches(ctx, cfg); err != nil {
+			return err
+		}
+		return u.r.Store.Update(func(*results.File) { u.limitSearch(atCeiling, cfg.Max) })
 	case plan.MethodFixed:
 		for _, rate := range s.Rates {
 			if err := u.runs(ctx, rate); err != nil {
