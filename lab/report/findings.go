@@ -50,6 +50,7 @@ func findings(f *results.File) []string {
 	out = append(out, workFailCycles(f)...)
 	out = append(out, connChurn(f, explained)...)
 	out = append(out, poolLeak(f, explained)...)
+	out = append(out, fileFindings(f)...)
 	out = append(out, keyCosts(f)...)
 	out = append(out, searchShapes(f)...)
 	out = append(out, scaling(f)...)
