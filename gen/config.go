@@ -85,6 +85,15 @@ type Config struct {
 	// Thresholds are checked on the result at the end of the run
 	// (Result.Thresholds; see threshold.go).
 	Thresholds []Threshold
+	// Stages, if set, ramp the open-loop rate (stages.go) instead of Rate,
+	// which must then be 0; Duration is their sum (Defaults sets it).
+	Stages []Stage
+	// Targets, if set, are the requests of the run, sent round-robin or by
+	// TargetWeights (targets.go); URL is then the first target's (or
+	// empty), Method is each target's own, Headers go with every target,
+	// Body with those that have none.
+	Targets       []Request
+	TargetWeights []int
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
@@ -92,9 +101,12 @@ type Config struct {
 	// per second, corrected latency in microseconds).
 	HdrLog io.Writer
 
-	// Set by Validate: the URL and the headers, parsed once for the engines.
+	// Set by Validate: the URL and the headers, parsed once for the engines;
+	// the requests (one, or one per target) and the weighted target table.
 	target  Target
 	headers []Header
+	reqs    []reqSpec
+	pick    []int32
 }
 
 // Header is one request header line, split once.
@@ -242,7 +254,11 @@ func (c *Config) Defaults() {
 // and the headers once for the engines. Errors are UsageErrors with one line
 // that says what is wrong and what to do.
 func (c *Config) Validate() error {
-	t, err := ParseTarget(c.URL)
+	raw := c.URL
+	if raw == "" && len(c.Targets) > 0 {
+		raw = c.Targets[0].URL
+	}
+	t, err := ParseTarget(raw)
 	if err != nil {
 		return err
 	}
@@ -250,14 +266,11 @@ func (c *Config) Validate() error {
 	if c.Method == "" || strings.ContainsAny(c.Method, " \r\n\t") {
 		return fieldErr("Method", "bad method %q: use a token such as GET or POST", c.Method)
 	}
-	c.headers = c.headers[:0]
-	for _, h := range c.Headers {
-		name, val, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(name, " \t") {
-			return fieldErr("Headers", "bad header %q: use \"Name: value\"", h)
-		}
-		c.headers = append(c.headers, Header{Name: name, Value: strings.TrimSpace(val)})
+	if c.headers, err = parseHeaders(c.Headers); err != nil {
+		return err
+	}
+	if err := c.validateTargets(); err != nil {
+		return err
 	}
 	if c.Connections < 1 {
 		return fieldErr("Connections", "must be at least 1 (got %d)", c.Connections)
