@@ -8,25 +8,53 @@ import (
 
 // The generator's account of its own CPUs over the measured window.
 //
-// busy is the time a loop's thread ran on its CPU. starved is the time it
-// could not run although its CPU was meant for it: runnable but waiting on
-// the run queue (another task had the CPU: a competing process, the
-// generator's own aggregator, GC or TIME_WAIT scan when they land on that
-// CPU), plus the CPU's softirq time (network receive processing the kernel
-// accounts apart from tasks) and steal (the hypervisor ran someone else).
-// busy + starved near 1 means the loop had no time to spare: whatever it
-// measured, it may have shaped.
+// Wall time splits three ways, disjoint, adding up to 1:
+//
+//   - busy: the loop's thread ran on its CPU (its own CPU time; on kernels
+//     without IRQ time accounting that includes the softirqs that ran in
+//     its context, such as loopback delivery of what it sent).
+//   - starved: it was runnable but not running although its CPU was meant
+//     for it: waiting on the run queue while another task, a softirq or the
+//     hypervisor had the CPU (a competing process, the generator's own
+//     aggregator, GC or TIME_WAIT scan on that CPU). From schedstat's
+//     run_delay, which counts exactly that.
+//   - idle: the thread slept: it had nothing to do.
+//
+// The CPU's softirq and steal time (/proc/stat) are kept beside them as
+// context, not added: when the loop wanted to run, they are already in
+// starved (or busy); when it slept, they cost it nothing. Adding them
+// counted the same time twice (busy 42% + starved 79% in a closed loop on
+// both CPUs). busy + starved near 1 means the loop had no time to spare:
+// whatever it measured, it may have shaped.
 
 // cpuShare is a loop's (or a CPU's) account as fractions of wall time.
 type cpuShare struct {
 	busy    float64
 	wait    float64 // runnable, not running
-	softirq float64
-	steal   float64
+	softirq float64 // the CPU's, context only (see above)
+	steal   float64 // the CPU's, context only
 	cpuS    float64 // CPU seconds used
 }
 
-func (s cpuShare) starved() float64 { return s.wait + s.softirq + s.steal }
+// split returns busy, starved and idle: disjoint and adding up to 1. Reads
+// taken a moment apart can make busy + wait exceed the wall time by a
+// little (or, for a CPU's threads, several waiting at once, by a lot):
+// busy is capped at 1 and starved at what busy leaves.
+func (s cpuShare) split() (busy, starved, idle float64) {
+	busy = min(max(s.busy, 0), 1)
+	starved = min(max(s.wait, 0), 1-busy)
+	return busy, starved, 1 - busy - starved
+}
+
+func (s cpuShare) starved() float64 {
+	_, st, _ := s.split()
+	return st
+}
+
+func (s cpuShare) idle() float64 {
+	_, _, id := s.split()
+	return id
+}
 
 // threadAccount samples one pinned loop thread at the start and the end of
 // the measured window. begin and end must run on the loop's own thread.
@@ -93,7 +121,8 @@ func (a *threadAccount) share() cpuShare {
 // the process periodically and attributes each thread's run and wait time
 // since the previous sample to the CPU it is on now; each CPU of the run is
 // then judged on its own (one saturated CPU of four is not an average of
-// 25%). Softirq and steal come from /proc/stat per CPU.
+// 25%); threads waiting at once on one CPU count once (split). Softirq and
+// steal (context) come from /proc/stat per CPU.
 type processAccount struct {
 	cpus  pin.CPUSet
 	every time.Duration

@@ -197,3 +197,11 @@ func (a *aggregator) logInterval(t int, acc *secondAcc) {
 	start := float64(a.r.start.Add(time.Duration(t)*time.Second).UnixMilli()-a.log.BaseTime()) / 1000
 	fmt.Fprintf(a.r.cfg.HdrLog, "%.3f,%.3f,%.3f,%s\n", start, float64(acc.dur)/1e9, float64(acc.hist.Max())/hlogMaxRatio, payload)
 }
+
+// secondMergeable returns the wall-clock key and the encoded histogram of
+// second t of the run.
+func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) SecondMergeable {
+	s := SecondMergeable{AtMs: a.r.start.Add(time.Duration(t) * time.Second).UnixMilli()}
+	s.Hist, _ = EncodeHist(h) // cannot fail on a histogram the aggregator built
+	return s
+}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/pin"
+	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
 )
 
@@ -331,4 +335,198 @@ func (c *Config) Validate() error {
 		return err
 	}
 	return c.validateTLS()
+}
+
+// validateH2 checks the options that HTTP/2 adds or that only make sense
+// with it. Streams 0 is left for Defaults (DefaultStreams, 1 with NewConn).
+func (c *Config) validateH2() error {
+	if !c.HTTP2 {
+		if c.Streams != 0 {
+			return fieldErr("Streams", "is HTTP/2's streams per connection: add {HTTP2}, or drop it")
+		}
+		return nil
+	}
+	if c.HTTP3 {
+		return fieldErr("HTTP2", "and {HTTP3} exclude each other: pick one protocol")
+	}
+	if c.Streams < 0 || c.Streams > h2.MaxStreamsLimit {
+		return fieldErr("Streams", "must be between 1 and %d (got %d)", h2.MaxStreamsLimit, c.Streams)
+	}
+	if c.NewConn && c.Streams > 1 {
+		return fieldErr("Streams", "%d with {NewConn}: a new connection per request carries one stream; drop {Streams} or {NewConn}", c.Streams)
+	}
+	return nil
+}
+
+// alpn is what the TLS handshake offers: h2 alone with HTTP2 (a server
+// that answers with another protocol, or none, fails the connection as a
+// tls error), else http/1.1.
+func (c *Config) alpn() string {
+	if c.HTTP2 {
+		return "h2"
+	}
+	return "http/1.1"
+}
+
+// validateH3 checks the options that HTTP/3 changes or that only make sense
+// with it.
+func (c *Config) validateH3() error {
+	t := c.TLS
+	if t.ZeroRTT && !c.HTTP3 {
+		return fieldErr("TLS.ZeroRTT", "works only with {HTTP3} (TCP+TLS here never sends early data)")
+	}
+	if t.ZeroRTT && !t.Resume {
+		return fieldErr("TLS.ZeroRTT", "needs {TLS.Resume}: early data rides on a resumed TLS session")
+	}
+	if !c.HTTP3 {
+		return nil
+	}
+	if c.target.Scheme != "https" {
+		return fieldErr("HTTP3", "needs an https:// URL (got %s)", c.URL)
+	}
+	if t.Version == "1.2" {
+		return fieldErr("HTTP3", "runs on TLS 1.3 only (QUIC has no TLS 1.2): drop {TLS.Version} 1.2")
+	}
+	if t.ClientHello != "" && t.ClientHello != "go" {
+		return fieldErr("TLS.ClientHello", "%s is TCP-only: QUIC handshakes use Go's crypto/tls; drop it with {HTTP3}", t.ClientHello)
+	}
+	if c.Close == CloseRST {
+		return fieldErr("Close", "rst is a TCP option; HTTP/3 connections end with a QUIC CONNECTION_CLOSE: drop it with {HTTP3}")
+	}
+	return nil
+}
+
+func (c *Config) openLoop() bool { return c.Rate > 0 }
+
+// validateStart checks the shard and the start time. A start time already
+// past by more than the tolerance is refused here, before any work: the
+// run would not be synchronised with its other shards.
+func (c *Config) validateStart(now time.Time) error {
+	if err := c.Shard.validate(); err != nil {
+		return err
+	}
+	if n := c.Shard.count(); n > 1 && c.Connections < n {
+		return fieldErr("Connections", "%d connections cannot be split over %d shards: every shard needs at least one", c.Connections, n)
+	}
+	if n := c.Shard.count(); n > 1 && c.Requests > 0 && c.Requests < n {
+		return fieldErr("Requests", "%d requests cannot be split over %d shards: every shard needs at least one", c.Requests, n)
+	}
+	if c.StartTolerance < 0 {
+		return fieldErr("StartTolerance", "must be >= 0 (got %v)", c.StartTolerance)
+	}
+	if c.StartAt.IsZero() {
+		return nil
+	}
+	tol := c.startTolerance()
+	switch ahead := c.StartAt.Sub(now); {
+	case ahead < -tol:
+		return fieldErr("StartAt", "%s is %v in the past (tolerance %v): give a time far enough ahead for every shard to be ready",
+			c.StartAt.UTC().Format(time.RFC3339Nano), (-ahead).Round(time.Millisecond), tol)
+	case ahead > maxStartAhead:
+		return fieldErr("StartAt", "%s is %v ahead, more than %v: check the date and time zone",
+			c.StartAt.UTC().Format(time.RFC3339Nano), ahead.Round(time.Second), maxStartAhead)
+	}
+	return nil
+}
+
+func (c *Config) startTolerance() time.Duration {
+	if c.StartTolerance == 0 {
+		return DefaultStartTolerance
+	}
+	return c.StartTolerance
+}
+
+// shardConnections is this shard's part of Config.Connections.
+func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
+
+// shardRate is this shard's part of Config.Rate, requests/s.
+func (c *Config) shardRate() float64 { return c.Rate / float64(c.Shard.count()) }
+
+// curveNames maps --curves names to Go's group IDs.
+var curveNames = map[string]tls.CurveID{
+	"x25519":         tls.X25519,
+	"p256":           tls.CurveP256,
+	"p384":           tls.CurveP384,
+	"p521":           tls.CurveP521,
+	"x25519mlkem768": tls.X25519MLKEM768,
+}
+
+// helloPresets maps --client-hello names to uTLS ClientHello presets.
+var helloPresets = map[string]utls.ClientHelloID{
+	"chrome":  utls.HelloChrome_Auto,
+	"firefox": utls.HelloFirefox_Auto,
+}
+
+func (c *Config) validateTLS() error {
+	t := c.TLS
+	if t.Version != "1.2" && t.Version != "1.3" {
+		return fieldErr("TLS.Version", "bad version %q: use 1.2 or 1.3", t.Version)
+	}
+	for _, name := range t.Curves {
+		if _, ok := curveNames[strings.ToLower(name)]; !ok {
+			return fieldErr("TLS.Curves", "unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
+		}
+	}
+	if _, ok := helloPresets[t.ClientHello]; !ok && t.ClientHello != "go" {
+		return fieldErr("TLS.ClientHello", "unknown %q: use go, chrome or firefox", t.ClientHello)
+	}
+	if t.CAFile != "" {
+		if _, err := os.ReadFile(t.CAFile); err != nil {
+			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, unwrapPathError(err))
+		}
+	}
+	for _, name := range t.Ciphers {
+		if tls13.SuiteByName(strings.ToLower(name)) == nil && tls13.SuiteByName(name) == nil {
+			return fieldErr("TLS.Ciphers", "unknown cipher suite %q: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
+		}
+	}
+	_, _, err := c.leanEngine()
+	return err
+}
+
+// leanEngine decides whether handshakes use package tls13 (lean) or
+// crypto/tls and uTLS. why says, when lean does not apply, what prevents
+// it (for the result's notes).
+func (c *Config) leanEngine() (lean bool, why string, err error) {
+	t := c.TLS
+	switch t.Engine {
+	case "", "auto", "lean", "std":
+	default:
+		return false, "", fieldErr("TLS.Engine", "unknown %q: use auto, lean or std", t.Engine)
+	}
+	switch {
+	case t.Engine == "std":
+		why = "{TLS.Engine} std"
+	case c.HTTP3:
+		why = "HTTP/3 (quic-go runs TLS)"
+	case t.Version != "1.3":
+		why = "{TLS.Version} " + t.Version
+	case t.ClientHello != "go" && t.ClientHello != "":
+		why = "{TLS.ClientHello} " + t.ClientHello
+	case t.Resume:
+		why = "{TLS.Resume} (session tickets)"
+	default:
+		for _, n := range t.Curves {
+			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
+				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
+				break
+			}
+		}
+	}
+	lean = why == ""
+	if t.Engine == "lean" && !lean {
+		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
+	}
+	if len(t.Ciphers) > 0 && !lean {
+		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
+	}
+	return lean, why, nil
+}
+
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
 }

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"hash"
 
+	"github.com/loadlab/loadlab/gen/h1"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,7 +26,7 @@ type conn struct {
 	reused   bool  // the request went out on a kept-alive connection
 	retried  bool  // it was already resent once (see retryable)
 
-	p    Parser
+	p    h1.Parser
 	sum  hash.Hash // body digest when verifying
 	reqs int       // requests completed on the current socket
 }

@@ -1,9 +1,17 @@
 package gen
 
 import (
+	"context"
+	"crypto/tls"
 	"errors"
 	"io"
+	"strings"
 	"syscall"
+
+	"github.com/loadlab/loadlab/gen/h1"
+	"github.com/quic-go/quic-go"
+	utls "github.com/refraction-networking/utls"
+	"golang.org/x/sys/unix"
 )
 
 // ErrorClass names a kind of failed request. The names are the keys of the
@@ -74,9 +82,9 @@ func classify(err error) ErrorClass {
 	switch {
 	case err == errTimeout:
 		return ErrTimeout
-	case err == errClosedEarly || err == io.ErrUnexpectedEOF:
+	case err == h1.ErrClosedEarly || err == io.ErrUnexpectedEOF:
 		return ErrClosed
-	case isParseError(err):
+	case h1.IsParseError(err):
 		return ErrParse
 	case isTLSError(err):
 		return ErrTLS
@@ -88,12 +96,87 @@ func classify(err error) ErrorClass {
 
 var errBodyMismatch = errors.New("response body does not match the expected SHA-256 digest")
 
-func isParseError(err error) bool {
-	switch err {
-	case errStatusLine, errHeaderLine, errHeaderTooLarge, errContentLength,
-		errChunkSize, errChunkTooLarge, errChunkCRLF, errChunkExt,
-		errTrailingBytes, errSwitching:
-		return true
+// isTLSError reports errors that come from TLS itself (alerts, bad records,
+// certificate verification), as opposed to the socket under it.
+func isTLSError(err error) bool {
+	var ae tls.AlertError
+	var rhe tls.RecordHeaderError
+	var cve *tls.CertificateVerificationError
+	var uae utls.AlertError
+	var urhe utls.RecordHeaderError
+	var ucve *utls.CertificateVerificationError
+	return errors.As(err, &ae) || errors.As(err, &rhe) || errors.As(err, &cve) ||
+		errors.As(err, &uae) || errors.As(err, &urhe) || errors.As(err, &ucve) ||
+		strings.HasPrefix(err.Error(), "tls: ") || strings.HasPrefix(err.Error(), "remote error: tls")
+}
+
+// classifyHandshake maps a handshake's failure to its class: socket errors
+// by errno, the server's FIN as closed, anything else as tls.
+func classifyHandshake(err error) ErrorClass {
+	var errno unix.Errno
+	switch {
+	case errors.As(err, &errno):
+		return classify(errno)
+	case errors.Is(err, io.EOF):
+		return ErrClosed
 	}
-	return false
+	return ErrTLS
+}
+
+var (
+	// errNoHandshake is recorded for dials that got no QUIC handshake in
+	// time: nothing answers on the UDP port, or packets are lost.
+	errNoHandshake = errors.New("no QUIC handshake within the timeout: is an HTTP/3 server listening on that UDP port?")
+	errRunEnded    = errors.New("the run ended during the handshake")
+)
+
+// h3ParseErrors are the texts of http3's errors about a malformed response.
+var h3ParseErrors = []string{
+	"http3: invalid response",
+	"http3: parsing frame failed",
+	"http3: expected first frame to be a HEADERS frame",
+	"http3: HEADERS frame too large",
+	"http3: failed to read response headers",
+	"http3: too many 1xx informational responses",
+	"peer sent too much data",
+}
+
+// classifyH3 maps an HTTP/3 or QUIC error to its class, and returns the
+// error to keep as the class's sample message.
+func classifyH3(err error) (ErrorClass, error) {
+	var (
+		te  *quic.TransportError
+		ae  *quic.ApplicationError
+		se  *quic.StreamError
+		sre *quic.StatelessResetError
+		ite *quic.IdleTimeoutError
+	)
+	switch {
+	case err == errBodyMismatch:
+		return ErrBodyMismatch, err
+	case errors.As(err, &te) && te.ErrorCode.IsCryptoError():
+		// TLS inside QUIC: certificate verification, alerts.
+		return ErrTLS, err
+	case isTLSError(err):
+		return ErrTLS, err
+	case err == errNoHandshake || errors.As(err, &ite):
+		return ErrTimeout, err
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return ErrTimeout, errTimeout
+	case errors.As(err, &sre):
+		return ErrReset, err
+	case errors.As(err, &se) && se.Remote:
+		return ErrReset, err // the server reset the request stream
+	case errors.As(err, &ae) && ae.Remote, errors.As(err, &te) && te.Remote:
+		return ErrClosed, err // the server closed the connection
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return ErrClosed, err
+	}
+	msg := err.Error()
+	for _, p := range h3ParseErrors {
+		if strings.Contains(msg, p) {
+			return ErrParse, err
+		}
+	}
+	return classify(err), err
 }

@@ -429,11 +429,13 @@ func mergeGenerator(out *Result, parts []*part, missing []string) {
 		g.CPUs = append(g.CPUs, sg.CPUs...)
 		g.Busy = append(g.Busy, sg.Busy...)
 		g.Starved = append(g.Starved, sg.Starved...)
+		g.Idle = append(g.Idle, sg.Idle...)
 		g.CPUSeconds = append(g.CPUSeconds, sg.CPUSeconds...)
 		g.Loops += sg.Loops
 		// A quantile of the merged lag is at most the largest of the
 		// shards' (the lag histograms are not in the results).
 		g.LagP50us = max(g.LagP50us, sg.LagP50us)
+		g.LagP95us = max(g.LagP95us, sg.LagP95us)
 		g.LagP99us = max(g.LagP99us, sg.LagP99us)
 		g.LagP999us = max(g.LagP999us, sg.LagP999us)
 		g.LagMaxus = max(g.LagMaxus, sg.LagMaxus)
@@ -443,6 +445,7 @@ func mergeGenerator(out *Result, parts []*part, missing []string) {
 		g.Unfinished += sg.Unfinished
 		g.TimeWaitPeak = max(g.TimeWaitPeak, sg.TimeWaitPeak)
 		g.Unsolicited += sg.Unsolicited
+		g.LagCaveats = append(g.LagCaveats, sg.LagCaveats...)
 		if sg.Bottleneck {
 			g.Bottleneck = true
 			reasons = append(reasons, fmt.Sprintf("shard %d/%d%s: %s", s.Shard.Index, s.Shard.Count, onHost(s.Host), sg.Reason))

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -122,50 +121,4 @@ func DecodeHist(s string) (*hdr.Histogram, error) {
 		return nil, fmt.Errorf("decode histogram: negative total count")
 	}
 	return h, nil
-}
-
-// mergeable fills what makes res mergeable: shard, host, schedule and the
-// encoded histograms, and sets the shard's own share of the rate and the
-// connections (res carries the whole run's from the Config).
-func (r *run) mergeable(res *Result, total *recorder) {
-	cfg := r.cfg
-	n := cfg.Shard.count()
-	if n > 1 {
-		res.Shard = &ShardInfo{Index: cfg.Shard.Index, Count: n}
-	}
-	res.Host = cfg.Host
-	if res.Host == "" {
-		res.Host, _ = os.Hostname()
-	}
-	res.Schedule = &ScheduleInfo{
-		Start: r.start.UTC(), Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
-		Requests: cfg.Requests, Connections: cfg.Connections, Shards: n,
-	}
-	res.RequestedRate = cfg.shardRate()
-	res.Connections = cfg.shardConnections()
-	enc := &EncodedHistograms{}
-	var err error
-	for _, e := range []struct {
-		h   *hdr.Histogram
-		dst *string
-	}{{total.corrected, &enc.Corrected}, {total.corrected2x, &enc.OK}, {total.uncorrected, &enc.Uncorrected}, {total.handshake, &enc.Handshake}} {
-		if e.h == nil || e.h.TotalCount() == 0 && e.dst == &enc.Handshake {
-			continue
-		}
-		if *e.dst, err = EncodeHist(e.h); err != nil {
-			// The library only fails on a histogram it cannot represent:
-			// say so rather than write a result that cannot merge.
-			res.Generator.Notes = append(res.Generator.Notes, "histograms not written: "+err.Error())
-			return
-		}
-	}
-	res.Histograms = enc
-}
-
-// secondMergeable returns the wall-clock key and the encoded histogram of
-// second t of the run.
-func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) SecondMergeable {
-	s := SecondMergeable{AtMs: a.r.start.Add(time.Duration(t) * time.Second).UnixMilli()}
-	s.Hist, _ = EncodeHist(h) // cannot fail on a histogram the aggregator built
-	return s
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen/h1"
 )
 
 // Misbehaving-server suite: one server behaviour per case, each driven in
@@ -49,7 +50,7 @@ type misCase struct {
 }
 
 func misCases() []misCase {
-	big := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", MaxHeaderBytes+1024) + "\r\nContent-Length: 0\r\n\r\n"
+	big := "HTTP/1.1 200 OK\r\nX-Big: " + strings.Repeat("a", h1.MaxHeaderBytes+1024) + "\r\nContent-Length: 0\r\n\r\n"
 	const chunked = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
 	return []misCase{
 		{name: "close mid-body", handle: replyThenClose("HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789"),

@@ -3,7 +3,10 @@ package gen
 import (
 	"fmt"
 	"math"
+	"os"
 	"strconv"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
 )
 
 // outcome is what result assembles: each loop's recorder and the end of its
@@ -65,9 +68,11 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	for _, s := range o.shares {
 		g.Busy = append(g.Busy, round3(s.busy))
 		g.Starved = append(g.Starved, round3(s.starved()))
+		g.Idle = append(g.Idle, round3(s.idle()))
 		g.CPUSeconds = append(g.CPUSeconds, round3(s.cpuS))
 	}
 	g.LagP50us = lagMerged.ValueAtQuantile(50)
+	g.LagP95us = lagMerged.ValueAtQuantile(95)
 	g.LagP99us = lagMerged.ValueAtQuantile(99)
 	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
@@ -150,3 +155,41 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 }
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// mergeable fills what makes res mergeable: shard, host, schedule and the
+// encoded histograms, and sets the shard's own share of the rate and the
+// connections (res carries the whole run's from the Config).
+func (r *run) mergeable(res *Result, total *recorder) {
+	cfg := r.cfg
+	n := cfg.Shard.count()
+	if n > 1 {
+		res.Shard = &ShardInfo{Index: cfg.Shard.Index, Count: n}
+	}
+	res.Host = cfg.Host
+	if res.Host == "" {
+		res.Host, _ = os.Hostname()
+	}
+	res.Schedule = &ScheduleInfo{
+		Start: r.start.UTC(), Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
+		Requests: cfg.Requests, Connections: cfg.Connections, Shards: n,
+	}
+	res.RequestedRate = cfg.shardRate()
+	res.Connections = cfg.shardConnections()
+	enc := &EncodedHistograms{}
+	var err error
+	for _, e := range []struct {
+		h   *hdr.Histogram
+		dst *string
+	}{{total.corrected, &enc.Corrected}, {total.corrected2x, &enc.OK}, {total.uncorrected, &enc.Uncorrected}, {total.handshake, &enc.Handshake}} {
+		if e.h == nil || e.h.TotalCount() == 0 && e.dst == &enc.Handshake {
+			continue
+		}
+		if *e.dst, err = EncodeHist(e.h); err != nil {
+			// The library only fails on a histogram it cannot represent:
+			// say so rather than write a result that cannot merge.
+			res.Generator.Notes = append(res.Generator.Notes, "histograms not written: "+err.Error())
+			return
+		}
+	}
+	res.Histograms = enc
+}

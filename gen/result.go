@@ -50,18 +50,20 @@ type PerSecond struct {
 
 // Generator is the generator's account of itself: was it the bottleneck?
 //
-// Busy, Starved and CPUSeconds have one entry per loop (HTTP/1.1: each loop
+// Busy, Starved, Idle and CPUSeconds have one entry per loop (HTTP/1.1: each loop
 // is a thread pinned to CPUs[i]) or per CPU (HTTP/3). See verdict.go for
 // the rule behind Bottleneck.
 type Generator struct {
 	CPUs       []int     `json:"cpus"`
 	Loops      int       `json:"loops"`
 	Busy       []float64 `json:"busy"`    // fraction of wall time on CPU (measured window)
-	Starved    []float64 `json:"starved"` // fraction of wall time runnable but not running, plus the CPU's softirq and steal
+	Starved    []float64 `json:"starved"` // fraction of wall time runnable but not running (another task, a softirq or the hypervisor had its CPU)
+	Idle       []float64 `json:"idle"`    // fraction of wall time asleep, nothing to do: busy + starved + idle = 1
 	CPUSeconds []float64 `json:"cpu_s"`   // CPU seconds used (measured window)
 	// Send lag, open loop: on every wakeup that found requests due, how
 	// late it came for the earliest of them (measured window).
 	LagP50us   int64  `json:"lag_p50_us"`
+	LagP95us   int64  `json:"lag_p95_us"`
 	LagP99us   int64  `json:"lag_p99_us"`
 	LagP999us  int64  `json:"lag_p999_us"`
 	LagMaxus   int64  `json:"lag_max_us"`
@@ -71,15 +73,19 @@ type Generator struct {
 	// PacingToleranceUs is Config.PacingTolerance: how late after its
 	// intended time a request may be sent so that requests due together
 	// leave in one wakeup (0: each at its own time).
-	PacingToleranceUs int64          `json:"pacing_tolerance_us"`
-	Unfinished        int64          `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
-	TimeWaitPeak      int            `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited       uint64         `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck        bool           `json:"bottleneck"`
-	lagSamples        int64          // wakeups the lag was sampled on (for the verdict)
-	lagHist           *hdr.Histogram // their distribution (for the verdict)
-	Reason            string         `json:"reason"`
-	Notes             []string       `json:"notes,omitempty"`
+	PacingToleranceUs int64  `json:"pacing_tolerance_us"`
+	Unfinished        int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak      int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited       uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck        bool   `json:"bottleneck"`
+	// LagCaveats: send lag material only above the judged quantiles
+	// (p99.9): the latency there includes the generator's lateness, the
+	// quantiles a row reports do not (verdict.go).
+	LagCaveats []LagCaveat    `json:"lag_caveats,omitempty"`
+	lagSamples int64          // wakeups the lag was sampled on (for the verdict)
+	lagHist    *hdr.Histogram // their distribution (for the verdict)
+	Reason     string         `json:"reason"`
+	Notes      []string       `json:"notes,omitempty"`
 }
 
 // TLSInfo describes the TLS sessions of the run (from the first handshake).

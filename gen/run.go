@@ -54,13 +54,10 @@ type secondReport struct {
 	dur    int64 // ns of the second the loop covered (1 s but for the last)
 }
 
-// fail records a loop's setup failure (the first one wins).
+// fail records a loop's setup failure (the first one wins) and counts the
+// loop as ready: it leaves without sending.
 func (r *run) fail(err error) {
-	r.failMu.Lock()
-	if r.failErr == nil {
-		r.failErr = err
-	}
-	r.failMu.Unlock()
+	r.abortStart(err)
 	r.ready.Done()
 }
 
@@ -292,8 +289,6 @@ func (r *run) drive(ctx context.Context) *aggregator {
 	return agg
 }
 
-func (c *Config) openLoop() bool { return c.Rate > 0 }
-
 // The epoll loops of every run in the process hold a P each (raw system
 // calls keep it while they sleep), so GOMAXPROCS must cover all of them
 // plus one for everything else, or a run started beside another would
@@ -329,4 +324,60 @@ func releasePs(n int) {
 	if want != runtime.GOMAXPROCS(0) {
 		runtime.GOMAXPROCS(want)
 	}
+}
+
+// startSpin is how long before the start time awaitStart stops sleeping
+// and polls the clock: a timer alone wakes late by the scheduler's latency.
+const startSpin = 2 * time.Millisecond
+
+// awaitStart waits for Config.StartAt, once the run is ready (target
+// probed, loops built and pinned), and makes it the run's time origin:
+// request j is due at StartAt + j/Rate in every shard, however late this
+// process got there within the tolerance. A run ready later than the
+// tolerance fails instead of running unsynchronised with its shards.
+// Without StartAt it does nothing (the origin is set when the loops go).
+func (r *run) awaitStart(ctx context.Context) error {
+	cfg := r.cfg
+	// The wall clock alone: every shard's clock is its machine's wall
+	// clock, and the origin's wall time must be the start time exactly.
+	at := cfg.StartAt.Round(0)
+	if at.IsZero() {
+		return nil
+	}
+	if d := time.Until(at) - startSpin; d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("interrupted before the start time %s: %w", at.UTC().Format(time.RFC3339Nano), ctx.Err())
+		case <-t.C:
+		}
+	}
+	for time.Until(at) > 0 {
+		runtime.Gosched()
+	}
+	now := time.Now()
+	late := now.Sub(at) // wall clock: at has no monotonic reading
+	if tol := cfg.startTolerance(); late > tol {
+		who := "the run"
+		if s := cfg.Shard.String(); s != "" {
+			who = "shard " + s
+		}
+		return fmt.Errorf("%s was ready %v after its start time %s (tolerance %v), so it would not run in step with its other shards: give a start time further ahead",
+			who, late.Round(10*time.Microsecond), at.UTC().Format(time.RFC3339Nano), tol)
+	}
+	// The origin: now's monotonic clock, at's wall clock.
+	r.start = now.Add(-late)
+	return nil
+}
+
+// abortStart ends a run whose loops are ready but must not start: they
+// see the failure when released and return without sending.
+// The first failure wins, as in fail.
+func (r *run) abortStart(err error) {
+	r.failMu.Lock()
+	if r.failErr == nil {
+		r.failErr = err
+	}
+	r.failMu.Unlock()
 }

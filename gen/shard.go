@@ -1,9 +1,7 @@
 package gen
 
 import (
-	"context"
 	"fmt"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -98,103 +96,4 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fieldErr("StartAt", "bad start time %q: give RFC 3339 (2006-01-02T15:04:05.000Z) or +DURATION (+5s)", s)
 	}
 	return t, nil
-}
-
-// validateStart checks the shard and the start time. A start time already
-// past by more than the tolerance is refused here, before any work: the
-// run would not be synchronised with its other shards.
-func (c *Config) validateStart(now time.Time) error {
-	if err := c.Shard.validate(); err != nil {
-		return err
-	}
-	if n := c.Shard.count(); n > 1 && c.Connections < n {
-		return fieldErr("Connections", "%d connections cannot be split over %d shards: every shard needs at least one", c.Connections, n)
-	}
-	if n := c.Shard.count(); n > 1 && c.Requests > 0 && c.Requests < n {
-		return fieldErr("Requests", "%d requests cannot be split over %d shards: every shard needs at least one", c.Requests, n)
-	}
-	if c.StartTolerance < 0 {
-		return fieldErr("StartTolerance", "must be >= 0 (got %v)", c.StartTolerance)
-	}
-	if c.StartAt.IsZero() {
-		return nil
-	}
-	tol := c.startTolerance()
-	switch ahead := c.StartAt.Sub(now); {
-	case ahead < -tol:
-		return fieldErr("StartAt", "%s is %v in the past (tolerance %v): give a time far enough ahead for every shard to be ready",
-			c.StartAt.UTC().Format(time.RFC3339Nano), (-ahead).Round(time.Millisecond), tol)
-	case ahead > maxStartAhead:
-		return fieldErr("StartAt", "%s is %v ahead, more than %v: check the date and time zone",
-			c.StartAt.UTC().Format(time.RFC3339Nano), ahead.Round(time.Second), maxStartAhead)
-	}
-	return nil
-}
-
-func (c *Config) startTolerance() time.Duration {
-	if c.StartTolerance == 0 {
-		return DefaultStartTolerance
-	}
-	return c.StartTolerance
-}
-
-// shardConnections is this shard's part of Config.Connections.
-func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
-
-// shardRate is this shard's part of Config.Rate, requests/s.
-func (c *Config) shardRate() float64 { return c.Rate / float64(c.Shard.count()) }
-
-// startSpin is how long before the start time awaitStart stops sleeping
-// and polls the clock: a timer alone wakes late by the scheduler's latency.
-const startSpin = 2 * time.Millisecond
-
-// awaitStart waits for Config.StartAt, once the run is ready (target
-// probed, loops built and pinned), and makes it the run's time origin:
-// request j is due at StartAt + j/Rate in every shard, however late this
-// process got there within the tolerance. A run ready later than the
-// tolerance fails instead of running unsynchronised with its shards.
-// Without StartAt it does nothing (the origin is set when the loops go).
-func (r *run) awaitStart(ctx context.Context) error {
-	cfg := r.cfg
-	// The wall clock alone: every shard's clock is its machine's wall
-	// clock, and the origin's wall time must be the start time exactly.
-	at := cfg.StartAt.Round(0)
-	if at.IsZero() {
-		return nil
-	}
-	if d := time.Until(at) - startSpin; d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("interrupted before the start time %s: %w", at.UTC().Format(time.RFC3339Nano), ctx.Err())
-		case <-t.C:
-		}
-	}
-	for time.Until(at) > 0 {
-		runtime.Gosched()
-	}
-	now := time.Now()
-	late := now.Sub(at) // wall clock: at has no monotonic reading
-	if tol := cfg.startTolerance(); late > tol {
-		who := "the run"
-		if s := cfg.Shard.String(); s != "" {
-			who = "shard " + s
-		}
-		return fmt.Errorf("%s was ready %v after its start time %s (tolerance %v), so it would not run in step with its other shards: give a start time further ahead",
-			who, late.Round(10*time.Microsecond), at.UTC().Format(time.RFC3339Nano), tol)
-	}
-	// The origin: now's monotonic clock, at's wall clock.
-	r.start = now.Add(-late)
-	return nil
-}
-
-// abortStart ends a run whose loops are ready but must not start: they
-// see the failure when released and return without sending.
-func (r *run) abortStart(err error) {
-	r.failMu.Lock()
-	if r.failErr == nil {
-		r.failErr = err
-	}
-	r.failMu.Unlock()
 }

@@ -2,11 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // WriteText prints r for people: rates, corrected and uncorrected latency
@@ -105,10 +106,13 @@ func (r *Result) WriteText(w io.Writer) {
 			st = g.Starved[i]
 		}
 		busy[i] = fmt.Sprintf("cpu%d busy %.0f%% starved %.0f%%", g.CPUs[i], b*100, st*100)
+		if i < len(g.Idle) {
+			busy[i] += fmt.Sprintf(" idle %.0f%%", g.Idle[i]*100)
+		}
 	}
 	p("\n  generator %d loops (%s)", g.Loops, strings.Join(busy, ", "))
 	if r.Mode == "open" {
-		p(", send lag p50 %s p99 %s p99.9 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP50us), fmtUs(g.LagP99us), fmtUs(g.LagP999us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
+		p(", send lag p50 %s p95 %s p99 %s p99.9 %s max %s, late sends %d, dropped %d", fmtUs(g.LagP50us), fmtUs(g.LagP95us), fmtUs(g.LagP99us), fmtUs(g.LagP999us), fmtUs(g.LagMaxus), g.LateSends, g.Dropped)
 	}
 	if g.TimeWaitPeak > 0 {
 		p(", TIME_WAIT peak %d", g.TimeWaitPeak)
@@ -119,6 +123,9 @@ func (r *Result) WriteText(w io.Writer) {
 	p("\n")
 	for _, n := range g.Notes {
 		p("  note      %s\n", n)
+	}
+	for _, c := range g.LagCaveats {
+		p("  caveat    %s: send lag %s is %.0f%% of the corrected %s %s: at %s and above the latency includes the generator's lateness (the quantiles up to p99 do not)\n", c.Quantile, fmtUs(c.LagUs), 100*c.Share, c.Quantile, fmtUs(c.LatencyUs), c.Quantile)
 	}
 	if g.Bottleneck {
 		p("  WARNING   the generator may have been the bottleneck: %s\n", g.Reason)

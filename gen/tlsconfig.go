@@ -6,7 +6,6 @@ import (
 	"crypto/rsa"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -16,95 +15,6 @@ import (
 	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 )
-
-// curveNames maps --curves names to Go's group IDs.
-var curveNames = map[string]tls.CurveID{
-	"x25519":         tls.X25519,
-	"p256":           tls.CurveP256,
-	"p384":           tls.CurveP384,
-	"p521":           tls.CurveP521,
-	"x25519mlkem768": tls.X25519MLKEM768,
-}
-
-// helloPresets maps --client-hello names to uTLS ClientHello presets.
-var helloPresets = map[string]utls.ClientHelloID{
-	"chrome":  utls.HelloChrome_Auto,
-	"firefox": utls.HelloFirefox_Auto,
-}
-
-func (c *Config) validateTLS() error {
-	t := c.TLS
-	if t.Version != "1.2" && t.Version != "1.3" {
-		return fieldErr("TLS.Version", "bad version %q: use 1.2 or 1.3", t.Version)
-	}
-	for _, name := range t.Curves {
-		if _, ok := curveNames[strings.ToLower(name)]; !ok {
-			return fieldErr("TLS.Curves", "unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
-		}
-	}
-	if _, ok := helloPresets[t.ClientHello]; !ok && t.ClientHello != "go" {
-		return fieldErr("TLS.ClientHello", "unknown %q: use go, chrome or firefox", t.ClientHello)
-	}
-	if t.CAFile != "" {
-		if _, err := os.ReadFile(t.CAFile); err != nil {
-			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, unwrapPathError(err))
-		}
-	}
-	for _, name := range t.Ciphers {
-		if tls13.SuiteByName(strings.ToLower(name)) == nil && tls13.SuiteByName(name) == nil {
-			return fieldErr("TLS.Ciphers", "unknown cipher suite %q: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
-		}
-	}
-	_, _, err := c.leanEngine()
-	return err
-}
-
-// leanEngine decides whether handshakes use package tls13 (lean) or
-// crypto/tls and uTLS. why says, when lean does not apply, what prevents
-// it (for the result's notes).
-func (c *Config) leanEngine() (lean bool, why string, err error) {
-	t := c.TLS
-	switch t.Engine {
-	case "", "auto", "lean", "std":
-	default:
-		return false, "", fieldErr("TLS.Engine", "unknown %q: use auto, lean or std", t.Engine)
-	}
-	switch {
-	case t.Engine == "std":
-		why = "{TLS.Engine} std"
-	case c.HTTP3:
-		why = "HTTP/3 (quic-go runs TLS)"
-	case t.Version != "1.3":
-		why = "{TLS.Version} " + t.Version
-	case t.ClientHello != "go" && t.ClientHello != "":
-		why = "{TLS.ClientHello} " + t.ClientHello
-	case t.Resume:
-		why = "{TLS.Resume} (session tickets)"
-	default:
-		for _, n := range t.Curves {
-			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
-				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
-				break
-			}
-		}
-	}
-	lean = why == ""
-	if t.Engine == "lean" && !lean {
-		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
-	}
-	if len(t.Ciphers) > 0 && !lean {
-		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
-	}
-	return lean, why, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
-}
 
 // tlsClient builds the TLS state of new connections and remembers what the
 // first handshake negotiated.
@@ -351,18 +261,4 @@ func serverKeyName(cert *x509.Certificate) string {
 		return "ed25519"
 	}
 	return "unknown"
-}
-
-// isTLSError reports errors that come from TLS itself (alerts, bad records,
-// certificate verification), as opposed to the socket under it.
-func isTLSError(err error) bool {
-	var ae tls.AlertError
-	var rhe tls.RecordHeaderError
-	var cve *tls.CertificateVerificationError
-	var uae utls.AlertError
-	var urhe utls.RecordHeaderError
-	var ucve *utls.CertificateVerificationError
-	return errors.As(err, &ae) || errors.As(err, &rhe) || errors.As(err, &cve) ||
-		errors.As(err, &uae) || errors.As(err, &urhe) || errors.As(err, &ucve) ||
-		strings.HasPrefix(err.Error(), "tls: ") || strings.HasPrefix(err.Error(), "remote error: tls")
 }

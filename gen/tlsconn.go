@@ -521,19 +521,6 @@ func errNoH2(got string) error {
 	return errors.New("tls: the server did not select ALPN h2 (selected: " + got + "): it does not offer HTTP/2 over TLS on this port")
 }
 
-// classifyHandshake maps a handshake's failure to its class: socket errors
-// by errno, the server's FIN as closed, anything else as tls.
-func classifyHandshake(err error) ErrorClass {
-	var errno unix.Errno
-	switch {
-	case errors.As(err, &errno):
-		return classify(errno)
-	case isEOF(err):
-		return ErrClosed
-	}
-	return ErrTLS
-}
-
 // noteSession captures the negotiated parameters, notes a resumption and
 // switches the connection to its record layer.
 func (s *secureConn) noteSession() {

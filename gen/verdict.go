@@ -12,22 +12,27 @@ import (
 //  1. A loop had no time to spare: busy + starved above BusyLimit (90%) of
 //     its wall time over the measured window. busy is the loop thread's own
 //     CPU time; starved is the time it was runnable but not running (another
-//     task had its CPU), plus its CPU's softirq and steal time (see
-//     account.go). HTTP/3 judges each CPU of the run the same way, from all
-//     of the process's threads that ran there.
+//     task, a softirq or the hypervisor had its CPU); idle, the rest, is the
+//     time it slept: the three are disjoint and add up to 1 (account.go).
+//     HTTP/3 judges each CPU of the run the same way, from all of the
+//     process's threads that ran there.
 //  2. Open loop: the generator's own lateness is a material part of the
-//     latency it reports: at p50, p99 or p99.9, the send lag (how late a
-//     wakeup came for the earliest due request) is above LagFloorUs (1 ms)
-//     and above LagShare (10%) of the corrected latency at the same
-//     quantile (lag beyond Config.PacingTolerance: the tolerance is
-//     lateness the user asked for). A slow server makes the latency large, so lag that is small
-//     beside it does not make the generator the bottleneck; a fast server
-//     measured with a late generator does. A quantile is judged only when
-//     at least LagTailSamples lag samples lie beyond it (p99.9 needs 10,000
-//     wakeups): a percentile made of one or two samples is the run's single
-//     worst wakeup, not the generator's behaviour. With fewer than 1,000
-//     wakeups (p99 not judged) the highest quantile that still has that
-//     many beyond it is judged too.
+//     latency it reports at a quantile the results report and rank by (p50,
+//     p95, p99: JudgedLagQuantiles): the send lag there (how late a wakeup
+//     came for the earliest due request) is above LagFloorUs (1 ms) and
+//     above LagShare (10%) of the corrected latency at the same quantile
+//     (lag beyond Config.PacingTolerance: the tolerance is lateness the user
+//     asked for). A slow server makes the latency large, so lag that is
+//     small beside it does not make the generator the bottleneck; a fast
+//     server measured with a late generator does. A quantile is judged only
+//     when at least LagTailSamples lag samples lie beyond it: a percentile
+//     made of one or two samples is the run's single worst wakeup, not the
+//     generator's behaviour. With fewer than 1,000 wakeups (p99 not judged)
+//     the highest quantile that still has that many beyond it is judged too.
+//
+// Lag that is material only above p99 (p99.9) does not change the numbers
+// a row shows: it is a caveat on that quantile (LagCaveats), not a
+// bottleneck.
 const (
 	BusyLimit  = 0.90
 	LagFloorUs = 1000
@@ -38,13 +43,44 @@ const (
 	LagTailSamples = 10
 )
 
+// JudgedLagQuantiles are the quantiles the lag rule judges: the ones the
+// lab's tables report and rank by.
+var JudgedLagQuantiles = []string{"p50", "p95", "p99"}
+
+// LagCaveat is send lag that is material at a quantile above the judged
+// ones: the corrected latency there includes the generator's lateness.
+type LagCaveat struct {
+	Quantile  string  `json:"quantile"` // "p99.9"
+	LagUs     int64   `json:"lag_us"`   // send lag at the quantile (beyond the pacing tolerance)
+	LatencyUs int64   `json:"latency_us"`
+	Share     float64 `json:"share"` // lag over latency
+}
+
+// lagQuantile is one quantile the lag rule looks at.
+type lagQuantile struct {
+	name     string
+	tail     float64 // fraction of samples beyond the quantile
+	lag, lat int64
+}
+
+// lagMaterial reports whether lag beyond the tolerance is a material part
+// of the latency at q, and how much lag that is.
+func (g *Generator) lagMaterial(q lagQuantile) (bool, int64) {
+	if float64(g.lagSamples)*q.tail < LagTailSamples-1e-9 {
+		return false, 0
+	}
+	beyond := q.lag - g.PacingToleranceUs
+	return beyond > LagFloorUs && float64(beyond) > LagShare*float64(q.lat), beyond
+}
+
 // verdict sets Bottleneck and Reason from the accounts (one per loop, or one
 // per CPU for HTTP/3) and, in open loop, the lag against the latency.
 func (g *Generator) verdict(shares []cpuShare, res *Result) {
 	var reasons []string
 	perCPU := res.Protocol == "h3"
 	for i, s := range shares {
-		if s.busy+s.starved() <= BusyLimit {
+		busy, starved, idle := s.split()
+		if busy+starved <= BusyLimit {
 			continue
 		}
 		cpu := -1
@@ -56,43 +92,51 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 			who = fmt.Sprintf("cpu %d", cpu)
 		}
 		why := "give the generator more CPUs or lower the load"
-		if s.starved() >= StarvedNotable {
+		if starved >= StarvedNotable {
 			why = "it was starved: another task, softirqs or the hypervisor took its CPU; give the generator a CPU of its own"
 		}
-		reasons = append(reasons, fmt.Sprintf("%s had no time to spare: busy %.0f%% + starved %.0f%% (waiting to run %.0f%%, softirq %.0f%%, steal %.0f%%) of its wall time, limit %.0f%%: %s",
-			who, 100*s.busy, 100*s.starved(), 100*s.wait, 100*s.softirq, 100*s.steal, 100*BusyLimit, why))
+		reasons = append(reasons, fmt.Sprintf("%s had no time to spare: busy %.0f%% + starved %.0f%% = %.0f%% of its wall time, limit %.0f%% (idle %.0f%%; starved: runnable, waiting to run; its CPU's softirq %.0f%% and steal %.0f%% fall inside busy or starved): %s",
+			who, 100*busy, 100*starved, 100*(busy+starved), 100*BusyLimit, 100*idle, 100*s.softirq, 100*s.steal, why))
 	}
 	if res.Mode == "open" {
 		lat := res.Latency
-		type quantile struct {
-			name     string
-			tail     float64 // fraction of samples beyond the quantile
-			lag, lat int64
+		lagP95 := int64(-1)
+		if g.lagHist != nil {
+			lagP95 = g.lagHist.ValueAtQuantile(95)
 		}
-		qs := []quantile{{"p50", 0.5, g.LagP50us, lat.P50}, {"p99", 0.01, g.LagP99us, lat.P99}, {"p99.9", 0.001, g.LagP999us, lat.P999}}
+		qs := []lagQuantile{{"p50", 0.5, g.LagP50us, lat.P50}}
+		if lagP95 >= 0 {
+			qs = append(qs, lagQuantile{"p95", 0.05, lagP95, lat.P95})
+		}
+		qs = append(qs, lagQuantile{"p99", 0.01, g.LagP99us, lat.P99})
 		if n := float64(g.lagSamples); n*0.01 < LagTailSamples && n >= 2*LagTailSamples && g.lagHist != nil && res.CorrectedHist != nil {
 			// Too few wakeups to judge p99 (a long pacing tick, a short
 			// run): judge the highest quantile that still has
 			// LagTailSamples beyond it.
 			tail := LagTailSamples / n
 			p := 100 * (1 - tail)
-			qs = append(qs, quantile{fmt.Sprintf("p%.3g", p), tail, g.lagHist.ValueAtQuantile(p), res.CorrectedHist.ValueAtQuantile(p)})
+			qs = append(qs, lagQuantile{fmt.Sprintf("p%.3g", p), tail, g.lagHist.ValueAtQuantile(p), res.CorrectedHist.ValueAtQuantile(p)})
 		}
+		judged := false
 		for _, q := range qs {
-			if float64(g.lagSamples)*q.tail < LagTailSamples-1e-9 {
+			ok, beyond := g.lagMaterial(q)
+			if !ok {
 				continue
 			}
-			// The pacing tolerance is lateness the user chose; only what
-			// comes on top of it is the generator's failing.
-			beyond := q.lag - g.PacingToleranceUs
-			if beyond > LagFloorUs && float64(beyond) > LagShare*float64(q.lat) {
-				tol := ""
-				if g.PacingToleranceUs > 0 {
-					tol = fmt.Sprintf(" (%s beyond the pacing tolerance %s)", fmtUs(beyond), fmtUs(g.PacingToleranceUs))
-				}
-				reasons = append(reasons, fmt.Sprintf("send lag %s %s%s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
-					q.name, fmtUs(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
-				break
+			tol := ""
+			if g.PacingToleranceUs > 0 {
+				tol = fmt.Sprintf(" (%s beyond the pacing tolerance %s)", fmtUs(beyond), fmtUs(g.PacingToleranceUs))
+			}
+			reasons = append(reasons, fmt.Sprintf("send lag %s %s%s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
+				q.name, fmtUs(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
+			judged = true
+			break
+		}
+		if !judged {
+			// Above the judged quantiles: a caveat on that quantile.
+			q := lagQuantile{"p99.9", 0.001, g.LagP999us, lat.P999}
+			if ok, beyond := g.lagMaterial(q); ok {
+				g.LagCaveats = append(g.LagCaveats, LagCaveat{Quantile: q.name, LagUs: beyond, LatencyUs: q.lat, Share: round3(float64(beyond) / float64(max(q.lat, 1)))})
 			}
 		}
 	}

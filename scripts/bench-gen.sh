@@ -2,8 +2,15 @@
 # bench-gen.sh: generator CPU cost per request, loadlab against its peers.
 #
 # nginx (one worker, access_log off, 127.0.0.1 only) is pinned to SERVER_CPU;
-# each generator in turn is pinned to GEN_CPU and timed with /usr/bin/time.
+# each generator in turn is pinned to GEN_CPU and timed with perf stat
+# (task-clock and its user/kernel split; this VM has no hardware counters, so
+# no instruction counts) or, without perf, /usr/bin/time.
 # Generator CPU per request = (user + sys seconds) / 2xx responses.
+#
+# The floor: scripts/floor, a client that only writes the serialized request
+# and reads the response (no parsing, timing or recording), over epoll
+# (floor-epoll) and io_uring (floor-uring), runs in the closed scenarios: the
+# kernel's own cost for the same traffic, and how far each tool is above it.
 #
 # Scenarios (SCENARIOS, default all three):
 #   closed-1k  closed loop, CONNS connections, 1 KB file: loadlab vs wrk
@@ -19,6 +26,7 @@
 #              per-second counts once made it look 3x dearer than it is.
 #   closed-1m  closed loop, CONNS_1M connections, 1 MiB file: loadlab vs wrk,
 #              generator CPU per GB read (target loadlab/wrk <= 1.0)
+# (closed-1k and closed-1m also run the floor, see above)
 #
 # Environment: SERVER_CPU=0 GEN_CPU=1 DURATION=10 ROUNDS=3 CONNS=50
 #   RATE=20000 CONNS_1M=10 WARMUP=2 (seconds of unmeasured wrk before each
@@ -54,6 +62,8 @@ bench_init
 need_apt nginx:nginx wrk:wrk h2load:nghttp2-client jq:jq curl:curl
 need_go vegeta github.com/tsenart/vegeta/v12@v12.13.0
 build_loadlab
+log "building bin/floor"
+(cd "$ROOT" && go build -o bin/floor ./scripts/floor) || die "go build ./scripts/floor failed"
 
 # --- server -------------------------------------------------------------
 PORT=$(free_port)
@@ -97,6 +107,11 @@ parse_loadlab() {
 	jq -r '"\(.ok) \(.requests - .ok) \(.achieved_rate) \(.bytes_read)"' "$1"
 }
 
+# parse_floor FILE: "ok N errors E bytes B seconds S".
+parse_floor() {
+	awk '$1 == "ok" { printf "%d %d %.1f %.0f\n", $2, $4, ($8 > 0 ? $2 / $8 : 0), $6; f = 1 } END { exit !f }' "$1"
+}
+
 # parse_vegeta FILE: `vegeta report -type=json`.
 parse_vegeta() {
 	jq -r '((.requests * .success) + 0.5 | floor) as $ok | "\($ok) \(.requests - $ok) \(.throughput) \(.bytes_in.total)"' "$1"
@@ -127,6 +142,9 @@ run_one() {
 				--cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
 		fi
 		;;
+	floor-*)
+		timed "$limit" "$name" "$ROOT/bin/floor" -io "${tool#floor-}" -c "$conns" -d "${DURATION}s" "$url" || rc=$?
+		;;
 	wrk)
 		timed "$limit" "$name" wrk -t1 -c "$conns" -d "${DURATION}s" "$url" || rc=$?
 		;;
@@ -151,6 +169,7 @@ run_one() {
 	case $tool in
 	loadlab | loadlab-*) parsed=$(parse_loadlab "$TMP/$name.json") ;;
 	vegeta) parsed=$(parse_vegeta "$TMP/$name.json") ;;
+	floor-*) parsed=$(parse_floor "$TMP/$name.out") ;;
 	*) parsed=$(parse_"$tool" "$TMP/$name.out") ;;
 	esac
 	read -r wall user sys < <(time_fields "$name")
@@ -183,7 +202,7 @@ run_one() {
 # tools_of SCENARIO prints the generators compared in it, loadlab first.
 tools_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab wrk" ;;
+	closed-1k | closed-1m) echo "loadlab wrk floor-epoll floor-uring" ;;
 	rate-1k) echo "loadlab loadlab-100us loadlab-1ms h2load vegeta" ;;
 	esac
 }
@@ -191,7 +210,7 @@ tools_of() {
 # pairs_of SCENARIO prints the "LOADLAB_TOOL/PEER" ratios a scenario reports.
 pairs_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab/wrk" ;;
+	closed-1k | closed-1m) echo "loadlab/wrk loadlab/floor-epoll wrk/floor-epoll floor-uring/floor-epoll" ;;
 	rate-1k) echo "loadlab/h2load loadlab-100us/h2load loadlab-1ms/h2load loadlab/vegeta" ;;
 	esac
 }

@@ -6,6 +6,7 @@
 # Idempotent: installs only what is missing and runs apt-get update only when
 # a wanted package has no install candidate.
 #   apt:    nginx haproxy h2o (when the release has it) iproute2 wrk nghttp2-client
+#           strace (the sendfile test of the file-serving origins)
 #   go:     caddy v2.11.9 into .cache/bin (go install; ~2.5 min, ~1 GB RAM)
 #   opt-in: traefik v3.6.12 into .cache/bin (--with-traefik; ~10 min, ~3 GB RAM),
 #           built through a wrapper module in .cache/traefik-build because
@@ -24,7 +25,7 @@ set -euo pipefail
 
 CADDY_VERSION=v2.11.9
 TRAEFIK_VERSION=v3.6.12
-APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client)
+APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client strace)
 APT_OPTIONAL=(h2o)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)

@@ -76,10 +76,11 @@ stop: timeout; evicted from the full pending queue: dropped). latency_us counts
 failures at the time they were given up; latency_2xx_us is 2xx only.
 
 Every result says whether the generator itself was the bottleneck: when a loop
-was busy + starved (runnable but not running, plus its CPU's softirq and steal
-time) above 90% of its wall time, or, in open loop, when the send lag beyond
---pacing-tolerance at p50, p99 or p99.9 is above 1 ms and above 10% of the
-corrected latency at the same quantile.
+was busy + starved (runnable but not running: another task, a softirq or the
+hypervisor had its CPU) above 90% of its wall time (busy, starved and idle add
+up to 100%), or, in open loop, when the send lag beyond --pacing-tolerance at
+p50, p95 or p99 is above 1 ms and above 10% of the corrected latency at the
+same quantile. Such lag only at p99.9 is a caveat on that quantile.
 
 Shards (--shard i/N): several generators run one schedule, each taking
 request j when j mod N = i, and a share of --connections and --requests (the

@@ -15,6 +15,7 @@ import (
 type proxyRow struct {
 	Name        string         `json:"name"`
 	Proxy       string         `json:"proxy"`
+	Role        string         `json:"role"` // proxy (forwards to the backend) or origin (serves the lab's files itself)
 	Found       bool           `json:"found"`
 	Path        string         `json:"path,omitempty"`
 	Version     string         `json:"version,omitempty"`
@@ -27,10 +28,12 @@ func newLabProxiesCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "proxies",
-		Short: "List the proxy profiles, whether each binary is installed, its version and features",
-		Long: `List the proxy profiles the lab can run: one row per profile with the proxy,
-where its binary was found (or not), its version, the protocols its config
-serves (tls, h2, h3) and what the profile reproduces.
+		Short: "List the proxy and origin profiles, whether each binary is installed, its version and features",
+		Long: `List the profiles the lab can run: one row per profile with the server, its
+role (proxy: forwards to the lab's backend; origin: serves the lab's files
+itself), where its binary was found (or not), its version, the protocols its
+config serves on its TLS listener (tls, h2, h3; every profile also serves
+plain HTTP) and what the profile reproduces.
 
 Binaries are searched in $LOADLAB_PROXY_BIN, the project's .cache/bin (filled
 by scripts/install-proxies.sh), PATH and /usr/sbin.`,
@@ -55,7 +58,7 @@ func proxyRows() []proxyRow {
 	var rows []proxyRow
 	versions := map[string]string{} // binary path -> version, asked once
 	for _, p := range proxy.All() {
-		r := proxyRow{Name: p.Name, Proxy: p.Proxy, Features: p.Features, Description: p.Description}
+		r := proxyRow{Name: p.Name, Proxy: p.Proxy, Role: p.Role, Features: p.Features, Description: p.Description}
 		path, err := p.Find()
 		switch {
 		case errors.Is(err, proxy.ErrNotFound):
@@ -81,7 +84,7 @@ func proxyRows() []proxyRow {
 
 func writeProxyTable(w io.Writer, rows []proxyRow) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tPROXY\tSTATUS\tVERSION\tFEATURES\tDESCRIPTION")
+	fmt.Fprintln(tw, "PROFILE\tPROXY\tROLE\tSTATUS\tVERSION\tFEATURES\tDESCRIPTION")
 	for _, r := range rows {
 		status, version := "not found", "-"
 		if r.Found {
@@ -91,7 +94,7 @@ func writeProxyTable(w io.Writer, rows []proxyRow) error {
 		if r.Error != "" {
 			version = "error: " + r.Error
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Proxy, status, version, r.Features, r.Description)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Proxy, r.Role, status, version, r.Features, r.Description)
 	}
 	return tw.Flush()
 }

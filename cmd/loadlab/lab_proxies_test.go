@@ -34,7 +34,7 @@ func TestLabProxiesJSON(t *testing.T) {
 	}
 	for i, r := range rows {
 		p := all[i]
-		if r.Name != p.Name || r.Proxy != p.Proxy || r.Features != p.Features || r.Description != p.Description {
+		if r.Name != p.Name || r.Proxy != p.Proxy || r.Role != p.Role || r.Features != p.Features || r.Description != p.Description {
 			t.Errorf("row %d = %+v, want profile %s", i, r, p.Name)
 		}
 		found, path, version, _ := proxy.Status(p)
@@ -58,7 +58,7 @@ func TestLabProxiesTable(t *testing.T) {
 	}
 	for i, p := range proxy.All() {
 		line := lines[i+1]
-		if !strings.HasPrefix(line, p.Name+" ") || !strings.Contains(line, p.Features.String()) {
+		if f := strings.Fields(line); !strings.HasPrefix(line, p.Name+" ") || len(f) < 3 || f[2] != p.Role || !strings.Contains(line, p.Features.String()) {
 			t.Errorf("line %q does not describe %s", line, p.Name)
 		}
 		found, path, _, _ := proxy.Status(p)

@@ -18,7 +18,7 @@ const (
 	// default (-W 30): one WINDOW_UPDATE per 512 MiB received.
 	DefaultConnWindow = 1<<30 - 1
 	// DefaultMaxHeaderBytes bounds one response header block (HEADERS plus
-	// CONTINUATION fragments), as gen.MaxHeaderBytes bounds HTTP/1.1 heads.
+	// CONTINUATION fragments), as h1.MaxHeaderBytes bounds HTTP/1.1 heads.
 	DefaultMaxHeaderBytes = 64 << 10
 	// MaxStreamsLimit bounds Config.MaxStreams.
 	MaxStreamsLimit = 1 << 16

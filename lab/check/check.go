@@ -58,11 +58,13 @@ type Row struct {
 	Install  string         `json:"install,omitempty"` // how to install it, when not found
 	Features proxy.Features `json:"features"`
 
-	TLS           bool `json:"tls_verified"` // HTTPS/1.1 bodies identical with every key type
-	H2            bool `json:"h2_verified"`
-	H3            bool `json:"h3_verified"`
-	ByteIdentical bool `json:"byte_identical"`     // every check of every key type
-	WebSocket     bool `json:"websocket_verified"` // Upgrade: websocket and Connection: Upgrade reached the backend, which answered 101 and echoed, with every key type
+	Role          string `json:"role"`          // proxy or origin (serves the lab's files itself)
+	TLS           bool   `json:"tls_verified"`  // HTTPS/1.1 bodies identical with every key type
+	HTTP          bool   `json:"http_verified"` // plain HTTP/1.1 bodies identical (the HTTP port) with every key type's run
+	H2            bool   `json:"h2_verified"`
+	H3            bool   `json:"h3_verified"`
+	ByteIdentical bool   `json:"byte_identical"`     // every check of every key type
+	WebSocket     bool   `json:"websocket_verified"` // Upgrade: websocket and Connection: Upgrade reached the backend, which answered 101 and echoed, with every key type (proxies only: an origin has no backend)
 
 	IdleNeed       uint64   `json:"idle_anon_kernel_bytes"`        // what the proxy needs idle: anon + kernel memory (median)
 	IdleFile       uint64   `json:"idle_page_cache_bytes"`         // page cache charged to its cgroup (median)
@@ -127,7 +129,7 @@ func Run(ctx context.Context, c Config) (Report, error) {
 // checkProfile checks one profile with every key type; idle memory and the
 // restart are measured with the first.
 func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.Profile) Row {
-	row := Row{Profile: prof.Name, Proxy: prof.Proxy, Features: prof.Features}
+	row := Row{Profile: prof.Name, Proxy: prof.Proxy, Role: prof.Role, Features: prof.Features}
 	found, path, version, err := proxy.Status(prof)
 	row.Found, row.Path, row.Version = found, path, version
 	if !found {
@@ -141,7 +143,7 @@ func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.
 		row.Error = err.Error()
 		return row
 	}
-	row.TLS, row.H2, row.H3, row.ByteIdentical, row.WebSocket = true, prof.Features.H2, prof.Features.H3, true, true
+	row.TLS, row.HTTP, row.H2, row.H3, row.ByteIdentical, row.WebSocket = true, true, prof.Features.H2, prof.Features.H3, true, !prof.IsOrigin()
 	fail := func(err error) {
 		if row.Error == "" {
 			row.Error = OneLine(err)
@@ -164,14 +166,16 @@ func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.
 				row.H2 = false
 			case "h3":
 				row.H3 = false
+			case "http":
+				row.HTTP = false
 			default:
 				row.TLS = false
 			}
 		}
 		if len(kr.Checks) == 0 {
-			row.TLS, row.H2, row.H3, row.ByteIdentical = false, false, false, false
+			row.TLS, row.HTTP, row.H2, row.H3, row.ByteIdentical = false, false, false, false, false
 		}
-		if !kr.WebSocket.OK {
+		if !kr.WebSocket.OK && !prof.IsOrigin() {
 			row.WebSocket = false
 		}
 		row.PerKey = append(row.PerKey, kr)
@@ -214,7 +218,9 @@ func checkKey(ctx context.Context, e *session.Session, c Config, prof proxy.Prof
 		row.IdleNeed, row.IdleFile, row.IdleMemory, row.IdleSamples = idle.Need, idle.File, idle.Total, idle.TotalSamples
 	}
 	kr.Checks, err = p.CheckBodiesDetail(ctx)
-	if kr.WebSocket = p.CheckWebSocket(ctx); !kr.WebSocket.OK && err == nil {
+	if prof.IsOrigin() {
+		kr.WebSocket = session.WebSocketCheck{Error: "not checked: an origin serves files, it has no backend to upgrade to"}
+	} else if kr.WebSocket = p.CheckWebSocket(ctx); !kr.WebSocket.OK && err == nil {
 		err = fmt.Errorf("websocket route through %s: %s", prof.Name, kr.WebSocket.Error)
 	}
 	if full && err == nil {

@@ -22,13 +22,16 @@ func TestLabCheckNotInstalledRow(t *testing.T) {
 	}
 	rep := Report{Net: "loopback", Cgroups: true, Keys: []certs.KeyType{certs.P256}, Rows: []Row{row, {
 		Profile: "nginx-stock", Found: true, Version: "nginx 1.22.1", Features: proxy.Features{TLS: true, H2: true},
-		TLS: true, H2: true, ByteIdentical: true, WebSocket: true, IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
+		TLS: true, HTTP: true, H2: true, ByteIdentical: true, WebSocket: true, IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, RestartSeconds: 0.1, CertUnchanged: true,
 	}, {
 		Profile: "caddy-stock", Found: true, Version: "caddy 2.11.9", Features: proxy.Features{TLS: true, H2: true, H3: true},
-		TLS: true, H2: true, Error: "h3 /1m through caddy-stock: status 502",
+		TLS: true, HTTP: true, H2: true, Error: "h3 /1m through caddy-stock: status 502",
+	}, {
+		Profile: "nginx-files", Role: "origin", Found: true, Version: "nginx 1.22.1", Features: proxy.Features{TLS: true, H2: true},
+		TLS: true, H2: true, ByteIdentical: false, Error: "http /1k through nginx-files: status 404",
 	}}}
-	if got := rep.Failed(); len(got) != 1 || got[0] != "caddy-stock" {
-		t.Errorf("Failed() = %v, want only caddy-stock", got)
+	if got := rep.Failed(); len(got) != 2 || got[0] != "caddy-stock" || got[1] != "nginx-files" {
+		t.Errorf("Failed() = %v, want caddy-stock and nginx-files", got)
 	}
 	var b bytes.Buffer
 	rep.WriteTable(&b)
@@ -36,12 +39,14 @@ func TestLabCheckNotInstalledRow(t *testing.T) {
 	for _, line := range strings.Split(out, "\n") {
 		f := strings.Fields(line)
 		switch {
-		case len(f) > 6 && f[0] == "PROFILE" && f[5] != "WS":
-			t.Errorf("header %q: want WS after H3", line)
-		case len(f) > 6 && f[0] == "nginx-stock" && f[6] != "ok":
-			t.Errorf("nginx-stock row %q: want the websocket route ok", line)
-		case len(f) > 6 && f[0] == "caddy-stock" && f[6] != "FAIL":
+		case len(f) > 7 && f[0] == "PROFILE" && (f[3] != "HTTP" || f[6] != "WS"):
+			t.Errorf("header %q: want HTTP after TLS, WS after H3", line)
+		case len(f) > 7 && f[0] == "nginx-stock" && (f[4] != "ok" || f[7] != "ok"):
+			t.Errorf("nginx-stock row %q: want plain HTTP and the websocket route ok", line)
+		case len(f) > 7 && f[0] == "caddy-stock" && f[7] != "FAIL":
 			t.Errorf("caddy-stock row %q: want the websocket route FAIL", line)
+		case len(f) > 7 && f[0] == "nginx-files" && (f[4] != "FAIL" || f[7] != "-"):
+			t.Errorf("nginx-files row %q: want plain HTTP FAIL and no websocket route (an origin)", line)
 		}
 	}
 	for _, want := range []string{

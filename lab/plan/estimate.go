@@ -14,7 +14,8 @@ type Estimate struct {
 }
 
 // Estimate returns the expected steps and time of s against one proxy and
-// key. For a search it assumes every probe up to max, a full bisection,
+// key: every run (a search's runs are whole searches). For a search it
+// assumes every probe up to max, a full bisection,
 // one round of confirmations and a cool-down at its cap after the first
 // failed probe and after half the bisection steps; the real run usually
 // takes less (probes stop at the first failure) but may take more when
@@ -27,6 +28,14 @@ func (s *Scenario) Estimate() Estimate {
 	case MethodClosed:
 		return Estimate{Steps: s.Runs, Time: time.Duration(s.Runs) * s.Duration.D()}
 	}
+	one := s.SearchEstimate()
+	n := max(s.Runs, 1)
+	return Estimate{Steps: n * one.Steps, Time: time.Duration(n) * one.Time, Cooldowns: time.Duration(n) * one.Cooldowns}
+}
+
+// SearchEstimate is the expected cost of one of a search scenario's runs
+// (Estimate has all of them; the generator's ceiling is one).
+func (s *Scenario) SearchEstimate() Estimate {
 	se := s.Eff.Search
 	probes, bisect := se.probeSteps(), se.bisectSteps()
 	steps := probes + bisect + se.ConfirmRuns

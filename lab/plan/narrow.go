@@ -36,6 +36,9 @@ func (p *Plan) Narrow(sel Selection) error {
 					p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: it runs on none of the selected profiles %s", s.label(), strings.Join(sel.Profiles, ",")))
 					continue
 				}
+			} else if !slices.ContainsFunc(p.Profiles, s.RunsOn) {
+				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: none of the selected profiles %s is of its role (%s)", s.label(), strings.Join(sel.Profiles, ","), s.role()))
+				continue
 			}
 			kept = append(kept, s)
 		}
@@ -80,6 +83,7 @@ func (p *Plan) Narrow(sel Selection) error {
 		}
 		p.Scenarios = kept
 	}
+	p.keepSeeds()
 	return nil
 }
 

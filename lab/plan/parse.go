@@ -77,12 +77,20 @@ func (p *Plan) Check() error {
 	return p.Validate()
 }
 
-// Marshal writes p as YAML (the plan format, defaults included).
+// Marshal writes p as YAML (the plan format, defaults included; a
+// scenario's size without the path it picks, so the output parses again).
 func (p *Plan) Marshal() ([]byte, error) {
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
-	if err := enc.Encode(p); err != nil {
+	out := *p
+	out.Scenarios = append([]Scenario(nil), p.Scenarios...)
+	for i := range out.Scenarios {
+		if out.Scenarios[i].Size != "" {
+			out.Scenarios[i].Path = ""
+		}
+	}
+	if err := enc.Encode(&out); err != nil {
 		return nil, err
 	}
 	if err := enc.Close(); err != nil {

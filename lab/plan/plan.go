@@ -22,6 +22,7 @@ type Plan struct {
 	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
 	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults
 	Scenarios   []Scenario `yaml:"scenarios" json:"scenarios"`                 // run in this order
+	Seeds       []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"`     // the seeds' findings the plan covers (seeds.go): the report's first table
 	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
 
 	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values
@@ -70,21 +71,24 @@ type Pass struct {
 }
 
 // Scenario is one test of every profile. Kind picks what is measured,
-// Method how: "search" (max sustainable rate), "fixed" (each of Rates, Runs
+// Method how: "search" (max sustainable rate, Runs whole searches), "fixed" (each of Rates, Runs
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
 	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
 	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
 	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
-	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind)
+	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind, or by size)
+	Size        string    `yaml:"size,omitempty" json:"size,omitempty"`         // 1k | 100k | 1m: the body requested (replaces the kind's path; not with path)
+	Scheme      string    `yaml:"scheme,omitempty" json:"scheme"`               // https (default) | http: plain HTTP on the server's HTTP port
+	Role        string    `yaml:"role,omitempty" json:"role"`                   // proxy (default) | origin: which of the plan's profiles it runs on
 	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
 	Profiles    []string  `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
 	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs)
 	Connections int       `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs
+	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
 	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
 	// PacingTolerance is the generator's pacing tolerance for the
 	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
@@ -124,9 +128,12 @@ const (
 )
 
 // RunsOn reports whether the scenario runs on profile (its own profiles
-// list, or every profile of the plan when it has none).
+// list, or every profile of the plan of its role when it has none).
 func (s *Scenario) RunsOn(profile string) bool {
-	return len(s.Profiles) == 0 || slices.Contains(s.Profiles, profile)
+	if len(s.Profiles) > 0 {
+		return slices.Contains(s.Profiles, profile)
+	}
+	return profileRole(profile) == s.role()
 }
 
 // Kinds lists the scenario kinds in their usual order.

@@ -73,6 +73,9 @@ func (s *Scenario) resolve(p *Plan) error {
 	if s.Method == "" {
 		s.Method = d.Method
 	}
+	if err := s.resolveTarget(); err != nil {
+		return err
+	}
 	if s.Path == "" {
 		s.Path = d.Path
 	}

@@ -90,13 +90,16 @@ func (p *Plan) validate() error {
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
+		if err := s.validateTarget(p.Profiles); err != nil {
+			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
+		}
 		for j := range i {
 			if p.Scenarios[j].Name == s.Name {
 				return fmt.Errorf("scenarios[%d]: name %q is used twice: give one a different name", i, s.Name)
 			}
 		}
 	}
-	return nil
+	return p.validateSeeds()
 }
 
 func checkKeys(field string, keys []string) error {

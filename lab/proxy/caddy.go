@@ -36,6 +36,7 @@ func caddyProfile(name, desc string, opt caddyOptions) Profile {
 	return Profile{
 		Name:        name,
 		Proxy:       "caddy",
+		Role:        RoleProxy,
 		Description: desc,
 		Features:    Features{TLS: true, H2: true, H3: true},
 		Find:        func() (string, error) { return FindBinary("caddy") },

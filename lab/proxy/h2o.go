@@ -19,6 +19,7 @@ func h2oProfiles() []Profile {
 	return []Profile{{
 		Name:        name,
 		Proxy:       "h2o",
+		Role:        RoleProxy,
 		Description: desc,
 		Features:    Features{TLS: true, H2: true},
 		Find:        func() (string, error) { return FindBinary("h2o") },

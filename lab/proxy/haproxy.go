@@ -36,6 +36,7 @@ func haproxyProfile(name, desc string, opt haproxyOptions) Profile {
 	return Profile{
 		Name:        name,
 		Proxy:       "haproxy",
+		Role:        RoleProxy,
 		Description: desc,
 		Features:    Features{TLS: true, H2: true}, // Debian's build has no QUIC
 		Find:        func() (string, error) { return FindBinary("haproxy") },

@@ -167,17 +167,32 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	root := filepath.Join(dir, "www")
+	if err := WriteFiles(root); err != nil {
+		t.Fatal(err)
+	}
 	return Params{
 		Dir: dir, ListenHost: "127.0.0.1",
 		HTTPPort: freePort(t), HTTPSPort: freePort(t),
 		BackendHost: "127.0.0.1", BackendPort: backendPort,
 		CertFile: cert.Cert, KeyFile: cert.Key, CombinedPEM: cert.Combined,
-		ServerName: testServerName, Workers: 2, MaxConn: 1024,
+		ServerName: testServerName, Workers: 2, MaxConn: 1024, Root: root,
 	}
 }
 
 // writeExe writes an executable script at path.
 var writeExe = testutil.WriteExe
+
+// profilesOf returns the profiles of role.
+func profilesOf(role string) []Profile {
+	var out []Profile
+	for _, p := range All() {
+		if p.Role == role {
+			out = append(out, p)
+		}
+	}
+	return out
+}
 
 // installed returns the binary of prof or skips the test.
 func installed(t *testing.T, prof Profile) string {

@@ -70,7 +70,7 @@ func TestProxiesServeBackendBody(t *testing.T) {
 	want := sha256.Sum256(backend.Body)
 	for _, kind := range []string{"p256", "rsa2048"} {
 		cert := writeTestCert(t, certDir, kind)
-		for _, prof := range All() {
+		for _, prof := range profilesOf(RoleProxy) {
 			t.Run(kind+"/"+prof.Name, func(t *testing.T) {
 				path := installed(t, prof)
 				p := startReady(t, prof, path, cert, backend.Port)
@@ -137,7 +137,7 @@ func TestBackendConnectionReuse(t *testing.T) {
 	}
 	const requests = 200
 	cert := writeTestCert(t, t.TempDir(), "p256")
-	for _, prof := range All() {
+	for _, prof := range profilesOf(RoleProxy) {
 		t.Run(prof.Name, func(t *testing.T) {
 			want, ok := wantBehaviour[prof.Name]
 			if !ok {

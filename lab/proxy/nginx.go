@@ -50,6 +50,7 @@ func nginxProfile(name, desc string, opt nginxOptions) Profile {
 	return Profile{
 		Name:        name,
 		Proxy:       "nginx",
+		Role:        RoleProxy,
 		Description: desc,
 		Features:    Features{TLS: true, H2: true}, // HTTP/3 needs nginx >= 1.25
 		Find:        func() (string, error) { return FindBinary("nginx") },

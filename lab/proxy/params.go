@@ -25,6 +25,7 @@ type Params struct {
 	CombinedPEM string // chain and key in one PEM (HAProxy)
 
 	ServerName string // Host and SNI the site answers
+	Root       string // origins: the document root the lab filled (WriteFiles); proxies ignore it
 	Workers    int    // CPUs the proxy has: HAProxy nbthread, h2o num-threads; 0 = the proxy's default. nginx keeps worker_processes auto, which on 1.22 counts the machine's online CPUs, not its cpuset (checked with taskset)
 	MaxConn    int    // connection cap (nginx worker_connections, HAProxy maxconn); 0 = DefaultMaxConn; must fit the open-file limit
 	// User is the user the proxy serves as; "" = the current user. nginx,

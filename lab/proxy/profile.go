@@ -41,6 +41,13 @@ type Profile struct {
 	Proxy       string   // "nginx", "caddy", "haproxy", "traefik", "h2o"
 	Description string   // one line: what the profile reproduces and from which seed
 	Features    Features // protocols the rendered config serves
+	// Role is RoleProxy (forwards to the backend) or RoleOrigin (serves
+	// the lab's files in Params.Root itself).
+	Role string
+	// FixedBody, if set, is what the profile answers for every path (an
+	// origin that serves no file, such as caddy-respond); nil: it answers
+	// the lab's paths with their bytes (ServesFiles).
+	FixedBody []byte
 
 	// Find locates the proxy binary (see FindBinary for the search order).
 	Find func() (path string, err error)
@@ -57,7 +64,8 @@ type Profile struct {
 	// StopSignal asks the foreground process to exit.
 	StopSignal syscall.Signal
 	// Ready returns nil once an HTTPS GET of /1k with the site's Host and
-	// SNI returns 200 and 1024 bytes; it polls until ctx ends.
+	// SNI returns 200 and 1024 bytes (FixedBody when set); it polls until
+	// ctx ends.
 	Ready func(ctx context.Context, p Params) error
 }
 
@@ -69,6 +77,7 @@ func All() []Profile {
 	all = append(all, haproxyProfiles()...)
 	all = append(all, traefikProfiles()...)
 	all = append(all, h2oProfiles()...)
+	all = append(all, originProfiles()...)
 	return all
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 func TestAllProfilesComplete(t *testing.T) {
-	want := []string{"caddy-pool128", "caddy-stock", "h2o", "haproxy", "nginx-keepalive", "nginx-keepalive128",
+	want := []string{"caddy-files", "caddy-pool128", "caddy-respond", "caddy-stock", "h2o", "h2o-files", "haproxy",
+		"nginx-files", "nginx-files-nosendfile", "nginx-keepalive", "nginx-keepalive128",
 		"nginx-npm", "nginx-stock", "nginx-stock-1.22", "traefik"}
 	if got := strings.Join(Names(), " "); got != strings.Join(want, " ") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, " "))
@@ -18,6 +19,12 @@ func TestAllProfilesComplete(t *testing.T) {
 			t.Errorf("duplicate profile %s", p.Name)
 		}
 		seen[p.Name] = true
+		if p.Role != RoleProxy && p.Role != RoleOrigin {
+			t.Errorf("%s: Role %q, want %s or %s", p.Name, p.Role, RoleProxy, RoleOrigin)
+		}
+		if p.FixedBody != nil && p.Role != RoleOrigin {
+			t.Errorf("%s: a proxy with a fixed body", p.Name)
+		}
 		if p.Proxy == "" || p.Description == "" || strings.Contains(p.Description, "\n") {
 			t.Errorf("%s: Proxy %q, Description %q: want both, description on one line", p.Name, p.Proxy, p.Description)
 		}

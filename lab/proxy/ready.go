@@ -27,7 +27,17 @@ const readyInterval = 50 * time.Millisecond
 // httpsReady polls GET https://ListenHost:HTTPSPort/1k with Host and SNI set
 // to ServerName until it returns 200 with ReadySize bytes and the proxy
 // presents the leaf certificate of CertFile, or ctx ends.
-func httpsReady(ctx context.Context, p Params) error {
+func httpsReady(ctx context.Context, p Params) error { return httpsReadyBody(ctx, p, nil) }
+
+// readyWith is a profile's Ready: httpsReady, or with fixed set, a 200
+// whose body is exactly fixed.
+func readyWith(fixed []byte) func(ctx context.Context, p Params) error {
+	return func(ctx context.Context, p Params) error { return httpsReadyBody(ctx, p, fixed) }
+}
+
+// httpsReadyBody is httpsReady; with fixed set the body must be exactly
+// fixed instead of ReadySize bytes.
+func httpsReadyBody(ctx context.Context, p Params, fixed []byte) error {
 	if err := p.validate(); err != nil {
 		return err
 	}
@@ -38,7 +48,7 @@ func httpsReady(ctx context.Context, p Params) error {
 	addr := hostPort(p.ListenHost, p.HTTPSPort)
 	var last error
 	for {
-		last = probeHTTPS(ctx, addr, p.ServerName, leaf)
+		last = probeHTTPS(ctx, addr, p.ServerName, leaf, fixed)
 		if last == nil {
 			return nil
 		}
@@ -50,8 +60,9 @@ func httpsReady(ctx context.Context, p Params) error {
 	}
 }
 
-// probeHTTPS makes one HTTP/1.1 request of ReadyPath over TLS to addr.
-func probeHTTPS(ctx context.Context, addr, serverName string, leaf []byte) error {
+// probeHTTPS makes one HTTP/1.1 request of ReadyPath over TLS to addr;
+// fixed, if set, is the body it must answer.
+func probeHTTPS(ctx context.Context, addr, serverName string, leaf, fixed []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
 	tr := &http.Transport{
@@ -87,6 +98,12 @@ func probeHTTPS(ctx context.Context, addr, serverName string, leaf []byte) error
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	if err != nil {
 		return fmt.Errorf("reading %s: %v", ReadyPath, err)
+	}
+	if fixed != nil {
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, fixed) {
+			return fmt.Errorf("GET %s returned %d with %q, want 200 with %q", ReadyPath, resp.StatusCode, body, fixed)
+		}
+		return nil
 	}
 	if resp.StatusCode != http.StatusOK || len(body) != ReadySize {
 		return fmt.Errorf("GET %s returned %d with %d bytes, want 200 with %d", ReadyPath, resp.StatusCode, len(body), ReadySize)

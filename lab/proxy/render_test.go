@@ -14,7 +14,7 @@ func sampleParams() Params {
 		Dir: "/tmp/loadlab-run", ListenHost: "127.0.0.1", HTTPPort: 8080, HTTPSPort: 8443,
 		BackendHost: "127.0.0.1", BackendPort: 9000,
 		CertFile: "/certs/fullchain.pem", KeyFile: "/certs/key.pem", CombinedPEM: "/certs/combined.pem",
-		ServerName: "bench.lab", Workers: 2, MaxConn: 2048,
+		ServerName: "bench.lab", Workers: 2, MaxConn: 2048, Root: "/srv/loadlab-www",
 	}
 }
 

@@ -25,6 +25,7 @@ func traefikProfiles() []Profile {
 	return []Profile{{
 		Name:        name,
 		Proxy:       "traefik",
+		Role:        RoleProxy,
 		Description: desc,
 		Features:    Features{TLS: true, H2: true, H3: true},
 		Find:        func() (string, error) { return FindBinary("traefik") },

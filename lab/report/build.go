@@ -14,6 +14,7 @@ import (
 type Report struct {
 	Title    string
 	Summary  []string // plan, machine, when, state
+	Seeds    *Table   // the seeds beside this machine (seeds.go): the first table
 	Findings []string
 	Proxies  Table
 	Sections []*Section
@@ -31,6 +32,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r := &Report{Title: "loadlab lab report: plan " + f.Plan.Name}
 	r.Summary = summary(f)
+	if t, ok := seedsTable(f); ok {
+		r.Seeds = &t
+	}
 	r.Findings = findings(f)
 	r.Proxies = proxiesTable(f)
 	for i := range f.Plan.Scenarios {
@@ -255,7 +259,7 @@ func sectionCharts(f *results.File, sec *Section) error {
 		for _, r := range sec.rows {
 			if !seen[r.unit] {
 				seen[r.unit] = true
-				ss = append(ss, searchSeries{label: r.label(withKey), steps: r.unit.Steps})
+				ss = append(ss, searchSeries{label: r.label(withKey), steps: rowSearchSteps(r.unit)})
 			}
 		}
 		add(searchCharts(sec.Scenario, chartFile(sec.Scenario, "search"), ss))

@@ -145,7 +145,7 @@ func searchShapes(f *results.File) []string {
 		}
 		var pass, fail *results.Step
 		for _, st := range u.Steps {
-			if st.Result == nil || st.Phase == string(search.PhaseConfirm) {
+			if st.Result == nil || st.Phase == string(search.PhaseConfirm) || st.Run != searchRunOf(u) {
 				continue
 			}
 			if st.Verdict == string(search.Pass) && st.Rate == u.Search.LastPass {

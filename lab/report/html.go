@@ -41,6 +41,8 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 <h1>{{.Title}}</h1>
 {{range .Summary}}<p>{{.}}</p>
 {{end}}
+{{if .Seeds}}<h2 id="seeds">Seeds beside this machine</h2>
+{{template "table" .Seeds}}{{end}}
 {{if .Findings}}<h2 id="findings">Findings</h2>
 {{range .Findings}}<div class="finding">{{.}}</div>
 {{end}}{{end}}

@@ -15,6 +15,10 @@ func (r *Report) Markdown() []byte {
 		fmt.Fprintf(&b, "%s\n", s)
 	}
 	b.WriteString("\n")
+	if r.Seeds != nil {
+		b.WriteString("## Seeds beside this machine\n\n")
+		writeMDTable(&b, *r.Seeds, false)
+	}
 	if len(r.Findings) > 0 {
 		b.WriteString("## Findings\n\n")
 		for _, f := range r.Findings {
@@ -52,6 +56,10 @@ func (r *Report) Markdown() []byte {
 // prints at the end).
 func (r *Report) MarkdownTables() []byte {
 	var b bytes.Buffer
+	if r.Seeds != nil {
+		b.WriteString("## Seeds beside this machine\n\n")
+		writeMDTable(&b, *r.Seeds, false)
+	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "## %s\n\n", s.Scenario)
 		for _, t := range s.Tables {

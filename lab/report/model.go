@@ -22,14 +22,16 @@ type row struct {
 	rateText string  // when rate alone does not say it ("not confirmed ...")
 	achieved float64
 	errShare float64
-	memIdle  uint64 // idle anon + kernel
-	genLim   bool   // the generator was the bottleneck: excluded from rankings
-	genText  string // the generator verdict cell
-	genWhy   string // the generator's reason, for the footnote
-	runs     string // fixed/closed: the other runs, in short
-	headroom string // the generator's headroom: ceiling over rate, and its loops' busy+starved share
-	atCeil   bool   // the search stopped at the generator's ceiling
-	marks    []mark // why the row is not an ordinary measurement (rank.go)
+	memIdle  uint64    // idle anon + kernel
+	genLim   bool      // the generator was the bottleneck: excluded from rankings
+	genText  string    // the generator verdict cell
+	genWhy   string    // the generator's reason, for the footnote
+	runs     string    // fixed/closed: the other runs, in short
+	headroom string    // the generator's headroom: ceiling over rate, and its loops' busy+starved share
+	atCeil   bool      // the search stopped at the generator's ceiling
+	marks    []mark    // why the row is not an ordinary measurement (rank.go)
+	vals     []float64 // the ranked quantity, one value per run (noise.go)
+	floor    float64   // the relative resolution of one run (noise.go)
 }
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
@@ -87,16 +89,17 @@ func loadWords(g gen.Generator) string {
 func searchRow(f *results.File, u *results.Unit) row {
 	var best *results.Step
 	sr := u.Search
+	run := searchRunOf(u) // the row's search, of several
 	if sr != nil && sr.Confirmed {
 		for _, st := range u.Steps {
-			if st.Phase == string(search.PhaseConfirm) && st.Rate == sr.Rate && st.Verdict == string(search.Pass) {
+			if st.Run == run && st.Phase == string(search.PhaseConfirm) && st.Rate == sr.Rate && st.Verdict == string(search.Pass) {
 				best = st
 			}
 		}
 	}
 	if best == nil { // not confirmed: the highest passing step, if any
 		for _, st := range u.Steps {
-			if st.Verdict == string(search.Pass) && st.Result != nil && (best == nil || st.Rate > best.Rate) {
+			if st.Run == run && st.Verdict == string(search.Pass) && st.Result != nil && (best == nil || st.Rate > best.Rate) {
 				best = st
 			}
 		}
@@ -122,6 +125,9 @@ func searchRow(f *results.File, u *results.Unit) row {
 		r.rateText = "none passed (lowest tried " + fmtRate(sr.FirstFail) + ")"
 	default:
 		r.rateText = "-"
+	}
+	if vals, prec := searchRuns(f, u); r.rate > 0 && len(vals) > 0 {
+		r.setRuns(vals, prec)
 	}
 	if ceil > 0 && r.rate > 0 {
 		h := fmt.Sprintf("ceiling %s, %.1fx", fmtRate(ceil), ceil/r.rate)
@@ -226,6 +232,11 @@ func closedRow(f *results.File, u *results.Unit) (row, bool) {
 	med := sorted[(len(sorted)-1)/2]
 	r := newRow(f, u, med)
 	r.rate = med.Result.AchievedRate
+	var vals []float64
+	for _, st := range steps {
+		vals = append(vals, st.Result.AchievedRate)
+	}
+	r.setRuns(vals, noiseFloor)
 	if len(steps) > 1 {
 		var rs []string
 		for _, st := range steps {

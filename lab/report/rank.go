@@ -83,7 +83,7 @@ func (r row) marked(withKey bool) string {
 
 // rowsTied reports whether rows a and b (a ranked at or above b) cannot be
 // told apart; tied rows share a place in the ranking. Nil: never tied.
-var rowsTied func(a, b row) bool
+var rowsTied func(a, b row) bool = noiseTied
 
 // ranking orders the rows no mark leaves out by rate, best first. Rows a
 // mark leaves out are listed after it, grouped by the mark's note; notes of
@@ -119,7 +119,7 @@ func ranking(rows []row, withKey bool, what string) string {
 		if tied || (i+1 < len(ok) && rowsTied != nil && rowsTied(r, ok[i+1])) {
 			p = fmt.Sprintf("=%d.", place)
 		}
-		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), fmtRate(r.rate))
+		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), r.valueText())
 		var notes []string
 		for _, m := range r.marks {
 			if m.note != "" {
@@ -134,6 +134,11 @@ func ranking(rows []row, withKey bool, what string) string {
 	s := "Ranking by " + what + ": " + strings.Join(parts, ", ")
 	for _, n := range leftNotes {
 		s += " (left out, " + n + ": " + strings.Join(leftOut[n], ", ") + ")"
+	}
+	if len(ok) > 1 {
+		if n := tieNote(ok); n != "" {
+			s += ". " + upperFirst(n)
+		}
 	}
 	return s
 }

@@ -26,8 +26,9 @@ func TestRankingMarks(t *testing.T) {
 		return mark{note: "capped by the backend"}, r.profile == "a"
 	})
 	markRows(rows)
+	savedTied := rowsTied
 	rowsTied = func(x, y row) bool { return x.rate-y.rate <= 100 && x.rate != 200 }
-	defer func() { rowsTied = nil }()
+	defer func() { rowsTied = savedTied }()
 	if got, want := ranking(rows, false, "2xx/s"), "Ranking by 2xx/s: 1. c 200, =2. a 100 (capped by the backend), =2. d 50 (left out, generator-limited: b)"; got != want {
 		t.Fatalf("ranking:\n got %s\nwant %s", got, want)
 	}

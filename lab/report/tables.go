@@ -215,14 +215,17 @@ func searchTable(rows []row, withKey bool) Table {
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
-			rate = fmtRate(r.rate)
+			rate = r.valueText()
 		}
 		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
 		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), protocolCell(r)))
 	}
 	finish(&t, rows)
-	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found.")
+	if n := runsFootnote(rows, "rate found"); n != "" {
+		t.Footnotes = append(t.Footnotes, n)
+	}
+	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found (of the median search, with several).")
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	return t
 }
@@ -263,7 +266,7 @@ func keyMatrix(rows []row) Table {
 		}
 		v := r.rateText
 		if v == "" {
-			v = fmtRate(r.rate)
+			v = r.valueText()
 		}
 		if m := r.syms(); m != "" {
 			v += " " + m
@@ -304,20 +307,23 @@ func fixedTable(rows []row, withKey bool) Table {
 func closedTable(rows []row, withKey bool) Table {
 	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Runs"})}
 	for _, r := range rows {
-		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
+		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
 		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), orDash(r.runs)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	t.Footnotes = append(t.Footnotes, "Only 2xx responses count as achieved; errors include non-2xx responses (502s).")
+	if n := runsFootnote(rows, "achieved (2xx/s)"); n != "" {
+		t.Footnotes = append(t.Footnotes, n)
+	}
 	return t
 }
 
 func sustainedTable(rows []row, withKey bool) Table {
 	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator", "Generator headroom"})}
 	for _, r := range rows {
-		cells := append([]string{r.label(withKey), fmtRate(r.rate)}, latencyCells(r)...)
+		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
 		tw, first := "-", "-"
 		if r.step != nil {
 			if r.step.ProxySum.TimeWaitMax >= 0 {
@@ -337,6 +343,9 @@ func sustainedTable(rows []row, withKey bool) Table {
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
 	t.Footnotes = append(t.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
+	if n := runsFootnote(rows, "achieved (2xx/s)"); n != "" {
+		t.Footnotes = append(t.Footnotes, n)
+	}
 	return t
 }
 

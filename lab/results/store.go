@@ -24,6 +24,7 @@ func Hash(p *plan.Plan, o RunOptions) string {
 	}
 	q := *p
 	q.Notes = nil // notes say what happened, not what was asked
+	q.Seeds = nil // citations of the seeds: what the report sets the results beside, not how they are measured
 	b, err := json.Marshal(hashed{q, o})
 	if err != nil {
 		return ""

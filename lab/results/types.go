@@ -117,13 +117,17 @@ type Unit struct {
 	Layout   string         `json:"layout"`
 	Status   string         `json:"status"`
 	Reason   string         `json:"reason,omitempty"` // why skipped or failed
-	Search   *search.Result `json:"search,omitempty"`
-	Ceiling  string         `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
-	MaxRate  float64        `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
-	Steps    []*Step        `json:"steps"`
-	ErrorLog *ErrorLog      `json:"error_log,omitempty"`
-	Started  time.Time      `json:"started"`
-	Finished time.Time      `json:"finished"`
+	Search   *search.Result `json:"search,omitempty"` // with runs > 1: the search of the median rate found (Searches[SearchRun-1])
+	// Searches are every search of a scenario with runs > 1, in run
+	// order; their steps carry run 1..N. Empty for one search.
+	Searches  []*search.Result `json:"searches,omitempty"`
+	SearchRun int              `json:"search_run,omitempty"` // which of Searches is Search (1-based)
+	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
+	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
+	Steps     []*Step          `json:"steps"`
+	ErrorLog  *ErrorLog        `json:"error_log,omitempty"`
+	Started   time.Time        `json:"started"`
+	Finished  time.Time        `json:"finished"`
 }
 
 // ErrorLog counts known causes in the proxy's error log after the unit.
@@ -144,7 +148,7 @@ type Step struct {
 	Phase          string          `json:"phase"`             // probe, bisect, confirm, run
 	Rate           float64         `json:"rate"`              // offered req/s (0 = closed loop)
 	Confirm        int             `json:"confirm,omitempty"` // confirmation 1..N
-	Run            int             `json:"run,omitempty"`     // run 1..N at this rate
+	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1)
 	Connections    int             `json:"connections"`
 	Verdict        string          `json:"verdict"` // pass, fail, gen-limited
 	Reasons        []string        `json:"reasons,omitempty"`

@@ -60,7 +60,7 @@ func (u *unitRun) ceiling(ctx context.Context) (*results.Unit, error) {
 	cu := &unitRun{r: u.r, env: u.env, spec: spec, rec: rec, baseline: u.baseline, replayed: map[int]bool{},
 		start: func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, u.spec.Key, speaks) }}
 	u.r.prog.printf("    generator ceiling for %s (%s): the same search against loadlab serve on the server CPUs, no proxy", u.spec.Scenario.Name, u.spec.Key)
-	res, err := cu.search(ctx, searchConfig(u.spec.Scenario))
+	res, err := cu.search(ctx, searchConfig(u.spec.Scenario), 0)
 	cu.stopProxy()
 	status, reason, err := endStatus(ctx, err)
 	if status == results.StatusError {

@@ -45,6 +45,9 @@ type fakeLab struct {
 	cancelAt int
 	cancel   context.CancelFunc
 	usageErr bool
+	// onGen, if set, runs (under the lock) before each generator call's
+	// answer: a test changes capacities in it.
+	onGen func(cfg gen.Config)
 }
 
 func newFakeLab() *fakeLab {
@@ -159,6 +162,9 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) 
 	var profile string
 	for _, h := range cfg.Headers {
 		fmt.Sscanf(h, "Host: %s", &profile)
+	}
+	if f.onGen != nil {
+		f.onGen(cfg)
 	}
 	capacity := f.capacity[profile]
 	f.mu.Unlock()

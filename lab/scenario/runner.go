@@ -143,6 +143,7 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
+		Scheme: u.Scenario.Scheme,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

@@ -43,14 +43,14 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	}
 	s := u.spec.Scenario
 	base := gen.Config{
-		URL:          s.Path,
+		URL:          targetURL(s),
 		Connections:  s.Connections,
 		Timeout:      u.r.Plan.Timeout.D(),
 		Rate:         rate,
 		NewConn:      s.Kind == plan.KindHandshake,
 		HTTP3:        s.Kind == plan.KindH3,
 		HTTP2:        s.Kind == plan.KindKeepaliveH2,
-		VerifySHA256: verifyDigest(s),
+		VerifySHA256: verifyDigest(s, u.px.Profile()),
 	}
 	if rate > 0 {
 		base.PacingTolerance = s.Eff.PacingTolerance.D()

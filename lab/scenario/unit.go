@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/session"
 )
 
 // unitRun is one unit in progress.
@@ -113,11 +114,7 @@ func (u *unitRun) body(ctx context.Context) error {
 				return err
 			}
 		}
-		res, err := u.search(ctx, cfg)
-		if err != nil {
-			return err
-		}
-		return u.r.Store.Update(func(*results.File) { u.rec.Search = &res })
+		return u.searches(ctx, cfg)
 	case plan.MethodFixed:
 		for _, rate := range s.Rates {
 			if err := u.runs(ctx, rate); err != nil {
@@ -130,6 +127,16 @@ func (u *unitRun) body(ctx context.Context) error {
 	}
 }
 
+// targetURL is what the generator requests: the scenario's path, over
+// plain HTTP with scheme http (GenConfig puts in the server's address and
+// port for the scheme).
+func targetURL(s *plan.Scenario) string {
+	if s.Scheme == plan.SchemeHTTP {
+		return "http://" + session.DefaultServerName + s.Path
+	}
+	return s.Path
+}
+
 // searchConfig is the scenario's search settings.
 func searchConfig(s *plan.Scenario) search.Config {
 	e := s.Eff.Search
@@ -137,10 +144,11 @@ func searchConfig(s *plan.Scenario) search.Config {
 		ConfirmRuns: e.ConfirmRuns, StepDown: e.StepDown, MaxStepDowns: e.MaxStepDowns}
 }
 
-// search runs the rate search with the unit's steps and cool-downs.
-func (u *unitRun) search(ctx context.Context, cfg search.Config) (search.Result, error) {
+// search runs the rate search with the unit's steps and cool-downs;
+// run (0 for a single search) tags its steps as those of search run of N.
+func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (search.Result, error) {
 	return search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
-		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, 0)
+		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, run)
 	}, func(ctx context.Context, st search.Step) error {
 		return u.cool(ctx, st.Seq)
 	})
@@ -239,9 +247,10 @@ func (u *unitRun) stopProxy() {
 }
 
 // verifyDigest is the SHA-256 every body of path must have, for the
-// scenarios that check bodies (the 1 MiB file); nil otherwise.
-func verifyDigest(s *plan.Scenario) []byte {
-	if s.Kind != plan.KindFile {
+// scenarios that check bodies (the 1 MiB file); nil otherwise, and for a
+// server that answers a fixed body instead of files (caddy-respond).
+func verifyDigest(s *plan.Scenario, prof proxy.Profile) []byte {
+	if s.Kind != plan.KindFile || !prof.ServesFiles() {
 		return nil
 	}
 	body := backend.Body(s.Path)

@@ -148,8 +148,9 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		if c := CeilingID(u.Scenario.Name, string(u.Key), u.Layout); u.Scenario.Method == plan.MethodSearch && !ceilings[c] {
 			ceilings[c] = true
 			b.Ceilings++
-			b.Steps += u.Estimate.Steps
-			b.Time += stepCost(u.Estimate) + proxyStartCost
+			one := u.Scenario.SearchEstimate() // one search, whatever the units' runs
+			b.Steps += one.Steps
+			b.Time += stepCost(one) + proxyStartCost
 		}
 		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
 			idle[k] = true

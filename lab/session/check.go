@@ -13,17 +13,17 @@ import (
 // BodyCheck is one fetch of a path through a proxy, compared with what the
 // backend serves.
 type BodyCheck struct {
-	Proto  string `json:"proto"` // "h1" (HTTP/1.1 over TLS), "h2" or "h3"
+	Proto  string `json:"proto"` // "h1" (HTTP/1.1 over TLS), "h2", "h3" or "http" (plain HTTP/1.1)
 	Path   string `json:"path"`  // "/1k" or "/1m"
 	Status int    `json:"status"`
 	Bytes  int    `json:"bytes"`
 	SHA256 string `json:"sha256,omitempty"` // of the body received (hex)
-	OK     bool   `json:"ok"`               // status 200 and sha256 equal to the backend's
+	OK     bool   `json:"ok"`               // status 200 and sha256 equal to the backend's (a fixed-body origin's: its body)
 	Error  string `json:"error,omitempty"`  // why the fetch failed or differs
 }
 
-// Key is the name CheckBodies uses for the check: "/1k" for HTTP/1.1,
-// "h2 /1k" and "h3 /1k" for the others.
+// Key is the name CheckBodies uses for the check: "/1k" for HTTP/1.1 over
+// TLS, "h2 /1k", "h3 /1k" and "http /1k" for the others.
 func (c BodyCheck) Key() string {
 	if c.Proto == protoH1 {
 		return c.Path
@@ -33,10 +33,12 @@ func (c BodyCheck) Key() string {
 
 // CheckBodies fetches /1k and /1m through the proxy over HTTPS (HTTP/1.1,
 // Host and SNI = the server name, chain verified against the lab CA), then
-// over h2 and HTTP/3 when the profile serves them, and compares each body's
-// sha256 with the backend's. Keys are "/1k", "/1m", "h2 /1k", "h2 /1m",
-// "h3 /1k", "h3 /1m"; true means byte-identical with status 200. The error
-// names the first check that failed (nil when all passed).
+// over h2 and HTTP/3 when the profile serves them, then over plain HTTP on
+// its HTTP port, and compares each body's sha256 with the backend's (an
+// origin serves the same bytes as files; a fixed-body origin must answer
+// its FixedBody). Keys are "/1k", "/1m", "h2 /1k", "h2 /1m", "h3 /1k",
+// "h3 /1m", "http /1k", "http /1m"; true means byte-identical with status
+// 200. The error names the first check that failed (nil when all passed).
 func (p *Proxy) CheckBodies(ctx context.Context) (map[string]bool, error) {
 	checks, err := p.CheckBodiesDetail(ctx)
 	out := map[string]bool{}
@@ -49,12 +51,18 @@ func (p *Proxy) CheckBodies(ctx context.Context) (map[string]bool, error) {
 // CheckBodiesDetail is CheckBodies with the status, size and hash of every
 // fetch.
 func (p *Proxy) CheckBodiesDetail(ctx context.Context) ([]BodyCheck, error) {
-	protos := []string{protoH1}
-	if p.prof.Features.H2 {
-		protos = append(protos, protoH2)
+	var protos []string
+	if p.prof.Features.TLS {
+		protos = append(protos, protoH1)
+		if p.prof.Features.H2 {
+			protos = append(protos, protoH2)
+		}
+		if p.prof.Features.H3 {
+			protos = append(protos, protoH3)
+		}
 	}
-	if p.prof.Features.H3 {
-		protos = append(protos, protoH3)
+	if p.servesPlain() {
+		protos = append(protos, protoHTTP)
 	}
 	var checks []BodyCheck
 	var first error
@@ -84,7 +92,11 @@ func (p *Proxy) checkProto(ctx context.Context, proto string) ([]BodyCheck, erro
 		}
 	}
 	var closeFn func()
-	c := p.e.httpsClient(p.addr.String(), proto)
+	scheme := SchemeHTTPS
+	if proto == protoHTTP {
+		scheme = SchemeHTTP
+	}
+	c := p.clientFor(scheme, proto)
 	if proto == protoH3 {
 		var err error
 		if c, closeFn, err = p.e.h3Client(p.addr.String()); err != nil {
@@ -97,23 +109,26 @@ func (p *Proxy) checkProto(ctx context.Context, proto string) ([]BodyCheck, erro
 	} else {
 		defer c.CloseIdleConnections()
 	}
-	wantMajor := map[string]string{protoH1: "HTTP/1.1", protoH2: "HTTP/2.0", protoH3: "HTTP/3.0"}[proto]
+	wantMajor := map[string]string{protoH1: "HTTP/1.1", protoH2: "HTTP/2.0", protoH3: "HTTP/3.0", protoHTTP: "HTTP/1.1"}[proto]
 	for _, path := range checkPaths {
-		status, got, body, err := fetch(ctx, c, p.urlFor(path))
+		status, got, body, err := fetch(ctx, c, p.schemeURL(scheme, path))
 		if err != nil {
 			fail(path, err.Error())
 			continue
 		}
 		sum := sha256.Sum256(body)
 		bc := BodyCheck{Proto: proto, Path: path, Status: status, Bytes: len(body), SHA256: hex.EncodeToString(sum[:])}
-		want := p.e.backend.sums[path]
+		want, wantLen := p.e.backend.sums[path], len(backend.Body(path))
+		if fixed := p.prof.FixedBody; fixed != nil {
+			want, wantLen = sha256.Sum256(fixed), len(fixed)
+		}
 		switch {
 		case status != 200:
 			bc.Error = fmt.Sprintf("status %d", status)
 		case got != wantMajor:
 			bc.Error = fmt.Sprintf("answered over %s, want %s", got, wantMajor)
 		case sum != want:
-			bc.Error = fmt.Sprintf("%d bytes with sha256 %.12s..., the backend's %d bytes have %.12s...", len(body), bc.SHA256, len(backend.Body(path)), hex.EncodeToString(want[:]))
+			bc.Error = fmt.Sprintf("%d bytes with sha256 %.12s..., the backend's %d bytes have %.12s...", len(body), bc.SHA256, wantLen, hex.EncodeToString(want[:]))
 		default:
 			bc.OK = true
 		}

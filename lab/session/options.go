@@ -45,6 +45,12 @@ const (
 	RoleGen     = "gen"
 )
 
+// Schemes for Options.Scheme.
+const (
+	SchemeHTTPS = "https" // TLS on the server's HTTPS port (the default)
+	SchemeHTTP  = "http"  // plain HTTP on its HTTP port
+)
+
 // Options configure a Session (one lab session on this machine).
 type Options struct {
 	Dir         string          // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
@@ -76,6 +82,12 @@ type Options struct {
 	// ReadyTimeout bounds the wait for the backend and each proxy to
 	// answer; 0 = DefaultReadyTimeout.
 	ReadyTimeout time.Duration
+	// Scheme is what the lab's own clients speak to the servers under
+	// test: the readiness request, the idle-memory request and the
+	// restart probes use it, and StartServe listens with it (plain HTTP
+	// on the HTTP port, or TLS). "" = SchemeHTTPS. Every profile listens
+	// on both ports whatever it is; it is for scenarios over plain HTTP.
+	Scheme string
 	// Janitor, if set, gets the Session's Close as an undo step, so a signal
 	// handler installed with Janitor.OnSignal cleans up the lab too.
 	Janitor *cleanup.Janitor
@@ -97,6 +109,13 @@ func (o Options) withDefaults() (Options, error) {
 	case NetLoopback, NetNS:
 	default:
 		return o, fmt.Errorf("unknown network mode %q: use loopback or netns", o.Net)
+	}
+	switch o.Scheme {
+	case "":
+		o.Scheme = SchemeHTTPS
+	case SchemeHTTP, SchemeHTTPS:
+	default:
+		return o, fmt.Errorf("unknown scheme %q: use http or https", o.Scheme)
 	}
 	if o.MemoryLimit < 0 {
 		return o, fmt.Errorf("bad memory limit %d: want bytes > 0, or 0 for none", o.MemoryLimit)

@@ -47,6 +47,7 @@ type Proxy struct {
 	name     string // <profile>-<key>-<n>: directory and cgroup name
 	params   proxy.Params
 	addr     netip.AddrPort // HTTPS (TCP, and UDP for h3)
+	httpAddr netip.AddrPort // plain HTTP
 	specUser string         // user the wrapper switches to ("" = none)
 	logFile  string         // the proxy's stdout and stderr
 
@@ -151,6 +152,13 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		return err
 	}
 	prm.ListenHost, prm.HTTPPort, prm.HTTPSPort = host.String(), ports[0], ports[1]
+	if p.prof.IsOrigin() {
+		// The proxy user owns dir (chownTree below), so it can read them.
+		prm.Root = filepath.Join(dir, docRoot)
+		if err := proxy.WriteFiles(prm.Root); err != nil {
+			return fmt.Errorf("%s: %v", p.prof.Name, err)
+		}
+	}
 	if e.user.switches() {
 		if selfSwitching[p.prof.Proxy] {
 			prm.User = e.user.name
@@ -166,6 +174,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 	}
 	p.params = prm
 	p.addr = netip.AddrPortFrom(host, uint16(prm.HTTPSPort))
+	p.httpAddr = netip.AddrPortFrom(host, uint16(prm.HTTPPort))
 	p.logFile = filepath.Join(dir, "proxy.log")
 	return nil
 }
@@ -275,27 +284,24 @@ func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process, ready int) erro
 	}
 }
 
-// probe makes one HTTPS request of /1k on a new connection.
-func (p *Proxy) probe(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	c := p.e.httpsClient(p.addr.String(), protoH1)
-	defer c.CloseIdleConnections()
-	status, _, body, err := fetch(ctx, c, p.urlFor("/1k"))
-	if err != nil {
-		return err
-	}
-	if status != 200 || len(body) != proxy.ReadySize {
-		return fmt.Errorf("GET /1k answered %d with %d bytes", status, len(body))
-	}
-	return nil
-}
+// probe makes one request of /1k on a new connection, over the session's
+// scheme (probeScheme).
+func (p *Proxy) probe(ctx context.Context) error { return p.probeScheme(ctx, p.e.o.Scheme) }
 
 // probeHandshake makes one TLS handshake with the proxy (the lab's CA and
-// server name) and resets the connection.
+// server name) and resets the connection; over plain HTTP, a TCP connect
+// that is reset.
 func (p *Proxy) probeHandshake(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
+	if p.e.o.Scheme == SchemeHTTP {
+		c, err := p.e.dialContext(ctx, "tcp", p.httpAddr.String())
+		if err != nil {
+			return err
+		}
+		resetOnClose(c)
+		return c.Close()
+	}
 	_, err := p.e.servedLeaf(ctx, p.addr.String())
 	return err
 }
@@ -319,10 +325,6 @@ func (p *Proxy) logContains(s string) bool {
 	}
 	return false
 }
-
-// urlFor is the URL the checks request: the server name (Host, SNI) and
-// the path; the clients dial the proxy's address whatever the URL says.
-func (p *Proxy) urlFor(path string) string { return "https://" + p.e.o.ServerName + path }
 
 // Stop stops the proxy (its stop signal, then SIGKILL to its whole cgroup
 // after a grace period) and removes its cgroup. It is idempotent.

@@ -185,23 +185,55 @@ http {
 EOF
 }
 
-# timed LIMIT NAME CMD...: run CMD pinned to GEN_CPU under /usr/bin/time,
-# killed after LIMIT seconds. stdout -> $TMP/NAME.out, stderr -> NAME.err,
-# "wall user sys" -> NAME.time. Returns CMD's status (124 on timeout).
+# CPU time of a run: `perf stat -e task-clock,user_time,system_time` when
+# perf works here (PERF=0 turns it off), else /usr/bin/time's user and sys.
+# This VM exposes no hardware counters, so there is no instructions count:
+# task-clock and its user/kernel split are the figures (cpu_source says
+# which one a run used).
+PERF=${PERF:-1}
+if ((PERF)) && ! perf stat -x, -e task-clock,user_time,system_time -o /dev/null true 2>/dev/null; then PERF=0; fi
+
+# cpu_source prints how the scripts measure CPU time.
+cpu_source() {
+	if ((PERF)); then echo "perf stat -e task-clock,user_time,system_time (software counters: this VM has no hardware counters)"; else echo "/usr/bin/time user+sys (perf unavailable)"; fi
+}
+
+# timed LIMIT NAME CMD...: run CMD pinned to GEN_CPU under /usr/bin/time
+# (and perf stat, see PERF), killed after LIMIT seconds. stdout ->
+# $TMP/NAME.out, stderr -> NAME.err, "wall user sys" -> NAME.time, perf's
+# counts -> NAME.perf. Returns CMD's status (124 on timeout).
 timed() {
 	local limit=$1 name=$2 rc=0
 	shift 2
+	local pre=()
+	((PERF)) && pre=(perf stat -x, -e task-clock,user_time,system_time -o "$TMP/$name.perf" --)
 	timeout -k 5 "$limit" /usr/bin/time -f '%e %U %S' -o "$TMP/$name.time" \
-		taskset -c "$GEN_CPU" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
+		"${pre[@]}" taskset -c "$GEN_CPU" "$@" >"$TMP/$name.out" 2>"$TMP/$name.err" &
 	GEN_PID=$!
 	wait "$GEN_PID" || rc=$?
 	GEN_PID=""
 	return "$rc"
 }
 
-# time_fields NAME: prints "wall user sys" of a timed run (the last line:
-# /usr/bin/time puts "Command exited with non-zero status" first on failure).
-time_fields() { tail -n 1 "$TMP/$1.time"; }
+# time_fields NAME: prints "wall user sys" of a timed run: wall from
+# /usr/bin/time (its last line: it puts "Command exited with non-zero
+# status" first on failure), user and sys from perf's user_time and
+# system_time when perf ran, else from /usr/bin/time.
+time_fields() {
+	local wall user sys
+	read -r wall user sys < <(tail -n 1 "$TMP/$1.time")
+	if [[ -s $TMP/$1.perf ]]; then
+		read -r user sys < <(awk -F, '$3 == "user_time" { u = $1 } $3 == "system_time" { s = $1 }
+			END { printf "%.3f %.3f\n", (u ~ /^[0-9]/ ? u / 1e9 : 0), (s ~ /^[0-9]/ ? s / 1e9 : 0) }' "$TMP/$1.perf")
+	fi
+	echo "$wall $user $sys"
+}
+
+# task_clock NAME prints perf's task-clock of a timed run in seconds ("-" without perf).
+task_clock() {
+	[[ -s $TMP/$1.perf ]] || { echo -; return; }
+	awk -F, '$3 == "task-clock" && $1 ~ /^[0-9]/ { printf "%.3f\n", $1 / 1000; f = 1 } END { if (!f) print "-" }' "$TMP/$1.perf"
+}
 
 # load1 prints the 1-minute load average.
 load1() { cut -d' ' -f1 /proc/loadavg; }
@@ -249,5 +281,6 @@ parse_h2load() {
 machine_header() {
 	echo "# $(date -u +%FT%TZ)  $(uname -r)  $(nproc) CPUs  load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "# nginx on CPU $SERVER_CPU, generators on CPU $GEN_CPU, ${DURATION}s x $ROUNDS rounds, $CONNS connections"
+	echo "# CPU time: $(cpu_source)"
 	echo "# loadlab $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')${LOADLAB_ENV:+ with $LOADLAB_ENV}"
 }

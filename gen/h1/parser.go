@@ -1,4 +1,4 @@
-package gen
+package h1
 
 import (
 	"bytes"
@@ -30,8 +30,22 @@ var (
 	errChunkExt       = errors.New("chunk extension too long")
 	errTrailingBytes  = errors.New("unexpected bytes after a complete response")
 	errSwitching      = errors.New("unexpected 101 Switching Protocols")
-	errClosedEarly    = errors.New("connection closed before the response was complete")
+	// ErrClosedEarly is EOF's answer when the connection closed before
+	// the response was complete.
+	ErrClosedEarly = errors.New("connection closed before the response was complete")
 )
+
+// IsParseError reports whether err is one of the parser's errors about a
+// malformed response (ErrClosedEarly is not: the response was cut short).
+func IsParseError(err error) bool {
+	switch err {
+	case errStatusLine, errHeaderLine, errHeaderTooLarge, errContentLength,
+		errChunkSize, errChunkTooLarge, errChunkCRLF, errChunkExt,
+		errTrailingBytes, errSwitching:
+		return true
+	}
+	return false
+}
 
 // Parser states.
 const (
@@ -348,7 +362,7 @@ func (p *Parser) EOF() (bool, error) {
 		p.state = psDone
 		return true, nil
 	}
-	return false, errClosedEarly
+	return false, ErrClosedEarly
 }
 
 func lower(c byte) byte {

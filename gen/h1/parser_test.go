@@ -1,4 +1,4 @@
-package gen
+package h1
 
 import (
 	"bytes"
@@ -134,11 +134,8 @@ func TestParserEOFMidBody(t *testing.T) {
 	if _, done, err := p.Feed(in); done || err != nil {
 		t.Fatalf("feed: %v %v", done, err)
 	}
-	if done, err := p.EOF(); done || err != errClosedEarly {
-		t.Fatalf("EOF mid-body: %v %v, want errClosedEarly", done, err)
-	}
-	if classify(errClosedEarly) != ErrClosed {
-		t.Fatal("errClosedEarly must classify as closed")
+	if done, err := p.EOF(); done || err != ErrClosedEarly {
+		t.Fatalf("EOF mid-body: %v %v, want ErrClosedEarly", done, err)
 	}
 }
 

@@ -1,0 +1,81 @@
+package plan
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Seed is one finding of a published benchmark (a seed, /work/shared/seeds
+// in the lab's own notes) that the plan sets out to show again: the seed's
+// own number, cited word for word with its sentence, and where this run
+// measures it. The report opens with one row per Seed: the seed's number,
+// this run's, and whether the run reproduced it (the same effect in the
+// same direction; the size may differ, and the row says by how much).
+//
+// The seed's number is a cited constant, never computed: Number is the
+// text the row prints, Value the same number for the size comparison.
+// Finding names the measurement (lab/report: seedMeasures), which reads
+// the run's units in Scenarios on Profiles.
+type Seed struct {
+	Finding   string   `yaml:"finding" json:"finding"`                       // the measurement, e.g. cliff, pool-leak, key-factor, idle-memory
+	Seed      string   `yaml:"seed" json:"seed"`                             // which seed: "001", "002", "003"
+	Says      string   `yaml:"says" json:"says"`                             // the seed's sentence, verbatim
+	Number    string   `yaml:"number" json:"number"`                         // the seed's number as the table prints it, e.g. "28,231 then 502"
+	Value     float64  `yaml:"value,omitempty" json:"value,omitempty"`       // the same number, for "by how much" (0: the row compares no size)
+	Scenarios []string `yaml:"scenarios" json:"scenarios"`                   // the plan's scenarios that measure it
+	Profiles  []string `yaml:"profiles,omitempty" json:"profiles,omitempty"` // the profiles it compares (the measurement says which comes first)
+	Keys      []string `yaml:"keys,omitempty" json:"keys,omitempty"`         // key types it compares (key-factor: p256 and the RSA one)
+	Note      string   `yaml:"note,omitempty" json:"note,omitempty"`         // what differs from the seed's setup, printed beside the row
+}
+
+// validateSeeds checks that every seed names its finding, seed, sentence
+// and number, and only scenarios and profiles the plan has.
+func (p *Plan) validateSeeds() error {
+	for i, s := range p.Seeds {
+		where := fmt.Sprintf("seeds[%d] (%s)", i, s.Finding)
+		for _, f := range []struct{ name, v string }{{"finding", s.Finding}, {"seed", s.Seed}, {"says", s.Says}, {"number", s.Number}} {
+			if strings.TrimSpace(f.v) == "" {
+				return fmt.Errorf("%s: %s is empty: a seed row cites the seed's finding, its sentence and its number", where, f.name)
+			}
+		}
+		if len(s.Scenarios) == 0 {
+			return fmt.Errorf("%s: scenarios is empty: name the scenario(s) that measure it", where)
+		}
+		for _, name := range s.Scenarios {
+			if !slices.ContainsFunc(p.Scenarios, func(sc Scenario) bool { return sc.Name == name }) {
+				return fmt.Errorf("%s: scenario %q is not in the plan", where, name)
+			}
+		}
+		for _, name := range s.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				return fmt.Errorf("%s: profile %s is not in the plan's profiles (%s)", where, name, strings.Join(p.Profiles, ", "))
+			}
+		}
+		if err := checkKeys(where+": keys", s.Keys); err != nil {
+			return err
+		}
+		if bad(s.Value) || s.Value < 0 {
+			return fmt.Errorf("%s: value must be a number >= 0", where)
+		}
+	}
+	return nil
+}
+
+// keepSeeds drops the seeds whose scenarios or profiles narrowing removed:
+// the run cannot measure them.
+func (p *Plan) keepSeeds() {
+	p.Seeds = slices.DeleteFunc(p.Seeds, func(s Seed) bool {
+		for _, name := range s.Scenarios {
+			if !slices.ContainsFunc(p.Scenarios, func(sc Scenario) bool { return sc.Name == name }) {
+				return true
+			}
+		}
+		for _, name := range s.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				return true
+			}
+		}
+		return false
+	})
+}

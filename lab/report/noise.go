@@ -1,0 +1,172 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/spread"
+)
+
+// This file puts each row's runs through lab/spread: a row's ranked value
+// is the median of its runs, shown with their min–max (and the median's
+// 95% interval from 6 runs); two rows share a place in a ranking unless
+// spread's rules tell them apart (rowsTied in rank.go is noiseTied).
+
+// noiseFloor is the run-to-run noise of one fixed-rate or closed-loop run
+// on a machine like this (identical runs differ by 10–20%; seed 002: "I
+// expect about 10% noise"): two single runs closer than this are tied.
+const noiseFloor = 0.10
+
+// noiseTied reports whether rows a and b cannot be told apart: spread's
+// rules over their runs, single runs widened by the larger of their floors
+// (a search's precision, else noiseFloor). Rows without runs are not
+// tied.
+func noiseTied(a, b row) bool {
+	if len(a.vals) == 0 || len(b.vals) == 0 {
+		return false
+	}
+	return spread.Tied(a.vals, b.vals, max(a.floor, b.floor))
+}
+
+// setRuns records the row's per-run values of its ranked quantity and the
+// resolution of one of them; with more than one run the row's rate is
+// their median.
+func (r *row) setRuns(vals []float64, floor float64) {
+	r.vals, r.floor = vals, floor
+	if len(vals) > 1 {
+		r.rate = spread.Of(vals).Median
+	}
+}
+
+// valueText is the row's ranked value with its spread: the value alone
+// for one run, else the median with min–max (and the 95% interval).
+func (r row) valueText() string {
+	if s := spread.Of(r.vals); s.N > 1 {
+		return s.Format(fmtRate)
+	}
+	return fmtRate(r.rate)
+}
+
+// searchRuns is every confirmed rate found of a unit's searches (one per
+// search), and the precision of its scenario.
+func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
+	prec := 0.0
+	if s := scenarioOf(f, u.Scenario); s != nil {
+		prec = s.Eff.Search.Precision
+	}
+	all := u.Searches
+	if len(all) == 0 && u.Search != nil {
+		all = []*search.Result{u.Search}
+	}
+	var vals []float64
+	for _, s := range all {
+		if s != nil && s.Confirmed {
+			vals = append(vals, s.Rate)
+		}
+	}
+	return vals, prec
+}
+
+// scenarioOf is the plan's scenario called name, nil if none.
+func scenarioOf(f *results.File, name string) *plan.Scenario {
+	if f.Plan == nil {
+		return nil
+	}
+	for i := range f.Plan.Scenarios {
+		if f.Plan.Scenarios[i].Name == name {
+			return &f.Plan.Scenarios[i]
+		}
+	}
+	return nil
+}
+
+// searchRunOf is the run tag of the steps of a unit's row search (0 when
+// it ran one search).
+func searchRunOf(u *results.Unit) int {
+	if len(u.Searches) > 1 {
+		return u.SearchRun
+	}
+	return 0
+}
+
+// tieNote says which rule the ranking's ties (=) followed, from the
+// fewest runs of its rows: what a reader needs to know before trusting an
+// order.
+func tieNote(rows []row) string {
+	fewest, floor := 0, 0.0
+	for i, r := range rows {
+		if i == 0 || len(r.vals) < fewest {
+			fewest = len(r.vals)
+		}
+		floor = max(floor, r.floor)
+	}
+	what := "run"
+	if len(rows) > 0 && rows[0].unit != nil && rows[0].unit.Method == plan.MethodSearch {
+		what = "search"
+	}
+	switch {
+	case fewest == 0:
+		return ""
+	case fewest == 1:
+		why := "the machine's run-to-run noise"
+		if what == "search" {
+			why = "the search's precision"
+		}
+		return fmt.Sprintf("one %s per row, so an order is not tested: rows within %.0f%% of each other (%s) share a place (=); set runs: %d or more for a test", what, 100*floor, why, spread.MinTest)
+	case fewest < spread.MinTest:
+		return fmt.Sprintf("%d %s per row at least: rows whose min–max ranges overlap share a place (=); %d or more per row are needed for a significance test", fewest, plural(what), spread.MinTest)
+	}
+	return fmt.Sprintf("%d %s per row at least: rows share a place (=) unless a Mann-Whitney U test over their runs gives p < %g", fewest, plural(what), spread.Alpha)
+}
+
+// runsFootnote says what a table's ranked column holds: the median of N
+// runs with min–max (and the 95% interval of the median from 6), or that
+// each row is one run, whose spread this report cannot show.
+func runsFootnote(rows []row, what string) string {
+	most, fewest := 0, -1
+	for _, r := range rows {
+		if n := len(r.vals); n > 0 {
+			most = max(most, n)
+			if fewest < 0 || n < fewest {
+				fewest = n
+			}
+		}
+	}
+	switch {
+	case most == 0:
+		return ""
+	case most == 1:
+		return fmt.Sprintf("%s: one run per row (runs: 1), so this report cannot show its spread; identical runs on a machine like this differ by 10–20%%.", upperFirst(what))
+	}
+	n := fmt.Sprint(most)
+	if fewest != most {
+		n = fmt.Sprintf("%d to %d", fewest, most)
+	}
+	return fmt.Sprintf("%s: the median of %s runs (in brackets the runs' min–max, and from %d runs on the 95%% confidence interval of the median).", upperFirst(what), n, spread.MinCI)
+}
+
+func plural(what string) string {
+	if strings.HasSuffix(what, "h") {
+		return what + "es"
+	}
+	return what + "s"
+}
+
+// rowSearchSteps are the steps of the unit's row search: all its steps
+// when it ran one search, else those of the median search.
+func rowSearchSteps(u *results.Unit) []*results.Step {
+	run := searchRunOf(u)
+	if run == 0 {
+		return u.Steps
+	}
+	var out []*results.Step
+	for _, st := range u.Steps {
+		if st.Run == run {
+			out = append(out, st)
+		}
+	}
+	return out
+}

@@ -1,0 +1,68 @@
+package scenario
+
+import (
+	"context"
+	"sort"
+
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// searches runs the scenario's runs as whole searches, each with its
+// confirmations (in netns mode every step starts in fresh namespaces; in
+// loopback mode a cool-down separates the searches), and records them:
+// Search is the one whose rate found is the median (the lower middle for
+// an even count), Searches all of them with SearchRun the median's place.
+// One run records Search alone, its steps untagged, as before runs
+// applied to searches.
+func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
+	n := max(u.spec.Scenario.Runs, 1)
+	all := make([]search.Result, 0, n)
+	for k := 1; k <= n; k++ {
+		tag := k
+		if n == 1 {
+			tag = 0
+		}
+		if k > 1 {
+			u.r.prog.printf("    %s %s: search %d of %d", u.spec.Scenario.Name, u.spec.Profile.Name, k, n)
+			if err := u.cool(ctx, u.seq); err != nil {
+				return err
+			}
+		}
+		res, err := u.search(ctx, cfg, tag)
+		if err != nil {
+			return err
+		}
+		all = append(all, res)
+	}
+	mid := medianSearch(all)
+	return u.r.Store.Update(func(*results.File) {
+		med := all[mid]
+		u.rec.Search = &med
+		u.rec.Searches, u.rec.SearchRun = nil, 0
+		if n > 1 {
+			for i := range all {
+				u.rec.Searches = append(u.rec.Searches, &all[i])
+			}
+			u.rec.SearchRun = mid + 1
+		}
+	})
+}
+
+// medianSearch is the index of the search whose confirmed rate is the
+// median (the lower middle of an even count); searches that confirmed
+// nothing count as rate 0.
+func medianSearch(all []search.Result) int {
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	rate := func(i int) float64 {
+		if !all[i].Confirmed {
+			return 0
+		}
+		return all[i].Rate
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rate(idx[a]) < rate(idx[b]) })
+	return idx[(len(idx)-1)/2]
+}
