@@ -111,6 +111,7 @@ type Config struct {
 	headers []Header
 	reqs    []reqSpec
 	pick    []int32
+	rampFn  *ramp // Stages' rate function
 }
 
 // Header is one request header line, split once.
@@ -223,6 +224,9 @@ func (c *Config) Defaults() {
 	if c.Connections == 0 {
 		c.Connections = DefaultConnections
 	}
+	if c.Duration == 0 && len(c.Stages) > 0 {
+		c.Duration = StagesDuration(c.Stages)
+	}
 	if c.Duration == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -294,8 +298,21 @@ func (c *Config) Validate() error {
 	if c.Rate < 0 || math.IsNaN(c.Rate) {
 		return fieldErr("Rate", "must be >= 0 (0 = closed loop; got %g)", c.Rate)
 	}
-	if c.Rate > 10e6 {
+	if c.Rate > maxRate {
 		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+	}
+	c.rampFn = nil
+	if len(c.Stages) > 0 {
+		if err := validateStages(c.Stages); err != nil {
+			return err
+		}
+		if c.Rate != 0 {
+			return fieldErr("Stages", "and {Rate} exclude each other: a constant rate is the one-stage case (e.g. 0s:%g,%v:%g)", c.Rate, c.Duration, c.Rate)
+		}
+		if d := StagesDuration(c.Stages); c.Duration != d {
+			return fieldErr("Stages", "last %v, but {Duration} is %v: the stages set the run time; leave {Duration} unset", d, c.Duration)
+		}
+		c.rampFn = newRamp(c.Stages)
 	}
 	if c.PacingTolerance < 0 || c.PacingTolerance > time.Second {
 		return fieldErr("PacingTolerance", "must be between 0 and 1s (got %v)", c.PacingTolerance)
@@ -396,7 +413,16 @@ func (c *Config) validateH3() error {
 	return nil
 }
 
-func (c *Config) openLoop() bool { return c.Rate > 0 }
+func (c *Config) openLoop() bool { return c.Rate > 0 || len(c.Stages) > 0 }
+
+// peakRate is the highest rate of the run, requests/s: Rate, or the
+// stages' highest (validated).
+func (c *Config) peakRate() float64 {
+	if c.rampFn != nil {
+		return c.rampFn.peak()
+	}
+	return c.Rate
+}
 
 // validateStart checks the shard and the start time. A start time already
 // past by more than the tolerance is refused here, before any work: the
@@ -439,8 +465,9 @@ func (c *Config) startTolerance() time.Duration {
 // shardConnections is this shard's part of Config.Connections.
 func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
 
-// shardRate is this shard's part of Config.Rate, requests/s.
-func (c *Config) shardRate() float64 { return c.Rate / float64(c.Shard.count()) }
+// shardRate is this shard's part of the peak rate (Config.Rate, or the
+// stages' highest), requests/s.
+func (c *Config) shardRate() float64 { return c.peakRate() / float64(c.Shard.count()) }
 
 // curveNames maps --curves names to Go's group IDs.
 var curveNames = map[string]tls.CurveID{

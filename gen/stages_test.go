@@ -151,3 +151,49 @@ func FuzzParseStages(f *testing.F) {
 		}
 	})
 }
+
+// TestStagedScheduleShardsCover: a staged schedule split over shards and
+// loops sends each request of the single generator's staged schedule
+// exactly once, at the same nanosecond, as a constant one does.
+func TestStagedScheduleShardsCover(t *testing.T) {
+	st, _ := ParseStages("1s:1000,0s:3000,1s:3000,500ms:0")
+	rp := newRamp(st)
+	d := StagesDuration(st)
+	var want []int64
+	for j, hint := int64(0), 0; ; j++ {
+		at := rp.at(j, &hint)
+		if at >= int64(d) {
+			break
+		}
+		want = append(want, at)
+	}
+	if len(want) < 3900 || len(want) > 4251 {
+		t.Fatalf("%d requests in the staged schedule, want the stages' 500+3000+750 (less the last, due at the end)", len(want))
+	}
+	for _, nshards := range []int{1, 2, 3} {
+		for _, nloops := range []int{1, 2, 3} {
+			got := map[int64]int64{}
+			for s := 0; s < nshards; s++ {
+				cfg := Config{Stages: st, Duration: d, Shard: Shard{Index: s, Count: nshards}, rampFn: rp}
+				for i := 0; i < nloops; i++ {
+					sch := newSchedule(&cfg, i, nloops, 1000)
+					idx, at := drain(&sch)
+					for n, j := range idx {
+						if _, dup := got[j]; dup || j%int64(nshards) != int64(s) {
+							t.Fatalf("shards %d loops %d: request %d sent twice or by shard %d", nshards, nloops, j, s)
+						}
+						got[j] = at[n]
+					}
+				}
+			}
+			if len(got) != len(want) {
+				t.Fatalf("shards %d loops %d: %d requests sent, the schedule has %d", nshards, nloops, len(got), len(want))
+			}
+			for j, at := range want {
+				if got[int64(j)] != at {
+					t.Fatalf("shards %d loops %d: request %d at %d ns, the single generator has it at %d", nshards, nloops, j, got[int64(j)], at)
+				}
+			}
+		}
+	}
+}

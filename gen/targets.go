@@ -287,3 +287,16 @@ func (c *Config) targetOf(j int64) int32 {
 	}
 	return int32(j % int64(len(c.reqs)))
 }
+
+// TargetResult is one target's part of a result.
+type TargetResult struct {
+	Method   string  `json:"method"`
+	URL      string  `json:"url"`
+	Weight   int     `json:"weight,omitempty"` // Config.TargetWeights
+	Requests uint64  `json:"requests"`         // owed in the measured window: ok + non2xx + errors
+	OK       uint64  `json:"ok"`
+	Non2xx   uint64  `json:"non2xx"`
+	Errors   uint64  `json:"errors"`
+	Latency  Latency `json:"latency_us"` // corrected, 2 significant figures
+	Hist     string  `json:"hist,omitempty"`
+}
