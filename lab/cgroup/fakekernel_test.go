@@ -40,7 +40,7 @@ func newFakeTree(t *testing.T, v Version) *fakeKernel {
 			"cpu.stat":               "usage_usec 0\nuser_usec 0\nsystem_usec 0\n",
 		}
 	} else {
-		for _, c := range v1Controllers {
+		for _, c := range append(append([]string(nil), v1Controllers...), v1Optional...) {
 			if err := os.Mkdir(filepath.Join(k.root, c), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -86,6 +86,9 @@ func (k *fakeKernel) v1Files(c string) map[string]string {
 		f["memory.stat"] = "cache 0\nrss 0\ntotal_cache 0\ntotal_rss 0\n"
 	case "cpuacct":
 		f["cpuacct.usage"] = "0"
+	case "cpu":
+		f["cpu.cfs_period_us"], f["cpu.cfs_quota_us"] = "100000", "-1"
+		f["cpu.stat"] = "nr_periods 0\nnr_throttled 0\nthrottled_time 0\n"
 	}
 	return f
 }
@@ -96,6 +99,8 @@ func v2CtrlFiles(c string) map[string]string {
 		return map[string]string{"cpuset.cpus": "", "cpuset.mems": "", "cpuset.cpus.effective": "0-1"}
 	case "memory":
 		return map[string]string{"memory.current": "0", "memory.peak": "0", "memory.max": "max", "memory.stat": "anon 0\nfile 0\n"}
+	case "cpu":
+		return map[string]string{"cpu.max": "max 100000", "cpu.stat": "usage_usec 0\nuser_usec 0\nsystem_usec 0\nnr_periods 0\nnr_throttled 0\nthrottled_usec 0\n"}
 	}
 	return nil
 }
@@ -298,14 +303,14 @@ func (k *fakeKernel) subtree(dir, val string) error {
 	k.put(filepath.Join(dir, "cgroup.subtree_control"), strings.Join(on, " "))
 	for _, sd := range subdirs(dir) {
 		k.put(filepath.Join(sd, "cgroup.controllers"), strings.Join(on, " "))
-		for _, c := range []string{"cpuset", "memory"} {
+		for _, c := range []string{"cpuset", "memory", "cpu"} {
 			for n, v := range v2CtrlFiles(c) {
 				p := filepath.Join(sd, n)
 				if slices.Contains(on, c) {
 					if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 						k.put(p, v)
 					}
-				} else {
+				} else if n != "cpu.stat" { // every v2 group has cpu.stat
 					os.Remove(p)
 				}
 			}

@@ -42,8 +42,8 @@ func TestHostV1Group(t *testing.T) {
 		t.Fatal(err)
 	}
 	files := g.ProcsFiles()
-	if len(files) != 3 {
-		t.Fatalf("ProcsFiles = %v, want cpuset, memory, cpuacct", files)
+	if len(files) != 3+len(v1Optional) {
+		t.Fatalf("ProcsFiles = %v, want cpuset, memory, cpuacct, cpu", files)
 	}
 	dirs := map[string]string{}
 	for i, c := range v1Controllers {
@@ -62,7 +62,7 @@ func TestHostV1Group(t *testing.T) {
 		}
 	}
 	cg := readTrim(t, fmt.Sprintf("/proc/%d/cgroup", s.pid()))
-	for _, c := range v1Controllers {
+	for _, c := range append(append([]string(nil), v1Controllers...), v1Optional...) {
 		if !strings.Contains(cg, ":"+c+":") || !strings.Contains(cg, "/"+runDirName(os.Getpid())+"/t1") {
 			t.Errorf("/proc/%d/cgroup does not show t1 in %s:\n%s", s.pid(), c, cg)
 		}

@@ -44,6 +44,7 @@ type Manager struct {
 	// processes rule), and enabled lists what we switched on in the parent.
 	relocated string
 	enabled   []string
+	v2cpu     bool // v2: the cpu controller is enabled for our groups
 
 	mu     sync.Mutex
 	groups []Group
@@ -129,10 +130,25 @@ func resolve(o Options, ops fsOps) (*Manager, error) {
 	}
 	run := runDirName(m.pid)
 	if m.version == V2 {
+		// A process in a run's leaf loadlab-<pid>-self (the run itself
+		// after relocating, or the reaper it started) belongs to the
+		// cgroup above it.
+		if sm := staleName.FindStringSubmatch(filepath.Base(dirs[""])); sm != nil && sm[2] != "" {
+			dirs[""] = filepath.Dir(dirs[""])
+		}
 		m.hiers = []*hier{{parent: dirs[""], base: filepath.Join(dirs[""], run)}}
 		return m, nil
 	}
-	for _, c := range v1Controllers {
+	order := append([]string(nil), v1Controllers...)
+	for _, c := range v1Optional {
+		// An optional hierarchy that is not mounted (or not ours) is left
+		// out; Create refuses a limit that needs it.
+		if od, err := resolveSelf(m.version, mounts, self, []string{c}); err == nil {
+			dirs[c] = od[c]
+			order = append(order, c)
+		}
+	}
+	for _, c := range order {
 		d := dirs[c]
 		if h := m.hierAt(d); h != nil {
 			h.ctrls = append(h.ctrls, c) // co-mounted, e.g. cpu,cpuacct
@@ -163,6 +179,12 @@ func fakeMounts(root string, v Version) ([]cgMount, map[string]string) {
 	for _, c := range v1Controllers {
 		ms = append(ms, cgMount{dir: filepath.Join(root, c), root: "/", ctrls: []string{c}})
 		self[c] = "/"
+	}
+	for _, c := range v1Optional {
+		if fi, err := os.Stat(filepath.Join(root, c)); err == nil && fi.IsDir() {
+			ms = append(ms, cgMount{dir: filepath.Join(root, c), root: "/", ctrls: []string{c}})
+			self[c] = "/"
+		}
 	}
 	return ms, self
 }
@@ -262,6 +284,12 @@ func (m *Manager) Create(name string, l Limits) (Group, error) {
 	if l.MemoryBytes < 0 {
 		return nil, fmt.Errorf("bad memory limit %d: want bytes > 0, or 0 for none", l.MemoryBytes)
 	}
+	if l.CPUQuota < 0 || l.CPUQuota > MaxCPUQuota || l.CPUQuota != l.CPUQuota {
+		return nil, fmt.Errorf("bad CPU quota %g: want cores > 0 (1.0 = one CPU), at most %d, or 0 for none", l.CPUQuota, MaxCPUQuota)
+	}
+	if l.CPUQuota > 0 && !m.CanQuota() {
+		return nil, fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (%s): mount or delegate it, or drop the quota", m.version)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {
@@ -285,6 +313,21 @@ func (m *Manager) Create(name string, l Limits) (Group, error) {
 	m.names[name] = true
 	m.groups = append(m.groups, g)
 	return g, nil
+}
+
+// CanQuota reports whether groups can have a CPU quota: the v1 cpu
+// hierarchy is mounted and ours, or v2's cpu controller is enabled for the
+// run directory.
+func (m *Manager) CanQuota() bool {
+	if m.version == V2 {
+		return m.v2cpu
+	}
+	for _, h := range m.hiers {
+		if h.has("cpu") {
+			return true
+		}
+	}
+	return false
 }
 
 // Version is the cgroup version the manager works with.

@@ -13,8 +13,18 @@ import (
 // cgroup.procs files are written.
 var v1Controllers = []string{"cpuset", "memory", "cpuacct"}
 
+// v1Optional are v1 hierarchies the lab joins when they are mounted: cpu
+// (CFS quota and throttling counters), on its own on some hosts and
+// co-mounted with cpuacct on others. Without it a group cannot have a CPU
+// quota (Limits.CPUQuota).
+var v1Optional = []string{"cpu"}
+
 // v2Controllers must be enabled on the path down to a v2 lab group.
 var v2Controllers = []string{"cpuset", "memory"}
+
+// v2Optional are enabled too when the parent offers them: cpu (cpu.max,
+// the throttling counters in cpu.stat).
+var v2Optional = []string{"cpu"}
 
 // cgMount is one mounted cgroup hierarchy from /proc/self/mountinfo.
 type cgMount struct {

@@ -8,7 +8,8 @@ import (
 	"strconv"
 )
 
-// v1Group is a group in the v1 hierarchies cpuset, memory and cpuacct.
+// v1Group is a group in the v1 hierarchies cpuset, memory and cpuacct,
+// and cpu where it is mounted.
 type v1Group struct {
 	name string
 	ops  fsOps
@@ -54,6 +55,15 @@ func (m *Manager) createV1(name string, l Limits) (Group, error) {
 				return fail(fmt.Errorf("%v (this cgroup allows CPUs %s)", err, allowed))
 			}
 			if err := m.ops.set(dir, "cpuset.mems", mems); err != nil {
+				return fail(err)
+			}
+		}
+		if h.has("cpu") && l.CPUQuota > 0 {
+			// The period first: the quota is checked against it.
+			if err := m.ops.set(dir, "cpu.cfs_period_us", strconv.Itoa(QuotaPeriodMicros)); err != nil {
+				return fail(err)
+			}
+			if err := m.ops.set(dir, "cpu.cfs_quota_us", strconv.FormatInt(quotaMicros(l.CPUQuota), 10)); err != nil {
 				return fail(err)
 			}
 		}
@@ -103,6 +113,11 @@ func (g *v1Group) Stats() (Stats, error) {
 	// counted in usage_in_bytes when kmem accounting is on.
 	if s.MemKernel, err = g.ops.number(mem, "memory.kmem.usage_in_bytes"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return s, err
+	}
+	if d, ok := g.by["cpu"]; ok {
+		if err := v1Bandwidth(g.ops, d, &s); err != nil {
+			return s, err
+		}
 	}
 	procs, err := g.ops.ids(mem, "cgroup.procs")
 	if err != nil {
@@ -156,4 +171,26 @@ func (g *v1Group) Remove() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// v1Bandwidth reads the quota (cpu.cfs_quota_us over cpu.cfs_period_us; -1
+// = none) and cpu.stat's nr_periods, nr_throttled and throttled_time (ns).
+func v1Bandwidth(ops fsOps, dir string, s *Stats) error {
+	q, err := ops.get(dir, "cpu.cfs_quota_us")
+	if err != nil {
+		return err
+	}
+	p, err := ops.get(dir, "cpu.cfs_period_us")
+	if err != nil {
+		return err
+	}
+	qi, _ := strconv.ParseInt(q, 10, 64)
+	pi, _ := strconv.ParseInt(p, 10, 64)
+	s.CPUQuota = coresOf(qi, pi)
+	st, err := ops.keyed(dir, "cpu.stat")
+	if err != nil {
+		return err
+	}
+	s.NrPeriods, s.NrThrottled, s.ThrottledNanos = st["nr_periods"], st["nr_throttled"], st["throttled_time"]
+	return nil
 }

@@ -33,11 +33,17 @@ func (m *Manager) setupV2() error {
 	if miss := missing(strings.Fields(avail), v2Controllers); len(miss) > 0 {
 		return fields.Errorf("cgroup v2 controllers %s are not available in %s; run loadlab in a cgroup with them delegated or without cgroups ({NoCgroups})", strings.Join(miss, ","), h.parent)
 	}
+	want := append([]string(nil), v2Controllers...)
+	for _, c := range v2Optional {
+		if contains(strings.Fields(avail), c) {
+			want = append(want, c)
+		}
+	}
 	on, err := m.ops.get(h.parent, "cgroup.subtree_control")
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v", filepath.Join(h.parent, "cgroup.subtree_control"), bare(err))
 	}
-	if need := missing(strings.Fields(on), v2Controllers); len(need) > 0 {
+	if need := missing(strings.Fields(on), want); len(need) > 0 {
 		err := m.ops.write(filepath.Join(h.parent, "cgroup.subtree_control"), plus(need))
 		if errors.Is(err, syscall.EBUSY) {
 			if err = m.relocate(h.parent); err == nil {
@@ -63,13 +69,14 @@ func (m *Manager) setupV2() error {
 		}
 		return err
 	}
-	if err := m.ops.set(h.base, "cgroup.subtree_control", plus(v2Controllers)); err != nil {
+	if err := m.ops.set(h.base, "cgroup.subtree_control", plus(want)); err != nil {
 		m.removeBases(m.hiers)
 		if m.relocated != "" {
 			_ = m.undoRelocation()
 		}
 		return err
 	}
+	m.v2cpu = contains(want, "cpu")
 	return nil
 }
 
@@ -149,6 +156,9 @@ func (m *Manager) createV2(name string, l Limits) (Group, error) {
 	if l.MemoryBytes > 0 {
 		sets = append(sets, [2]string{"memory.max", strconv.FormatInt(l.MemoryBytes, 10)})
 	}
+	if l.CPUQuota > 0 {
+		sets = append(sets, [2]string{"cpu.max", fmt.Sprintf("%d %d", quotaMicros(l.CPUQuota), QuotaPeriodMicros)})
+	}
 	for _, kv := range sets {
 		if kv[1] == "" {
 			continue
@@ -177,6 +187,18 @@ func (g *v2Group) Stats() (Stats, error) {
 		return s, err
 	}
 	s.CPUNanos = cpu["usage_usec"] * 1000
+	// nr_periods, nr_throttled and throttled_usec are there with the cpu
+	// controller enabled; cpu.max is "max 100000" without a quota.
+	s.NrPeriods, s.NrThrottled, s.ThrottledNanos = cpu["nr_periods"], cpu["nr_throttled"], cpu["throttled_usec"]*1000
+	if mx, err := g.ops.get(g.dir, "cpu.max"); err == nil {
+		if f := strings.Fields(mx); len(f) == 2 {
+			q, _ := strconv.ParseInt(f[0], 10, 64) // "max" = none
+			p, _ := strconv.ParseInt(f[1], 10, 64)
+			s.CPUQuota = coresOf(q, p)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return s, err
+	}
 	if s.MemCurrent, err = g.ops.number(g.dir, "memory.current"); err != nil {
 		return s, err
 	}

@@ -30,11 +30,23 @@ type Plan struct {
 
 // CPUs are the CPU requests of the three groups, each a count ("1"), a CPU
 // list ("0,2-3") or "" / "auto" for the planner's choice (pin.MakePlan).
+//
+// ServerQuota and BackendQuota put the proxy's and the backend's group
+// under a CFS quota in cores on top of their cpuset (docker --cpus: 1.0 =
+// one CPU's worth of time per 100 ms period, however many CPUs the cpuset
+// has); 0 = none. A scenario may change the server's (server_quota).
 type CPUs struct {
-	Server  string `yaml:"server,omitempty" json:"server"`
-	Backend string `yaml:"backend,omitempty" json:"backend"`
-	Loadgen string `yaml:"loadgen,omitempty" json:"loadgen"`
+	Server       string  `yaml:"server,omitempty" json:"server"`
+	Backend      string  `yaml:"backend,omitempty" json:"backend"`
+	Loadgen      string  `yaml:"loadgen,omitempty" json:"loadgen"`
+	ServerQuota  float64 `yaml:"server_quota,omitempty" json:"server_quota,omitempty"`
+	BackendQuota float64 `yaml:"backend_quota,omitempty" json:"backend_quota,omitempty"`
 }
+
+// AllCPUs as server CPUs ("all") is every usable CPU, shared with the
+// generator and the backend: with a server_quota, seed 001's "1 CPU" of
+// docker --cpus on a machine with more.
+const AllCPUs = "all"
 
 // IdleMemory is seed 001's idle RAM method: one request, Quiet, then
 // Samples readings Every apart; the median is reported. Samples 0 skips it.
@@ -75,21 +87,31 @@ type Pass struct {
 // times) or "closed" (closed loop at Connections, Runs times; the middle run
 // by rate is reported).
 type Scenario struct {
-	Name        string    `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
-	Kind        string    `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
-	Method      string    `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
-	Path        string    `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind, or by size)
-	Size        string    `yaml:"size,omitempty" json:"size,omitempty"`         // 1k | 100k | 1m: the body requested (replaces the kind's path; not with path)
-	Scheme      string    `yaml:"scheme,omitempty" json:"scheme"`               // https (default) | http: plain HTTP on the server's HTTP port
-	Role        string    `yaml:"role,omitempty" json:"role"`                   // proxy (default) | origin: which of the plan's profiles it runs on
-	Keys        []string  `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
-	Profiles    []string  `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
-	ServerCPUs  string    `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs)
-	Connections int       `yaml:"connections,omitempty" json:"connections"`
-	Duration    Duration  `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
-	Warmup      Duration  `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int       `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
-	Rates       []float64 `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
+	Name       string   `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
+	Kind       string   `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
+	Method     string   `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
+	Path       string   `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind, or by size)
+	Size       string   `yaml:"size,omitempty" json:"size,omitempty"`         // 1k | 100k | 1m: the body requested (replaces the kind's path; not with path)
+	Scheme     string   `yaml:"scheme,omitempty" json:"scheme"`               // https (default) | http: plain HTTP on the server's HTTP port
+	Role       string   `yaml:"role,omitempty" json:"role"`                   // proxy (default) | origin: which of the plan's profiles it runs on
+	Keys       []string `yaml:"keys,omitempty" json:"keys"`                   // handshake: every key type; others: the plan's first
+	Profiles   []string `yaml:"profiles,omitempty" json:"profiles,omitempty"` // only these of the plan's profiles (default: all of them)
+	ServerCPUs string   `yaml:"server_cpus,omitempty" json:"server_cpus"`     // overrides cpus.server (scaling runs); "all" = every CPU, shared
+	// ServerQuota and BackendQuota override cpus.server_quota and
+	// cpus.backend_quota (cores; 0 = none).
+	ServerQuota  *float64 `yaml:"server_quota,omitempty" json:"server_quota,omitempty"`
+	BackendQuota *float64 `yaml:"backend_quota,omitempty" json:"backend_quota,omitempty"`
+	// Sysctls are set in the proxy's network namespace before the proxy
+	// starts (the listen-queue ones in the backend's too): only keys each
+	// namespace has its own copy of (net.ipv4.*, net.ipv6.*,
+	// net.core.somaxconn), and only in netns mode. The same profile with
+	// other settings is another scenario with its own name.
+	Sysctls     map[string]string `yaml:"sysctls,omitempty" json:"sysctls,omitempty"`
+	Connections int               `yaml:"connections,omitempty" json:"connections"`
+	Duration    Duration          `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
+	Warmup      Duration          `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
+	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
+	Rates       []float64         `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
 	// PacingTolerance is the generator's pacing tolerance for the
 	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
 	// searches (their thresholds are hundreds of ms, and batched sends cost
@@ -106,6 +128,8 @@ type Effective struct {
 	Search          Search   `json:"search"`
 	Pass            Pass     `json:"pass"`
 	PacingTolerance Duration `json:"pacing_tolerance"`
+	ServerQuota     float64  `json:"server_quota,omitempty"`  // cores (0 = none)
+	BackendQuota    float64  `json:"backend_quota,omitempty"` // cores (0 = none)
 }
 
 // Default pacing tolerances (see Scenario.PacingTolerance).

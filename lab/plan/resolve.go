@@ -3,6 +3,7 @@ package plan
 import (
 	"bytes"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -117,6 +118,16 @@ func (s *Scenario) resolve(p *Plan) error {
 	}
 	if s.PacingTolerance != nil {
 		s.Eff.PacingTolerance = *s.PacingTolerance
+	}
+	s.Eff.ServerQuota, s.Eff.BackendQuota = p.CPUs.ServerQuota, p.CPUs.BackendQuota
+	if s.ServerQuota != nil {
+		s.Eff.ServerQuota = *s.ServerQuota
+	}
+	if s.BackendQuota != nil {
+		s.Eff.BackendQuota = *s.BackendQuota
+	}
+	for k, v := range s.Sysctls {
+		s.Sysctls[k] = strings.TrimSpace(v)
 	}
 	return nil
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/lab/netns"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -58,9 +60,18 @@ func (p *Plan) validate() error {
 		return fmt.Errorf("memory_limit must be >= 0 (0 = no limit)")
 	}
 	for _, c := range []struct{ name, v string }{{"cpus.server", p.CPUs.Server}, {"cpus.backend", p.CPUs.Backend}, {"cpus.loadgen", p.CPUs.Loadgen}} {
+		if c.name == "cpus.server" && c.v == AllCPUs {
+			continue
+		}
 		if _, _, err := pin.ParseCountOrList(c.v); err != nil {
 			return fmt.Errorf("%s: %v", c.name, err)
 		}
+	}
+	if err := checkQuota("cpus.server_quota", p.CPUs.ServerQuota); err != nil {
+		return err
+	}
+	if err := checkQuota("cpus.backend_quota", p.CPUs.BackendQuota); err != nil {
+		return err
 	}
 	if p.Timeout <= 0 {
 		return fmt.Errorf("timeout must be > 0 (got %v)", p.Timeout)
@@ -91,6 +102,9 @@ func (p *Plan) validate() error {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
 		if err := s.validateTarget(p.Profiles); err != nil {
+			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
+		}
+		if err := s.validateKnobs(p.Net); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
 		for j := range i {
@@ -204,8 +218,10 @@ func (s *Scenario) validate() error {
 	if err := checkKeys("keys", s.Keys); err != nil {
 		return err
 	}
-	if _, _, err := pin.ParseCountOrList(s.ServerCPUs); err != nil {
-		return fmt.Errorf("server_cpus: %v", err)
+	if s.ServerCPUs != AllCPUs {
+		if _, _, err := pin.ParseCountOrList(s.ServerCPUs); err != nil {
+			return fmt.Errorf("server_cpus: %v", err)
+		}
 	}
 	if s.Connections < 1 || s.Connections > maxConnections {
 		return fmt.Errorf("connections must be 1 to %d (got %d)", maxConnections, s.Connections)
@@ -240,6 +256,44 @@ func (s *Scenario) validate() error {
 	}
 	if err := s.Eff.Pass.validate(); err != nil {
 		return fmt.Errorf("pass: %v", err)
+	}
+	return nil
+}
+
+// checkQuota refuses a CPU quota that is not a number of cores the kernel
+// takes (at least 0.01, at most cgroup.MaxCPUQuota); 0 is none.
+func checkQuota(field string, q float64) error {
+	if bad(q) || q < 0 || (q > 0 && q < 0.01) || q > cgroup.MaxCPUQuota {
+		return fmt.Errorf("%s %g: give cores between 0.01 and %d (1 = one CPU, like docker --cpus 1), or 0 for none", field, q, cgroup.MaxCPUQuota)
+	}
+	return nil
+}
+
+// validateKnobs checks the scenario's quotas and sysctls: each key one a
+// network namespace has its own copy of and present on this kernel, and
+// netns mode (in loopback mode a sysctl would change the host's setting).
+func (s *Scenario) validateKnobs(net string) error {
+	if err := checkQuota("server_quota", s.Eff.ServerQuota); err != nil {
+		return err
+	}
+	if err := checkQuota("backend_quota", s.Eff.BackendQuota); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(s.Sysctls))
+	for k := range s.Sysctls {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if err := netns.CheckSysctl(k); err != nil {
+			return fmt.Errorf("sysctls: %v", err)
+		}
+		if err := netns.CheckSysctlValue(k, s.Sysctls[k]); err != nil {
+			return fmt.Errorf("sysctls: %v", err)
+		}
+		if net != NetNetns {
+			return fmt.Errorf("sysctls: %s needs net: netns (in loopback mode it would change the host's setting)", k)
+		}
 	}
 	return nil
 }

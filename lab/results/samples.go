@@ -44,6 +44,8 @@ func FromWatch(ws []watch.Sample) []ProxySample {
 			T: math.Round(s.T.Seconds()*1000) / 1000, CPU: math.Round(s.CPUCores*1000) / 1000,
 			Mem: s.MemCurrent, MemAnon: s.MemAnon, MemKernel: s.MemKernel, MemFile: s.MemFile, MemPeak: s.MemPeak, TimeWait: s.TimeWait,
 			Procs: s.Procs, Threads: s.Threads,
+			CPUQuota: s.CPUQuota, NrPeriods: s.NrPeriods, NrThrottled: s.NrThrottled,
+			ThrottledMs: math.Round(float64(s.ThrottledNanos)/1e3) / 1e3,
 		})
 	}
 	return out
@@ -78,7 +80,13 @@ func Summarize(samples []ProxySample, from float64) ProxySummary {
 		if s.TimeWait > sum.TimeWaitMax {
 			sum.TimeWaitMax = s.TimeWait
 		}
+		sum.ProcsMax, sum.ThreadsMax = max(sum.ProcsMax, s.Procs), max(sum.ThreadsMax, s.Threads)
+		sum.CPUQuota = math.Max(sum.CPUQuota, s.CPUQuota)
+		sum.NrPeriods += s.NrPeriods
+		sum.NrThrottled += s.NrThrottled
+		sum.ThrottledMs += s.ThrottledMs
 	}
+	sum.ThrottledMs = math.Round(sum.ThrottledMs*1000) / 1000
 	sum.CPUAvg = math.Round(cpu/float64(len(win))*1000) / 1000
 	sum.MemAvg = uint64(mem / float64(len(win)))
 	sum.NeedAvg = uint64(need / float64(len(win)))

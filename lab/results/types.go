@@ -51,6 +51,12 @@ type Machine struct {
 	PortRange  [2]int     `json:"port_range"`   // net.ipv4.ip_local_port_range
 	TwReuse    int        `json:"tcp_tw_reuse"` // net.ipv4.tcp_tw_reuse
 	FinTimeout int        `json:"tcp_fin_timeout"`
+	// How tcp_tw_reuse=1 works here: a connect() may take a port whose
+	// TIME_WAIT entry's last timestamp is older than tcp_tw_reuse_delay
+	// (ms; Linux 6.13+, before that 1 s) and only with TCP timestamps on.
+	TwReuseDelayMs int `json:"tcp_tw_reuse_delay_ms,omitempty"`
+	Timestamps     int `json:"tcp_timestamps"`
+	MaxTwBuckets   int `json:"tcp_max_tw_buckets"` // TIME_WAIT entries the kernel keeps (beyond: TCPTimeWaitOverflow)
 }
 
 // Ports is the size of the ephemeral port range (0 if unknown).
@@ -125,9 +131,14 @@ type Unit struct {
 	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
 	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
 	Steps     []*Step          `json:"steps"`
-	ErrorLog  *ErrorLog        `json:"error_log,omitempty"`
-	Started   time.Time        `json:"started"`
-	Finished  time.Time        `json:"finished"`
+	// LimitedBy is the part that limited the unit's reported step: for a
+	// search the first failed step above the rate found (else the step its
+	// row shows); fixed and closed rows read their own step's.
+	LimitedBy  string    `json:"limited_by,omitempty"`
+	LimitedWhy string    `json:"limited_by_why,omitempty"`
+	ErrorLog   *ErrorLog `json:"error_log,omitempty"`
+	Started    time.Time `json:"started"`
+	Finished   time.Time `json:"finished"`
 }
 
 // ErrorLog counts known causes in the proxy's error log after the unit.
@@ -164,6 +175,11 @@ type Step struct {
 	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
 	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
 
+	// A proxy or backend that died during the step (faults.go). Such a
+	// step ends the unit's search: its numbers measure a dead server.
+	ProxyExit   *ProcessExit `json:"proxy_exit,omitempty"`
+	BackendExit *ProcessExit `json:"backend_exit,omitempty"`
+
 	// The state the step started in. In netns mode every step starts in
 	// fresh namespaces (RenewS: the time that took) and StartTimeWait
 	// must be 0; in loopback mode it is what the cool-down left.
@@ -172,6 +188,46 @@ type Step struct {
 	StartChecked      bool    `json:"start_checked,omitempty"` // StartTimeWait was counted (results of older versions lack it)
 	StartUnclean      bool    `json:"start_unclean,omitempty"` // StartTimeWait was above the limit (netns: 0; loopback: the pre-run count plus cooldown_margin)
 	BackendReqsBefore uint64  `json:"backend_requests_before"` // requests the running backend had served before the step (through the proxy: the lab's own probes and earlier steps in these namespaces)
+
+	// The scenario's kernel settings as the proxy's namespace read them
+	// back at the start of the step, and how the namespace's TcpExt
+	// counters (/proc/net/netstat) grew over the step (TCPExtCounters).
+	Sysctls map[string]string `json:"sysctls,omitempty"`
+	TCPExt  map[string]uint64 `json:"tcp_ext,omitempty"`
+	// The backend's cgroup sampled like the proxy's (no TIME_WAIT).
+	BackendSamples []ProxySample `json:"backend_samples,omitempty"`
+	BackendSum     ProxySummary  `json:"backend_summary"`
+	// ProxyAddrErrors are the "Cannot assign requested address" lines the
+	// proxy logged during the step (its local ports ran out).
+	ProxyAddrErrors int `json:"proxy_addr_not_avail,omitempty"`
+	// LimitedBy is the part that limited the step (LimitOf: generator,
+	// ports, backend, proxy, none), LimitedWhy the numbers that say so.
+	LimitedBy  string `json:"limited_by,omitempty"`
+	LimitedWhy string `json:"limited_by_why,omitempty"`
+}
+
+// TCPExtCounters are the TcpExt counters a step records: TIME_WAIT entries
+// made (TW), reused for a new outgoing connection (TWRecycled), killed
+// early (TWKilled) and not made because tcp_max_tw_buckets was reached
+// (TCPTimeWaitOverflow), and listen queues that overflowed (ListenOverflows,
+// ListenDrops).
+var TCPExtCounters = []string{"TW", "TWRecycled", "TWKilled", "TCPTimeWaitOverflow", "ListenOverflows", "ListenDrops"}
+
+// TCPExtDelta is after-before for each of TCPExtCounters both readings
+// have (nil when either is missing).
+func TCPExtDelta(before, after map[string]uint64) map[string]uint64 {
+	if before == nil || after == nil {
+		return nil
+	}
+	out := map[string]uint64{}
+	for _, k := range TCPExtCounters {
+		b, ok1 := before[k]
+		a, ok2 := after[k]
+		if ok1 && ok2 && a >= b {
+			out[k] = a - b
+		}
+	}
+	return out
 }
 
 // SpectrumPoint is the corrected latency at one percentile.
@@ -192,6 +248,13 @@ type ProxySample struct {
 	TimeWait  int     `json:"time_wait"`  // TIME_WAIT sockets (-1 = not counted)
 	Procs     int     `json:"procs"`
 	Threads   int     `json:"threads"`
+	// CFS bandwidth since the previous sample (all omitted without a
+	// CPU quota): the quota (cores), periods run, periods throttled and
+	// the time throttled.
+	CPUQuota    float64 `json:"cpu_quota,omitempty"`
+	NrPeriods   uint64  `json:"nr_periods,omitempty"`
+	NrThrottled uint64  `json:"nr_throttled,omitempty"`
+	ThrottledMs float64 `json:"throttled_ms,omitempty"`
 }
 
 // ProxySummary condenses the samples of the measured window (after the
@@ -206,6 +269,26 @@ type ProxySummary struct {
 	NeedMax     uint64  `json:"anon_kernel_max"`
 	FileMax     uint64  `json:"page_cache_max"`
 	TimeWaitMax int     `json:"time_wait_max"` // -1 = not counted
+	ProcsMax    int     `json:"procs_max"`     // most processes in the proxy's group
+	ThreadsMax  int     `json:"threads_max"`   // most threads
+
+	// CFS bandwidth over the window (cpu.stat deltas; 0 without a quota):
+	// the quota in cores as read back, the 100 ms periods the proxy ran
+	// in, those in which it used up its quota and waited, and how long it
+	// waited in all.
+	CPUQuota    float64 `json:"cpu_quota_cores"`
+	NrPeriods   uint64  `json:"nr_periods"`
+	NrThrottled uint64  `json:"nr_throttled"`
+	ThrottledMs float64 `json:"throttled_ms"`
+}
+
+// ThrottledShare is the share of periods the proxy was throttled in (-1
+// when it ran in none: no quota).
+func (s ProxySummary) ThrottledShare() float64 {
+	if s.NrPeriods == 0 {
+		return -1
+	}
+	return float64(s.NrThrottled) / float64(s.NrPeriods)
 }
 
 // BackendDelta is what the backend saw during the step.

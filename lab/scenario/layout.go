@@ -48,12 +48,19 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 		if s.ServerCPUs != "" {
 			req = s.ServerCPUs
 		}
-		count, list, err := pin.ParseCountOrList(req)
-		if err != nil {
+		shared := req == plan.AllCPUs
+		var count int
+		var list pin.CPUSet
+		if shared {
+			// The other groups are placed as for a 1-CPU server; the
+			// proxy's cpuset then widens over every usable CPU.
+			count = 1
+		} else if count, list, err = pin.ParseCountOrList(req); err != nil {
 			return nil, fmt.Errorf("scenario %s: server CPUs: %v", s.Name, err)
 		}
 		var note string
 		switch {
+		case shared:
 		case len(list) > 0:
 			if !list.IsSubsetOf(usable) {
 				return nil, fields.Errorf("scenario %s: server CPUs %s are not all usable here (usable: %s): set {ServerCPUs}", s.Name, list, usable)
@@ -68,6 +75,11 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 		pp, err := pin.MakePlan(topo, allowed, pin.PlanRequest{Server: count, ServerCPUs: list, Backend: bCount, BackendCPUs: bList, Loadgen: lCount, LoadgenCPUs: lList})
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: CPU layout: %v", s.Name, err)
+		}
+		if shared {
+			// pin's notes (made again when the session opens) say which
+			// groups share the server's CPUs.
+			pp.Server = usable
 		}
 		id := out.add(req, pp)
 		spec := specKey(s)

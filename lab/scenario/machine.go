@@ -32,6 +32,15 @@ func ReadMachine(net string) results.Machine {
 	if f := readInts("/proc/sys/net/ipv4/tcp_fin_timeout"); len(f) == 1 {
 		m.FinTimeout = f[0]
 	}
+	if f := readInts("/proc/sys/net/ipv4/tcp_tw_reuse_delay"); len(f) == 1 {
+		m.TwReuseDelayMs = f[0]
+	}
+	if f := readInts("/proc/sys/net/ipv4/tcp_timestamps"); len(f) == 1 {
+		m.Timestamps = f[0]
+	}
+	if f := readInts("/proc/sys/net/ipv4/tcp_max_tw_buckets"); len(f) == 1 {
+		m.MaxTwBuckets = f[0]
+	}
 	return m
 }
 

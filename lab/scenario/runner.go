@@ -143,7 +143,8 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
-		Scheme: u.Scenario.Scheme,
+		Scheme:      u.Scenario.Scheme,
+		ServerQuota: u.Scenario.Eff.ServerQuota, BackendQuota: u.Scenario.Eff.BackendQuota, Sysctls: u.Scenario.Sysctls,
 	})
 	if err != nil {
 		if ctx.Err() != nil {

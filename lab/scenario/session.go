@@ -43,6 +43,14 @@ type Proxy interface {
 	Stop() error
 }
 
+// NetCounters is optionally implemented by a Session: the scenario's
+// sysctls as the proxy's namespace reads them back, and that namespace's
+// TcpExt counters (both nil in loopback mode).
+type NetCounters interface {
+	Sysctls() (map[string]string, error)
+	TCPExt() (map[string]uint64, error)
+}
+
 // ErrorSampler is optionally implemented by a Proxy: the first log line
 // of each known error cause.
 type ErrorSampler interface {

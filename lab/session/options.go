@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cleanup"
+	"github.com/loadlab/loadlab/lab/netns"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -53,16 +54,26 @@ const (
 
 // Options configure a Session (one lab session on this machine).
 type Options struct {
-	Dir         string          // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
-	Net         string          // "loopback" (default) | "netns"
-	NoCgroups   bool            // pin with affinity only, watch via /proc
-	ServerCPUs  pin.CPUSet      // proxy cpuset; empty = from pin.MakePlan
-	BackendCPUs pin.CPUSet      // backend cpuset; empty = from pin.MakePlan
-	LoadgenCPUs pin.CPUSet      // generator CPUs (GenConfig); empty = from pin.MakePlan
-	MemoryLimit int64           // proxy cgroup memory limit in bytes (0 = none); seed 001 used 2 GiB
-	Keys        []certs.KeyType // certificates to prepare (all three by default)
-	Log         io.Writer       // progress lines ("starting nginx-stock (p256) on cpus 0 ..."); nil = none
-	Self        string          // path of the loadlab binary for `serve` and the exec wrapper (default /proc/self/exe)
+	Dir         string     // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
+	Net         string     // "loopback" (default) | "netns"
+	NoCgroups   bool       // pin with affinity only, watch via /proc
+	ServerCPUs  pin.CPUSet // proxy cpuset; empty = from pin.MakePlan
+	BackendCPUs pin.CPUSet // backend cpuset; empty = from pin.MakePlan
+	LoadgenCPUs pin.CPUSet // generator CPUs (GenConfig); empty = from pin.MakePlan
+	MemoryLimit int64      // proxy cgroup memory limit in bytes (0 = none); seed 001 used 2 GiB
+	// ServerQuota and BackendQuota are CFS quotas in cores on the proxy's
+	// and the backend's groups, on top of their cpusets (0 = none; needs
+	// cgroups with the cpu controller).
+	ServerQuota  float64
+	BackendQuota float64
+	// Sysctls are set in the proxy's network namespace (the listen-queue
+	// ones, ListenSysctls, in the backend's too) each time the namespaces
+	// are made, before anything starts in them: netns mode only, keys
+	// netns.CheckSysctl allows.
+	Sysctls map[string]string
+	Keys    []certs.KeyType // certificates to prepare (all three by default)
+	Log     io.Writer       // progress lines ("starting nginx-stock (p256) on cpus 0 ..."); nil = none
+	Self    string          // path of the loadlab binary for `serve` and the exec wrapper (default /proc/self/exe)
 
 	// CertDir holds the certificates (certs.Ensure reuses valid ones);
 	// "" = Dir/certs.
@@ -119,6 +130,28 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.MemoryLimit < 0 {
 		return o, fmt.Errorf("bad memory limit %d: want bytes > 0, or 0 for none", o.MemoryLimit)
+	}
+	for k, v := range o.Sysctls {
+		if o.Net != NetNS {
+			return o, fmt.Errorf("sysctl %s needs the netns network mode: in loopback mode it would change the host's setting", k)
+		}
+		if err := netns.CheckSysctl(k); err != nil {
+			return o, err
+		}
+		if err := netns.CheckSysctlValue(k, v); err != nil {
+			return o, err
+		}
+	}
+	for _, q := range []struct {
+		name string
+		v    float64
+	}{{"server", o.ServerQuota}, {"backend", o.BackendQuota}} {
+		if q.v < 0 || q.v != q.v {
+			return o, fmt.Errorf("bad %s CPU quota %g: want cores > 0, or 0 for none", q.name, q.v)
+		}
+		if q.v > 0 && o.NoCgroups {
+			return o, fmt.Errorf("a %s CPU quota needs cgroups: drop --no-cgroups or the quota", q.name)
+		}
 	}
 	if len(o.Keys) == 0 {
 		o.Keys = certs.AllKeyTypes()

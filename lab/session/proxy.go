@@ -205,13 +205,19 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 	var g cgroup.Group
 	if e.cg != nil {
 		var err error
-		if g, err = e.cg.Create(group, cgroup.Limits{CPUs: cpus, MemoryBytes: e.o.MemoryLimit}); err != nil {
+		lim := cgroup.Limits{CPUs: cpus, MemoryBytes: e.o.MemoryLimit}
+		if p.prof.Name != ServeProfile {
+			// The generator's ceiling (loadlab serve in the proxy's
+			// place) measures the generator: no quota holds it back.
+			lim.CPUQuota = e.o.ServerQuota
+		}
+		if g, err = e.cg.Create(group, lim); err != nil {
 			return err
 		}
 	}
 	argv := p.prof.Command(p.path, p.params)
 	if ready == readyRequest {
-		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s as %s: %s\n", p.prof.Name, p.key, cpus, e.user, p.version)
+		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s%s as %s: %s\n", p.prof.Name, p.key, cpus, quotaWords(e.o.ServerQuota, p.prof.Name), e.user, p.version)
 	}
 	pr, err := proc.Start(proc.Spec{
 		Name:       p.prof.Name,

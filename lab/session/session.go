@@ -27,6 +27,7 @@ type Session struct {
 	pool  *x509.CertPool
 
 	backend *backendChild
+	reaper  *cleanup.Reaper // nil when it could not start
 
 	j cleanup.Janitor
 
@@ -64,7 +65,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 
 func (e *Session) open(ctx context.Context) error {
 	o := e.o
-	if removed, err := cleanup.RemoveLeftovers(!o.NoCgroups, netPrefix); len(removed) > 0 || err != nil {
+	if removed, err := RemoveLeftovers(!o.NoCgroups); len(removed) > 0 || err != nil {
 		if len(removed) > 0 {
 			fmt.Fprintf(o.Log, "removed leftovers of crashed runs: %s\n", strings.Join(removed, ", "))
 		}
@@ -72,6 +73,9 @@ func (e *Session) open(ctx context.Context) error {
 			fmt.Fprintf(o.Log, "note: leftovers not all removed: %v\n", oneLine(err))
 		}
 	}
+	// Registered first, so that it runs last: the reaper stays until
+	// everything else is undone.
+	e.j.Add("stop the reaper", e.stopReaper)
 	if err := e.makePlan(); err != nil {
 		return err
 	}
@@ -95,7 +99,14 @@ func (e *Session) open(ctx context.Context) error {
 		}
 		e.cg = m
 		e.j.Add("remove cgroups", m.Cleanup)
+		if (o.ServerQuota > 0 || o.BackendQuota > 0) && !m.CanQuota() {
+			return fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (cgroup %s): mount or delegate it, or drop the quota", m.Version())
+		}
 	}
+	// After the cgroups: on v2 the manager may move this process into a
+	// leaf of its own, which it can only do while it is alone in its
+	// cgroup.
+	e.startReaper()
 	e.logPlan()
 	if err := makeRunDir(o.Dir, e.user); err != nil {
 		return err
@@ -112,6 +123,9 @@ func (e *Session) newLab() error {
 	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, e.o.ExtraGenAddrs)
 	if err != nil {
 		return err
+	}
+	if err := e.applySysctls(l); err != nil {
+		return errors.Join(err, l.Close())
 	}
 	e.mu.Lock()
 	e.lab = l

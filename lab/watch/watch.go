@@ -20,6 +20,14 @@ type Sample struct {
 	TimeWait   int           // TIME_WAIT sockets; -1 if not counted or the count failed
 	Procs      int           // processes in the group
 	Threads    int           // threads in the group
+
+	// CFS bandwidth: the quota read back (cores, 0 = none) and, since
+	// the previous sample, the periods the group ran in, those it was
+	// throttled in and how long it waited.
+	CPUQuota       float64
+	NrPeriods      uint64
+	NrThrottled    uint64
+	ThrottledNanos uint64
 }
 
 // Watcher samples one group on a ticker until Stop.
@@ -34,6 +42,7 @@ type Watcher struct {
 	err     error
 	prevCPU uint64
 	prevT   time.Duration
+	prevBW  cgroup.Stats // the bandwidth counters of the previous reading
 
 	stop     chan struct{}
 	done     chan struct{}
@@ -51,7 +60,7 @@ func Start(g cgroup.Group, timeWait func() (int, error), every time.Duration) *W
 	w := &Watcher{g: g, timeWait: timeWait, every: every, start: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
 	if g != nil {
 		if st, err := g.Stats(); err == nil {
-			w.prevCPU = st.CPUNanos
+			w.prevCPU, w.prevBW = st.CPUNanos, st
 		} else {
 			w.err = fmt.Errorf("watch %s: %v", g.Name(), err)
 		}
@@ -109,6 +118,13 @@ func (w *Watcher) sample() {
 		// interval as idle rather than negative.
 		s.CPUCores = float64(st.CPUNanos-w.prevCPU) / float64(dt.Nanoseconds())
 	}
+	// The counters only grow in one group; a drop (another group) counts
+	// as nothing.
+	s.CPUQuota = st.CPUQuota
+	s.NrPeriods = since(st.NrPeriods, w.prevBW.NrPeriods)
+	s.NrThrottled = since(st.NrThrottled, w.prevBW.NrThrottled)
+	s.ThrottledNanos = since(st.ThrottledNanos, w.prevBW.ThrottledNanos)
+	w.prevBW = st
 	w.prevCPU, w.prevT = st.CPUNanos, s.T
 	s.MemCurrent, s.MemAnon, s.MemKernel, s.MemFile, s.MemPeak = st.MemCurrent, st.MemAnon, st.MemKernel, st.MemFile, st.MemPeak
 	s.Procs, s.Threads = st.Procs, st.Threads
@@ -140,4 +156,12 @@ func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
+}
+
+// since is now-before for a counter, 0 if it went back.
+func since(now, before uint64) uint64 {
+	if now < before {
+		return 0
+	}
+	return now - before
 }
