@@ -231,14 +231,3 @@ func (rp *ramp) at(j int64, hint *int) int64 {
 	t := min(s.t0+x, s.t1)
 	return int64(t * 1e9)
 }
-
-// offeredBy returns the requests the whole run's schedule offers from the
-// start to t seconds: N(t) of the stages, or Rate x t, never beyond the
-// run's end.
-func (c *Config) offeredBy(t float64) float64 {
-	t = min(max(t, 0), c.Duration.Seconds())
-	if c.rampFn != nil {
-		return c.rampFn.count(t)
-	}
-	return c.Rate * t
-}

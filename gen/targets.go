@@ -173,72 +173,6 @@ func parseHeaders(lines []string) ([]Header, error) {
 	return hs, nil
 }
 
-// validateTargets parses the targets (or the Config's one request) into
-// c.reqs, checks they share one scheme and host:port, and builds the
-// weighted table.
-func (c *Config) validateTargets() error {
-	if len(c.Targets) == 0 {
-		if len(c.TargetWeights) > 0 {
-			return fieldErr("TargetWeights", "weights need {Targets}")
-		}
-		c.reqs = []reqSpec{{method: c.Method, url: c.URL, target: c.target, headers: c.headers, body: c.Body}}
-		c.pick = nil
-		return nil
-	}
-	if len(c.Targets) > MaxTargets {
-		return fieldErr("Targets", "%d targets, more than %d", len(c.Targets), MaxTargets)
-	}
-	if c.URL != "" && c.URL != c.Targets[0].URL {
-		return fieldErr("Targets", "{URL} %q must be the first target's (%q) or empty with targets", c.URL, c.Targets[0].URL)
-	}
-	if c.HTTP3 {
-		return fieldErr("Targets", "work over HTTP/1.1 and HTTP/2, not yet {HTTP3}: run one generator per URL for HTTP/3")
-	}
-	first := c.target
-	c.reqs = c.reqs[:0]
-	for i, tr := range c.Targets {
-		t, err := ParseTarget(tr.URL)
-		if err != nil {
-			return fieldErr("Targets", "target %d: %v", i+1, err)
-		}
-		if t.Scheme != first.Scheme || !strings.EqualFold(t.Host, first.Host) || t.Port != first.Port {
-			return fieldErr("Targets", "target %d (%s) is not on %s://%s: every target of a run shares one scheme and host:port (one connection pool); give other names with a Host header, or run one generator per origin",
-				i+1, tr.URL, first.Scheme, hostPort(first))
-		}
-		if tr.Method == "" || strings.ContainsAny(tr.Method, " \r\n\t") {
-			return fieldErr("Targets", "target %d: bad method %q", i+1, tr.Method)
-		}
-		own, err := parseHeaders(tr.Headers)
-		if err != nil {
-			return fieldErr("Targets", "target %d: %v", i+1, err)
-		}
-		hs := make([]Header, 0, len(c.headers)+len(own))
-		for _, h := range c.headers {
-			if !hasHeader(own, h.Name) {
-				hs = append(hs, h)
-			}
-		}
-		hs = append(hs, own...)
-		body := tr.Body
-		if body == nil {
-			body = c.Body
-		}
-		c.reqs = append(c.reqs, reqSpec{method: tr.Method, url: tr.URL, target: t, headers: hs, body: body})
-	}
-	c.pick = nil
-	if len(c.TargetWeights) > 0 {
-		if len(c.TargetWeights) != len(c.Targets) {
-			return fieldErr("TargetWeights", "%d weights for %d targets: give one per target, in file order", len(c.TargetWeights), len(c.Targets))
-		}
-		tab, err := weightTable(c.TargetWeights)
-		if err != nil {
-			return err
-		}
-		c.pick = tab
-	}
-	return nil
-}
-
 func hostPort(t Target) string {
 	if strings.Contains(t.Host, ":") {
 		return "[" + t.Host + "]:" + strconv.Itoa(t.Port)
@@ -275,17 +209,6 @@ func weightTable(weights []int) ([]int32, error) {
 		tab[s] = int32(best)
 	}
 	return tab, nil
-}
-
-// targetOf returns the target of global request j.
-func (c *Config) targetOf(j int64) int32 {
-	switch {
-	case len(c.reqs) <= 1:
-		return 0
-	case c.pick != nil:
-		return c.pick[j%int64(len(c.pick))]
-	}
-	return int32(j % int64(len(c.reqs)))
 }
 
 // TargetResult is one target's part of a result.

@@ -85,6 +85,14 @@ up to 100%), or, in open loop, when the send lag beyond --pacing-tolerance at
 p50, p95 or p99 is above 1 ms and above 10% of the corrected latency at the
 same quantile. Such lag only at p99.9 is a caveat on that quantile.
 
+Stages (--stages 30s:1000,60s:5000,30s:0): the open-loop rate ramps
+linearly to each stage's rate over its length, the first from 0; request j
+is due where the rate's integral reaches j. Targets (--targets FILE,
+vegeta's format): several requests to one scheme and host:port, round-robin
+or by --targets-weight; the result counts each (targets). Thresholds
+(--threshold 'p99<50ms', 'errors<1%', 'rate>=97%') are checked at the end:
+exit status 3 when one fails.
+
 Shards (--shard i/N): several generators run one schedule, each taking
 request j when j mod N = i, and a share of --connections and --requests (the
 whole run's; the first shards take the remainder). Give them one
@@ -92,7 +100,9 @@ whole run's; the first shards take the remainder). Give them one
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure
-  loadlab gen --h2 -c 10 --streams 10 -r 20000 http://127.0.0.1:8080/1k`,
+  loadlab gen --h2 -c 10 --streams 10 -r 20000 http://127.0.0.1:8080/1k
+  loadlab gen --stages 30s:1000,60s:5000,30s:0 --threshold 'p99<50ms' --threshold 'rate>=97%' http://127.0.0.1:8080/1k
+  loadlab gen --targets targets.txt --targets-weight 5,1,1 -r 2000 -d 30s`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.targets != "" {
 				if len(args) != 0 {
