@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"hash"
 
+	"github.com/loadlab/loadlab/gen/internal/sock"
+
 	"github.com/loadlab/loadlab/gen/h1"
 	"golang.org/x/sys/unix"
 )
@@ -11,7 +13,7 @@ import (
 // conn is one HTTP/1.1 connection slot of a loop. Its socket may be closed
 // and reopened many times (new connection per request, Connection: close,
 // errors); gen tells events of an old socket from the current one. Its byte
-// stream is s: the plain socket, or TLS over it (see sock.go).
+// stream is s: the plain socket, or TLS over it (see package sock).
 type conn struct {
 	socketSlot
 	busy bool // a request is in progress (connecting, writing or reading)
@@ -68,7 +70,7 @@ func (l *loop) connected(c *conn, now int64) {
 // setUp advances the stream's setup; once it is done (at once for a plain
 // socket) the request goes out.
 func (l *loop) setUp(c *conn, now int64) {
-	done, now, err := l.advanceSetup(&c.socketSlot, c.intended, now)
+	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
 	if err != nil {
 		l.fail(c, classifyHandshake(err), err, now)
 		return
@@ -77,6 +79,7 @@ func (l *loop) setUp(c *conn, now int64) {
 		l.track(c)
 		return
 	}
+	l.rec.countHandshake(c.intended, took, c.s.Resumed())
 	l.writeRequest(c, now)
 }
 
@@ -106,8 +109,8 @@ func (l *loop) handle(c *conn, ev uint32) {
 				return
 			}
 		}
-		if c.s.pending() {
-			if err := c.s.flush(); err != nil {
+		if c.s.Pending() {
+			if err := c.s.Flush(); err != nil {
 				l.fail(c, classify(err), err, now)
 				return
 			}
@@ -126,14 +129,14 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	if c.wrOff == 0 {
 		c.written = now
 	}
-	n, err := c.s.write(req[c.wrOff:])
-	if notReady(err) {
+	n, err := c.s.Write(req[c.wrOff:])
+	if sock.NotReady(err) {
 		c.writing = true
 		l.track(c)
 		return
 	}
-	if err == nil && c.s.pending() {
-		err = c.s.flush()
+	if err == nil && c.s.Pending() {
+		err = c.s.Flush()
 	}
 	if err != nil {
 		l.fail(c, classify(err), err, now)
@@ -151,10 +154,10 @@ func (l *loop) writeRequest(c *conn, now int64) {
 // epoll event that woke the loop.
 func (l *loop) readResponse(c *conn, ev uint32) {
 	for {
-		n, err := c.s.read(l.buf)
+		n, err := c.s.Read(l.buf)
 		if err != nil {
 			switch {
-			case notReady(err):
+			case sock.NotReady(err):
 				return
 			case err == unix.EINTR:
 				continue
@@ -192,7 +195,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 		// (one event carries both EPOLLIN and EPOLLRDHUP), no further edge
 		// comes: read on to see the EOF, or the response would wait for
 		// the timeout.
-		if c.s.drainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		if c.s.DrainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 			return
 		}
 	}
@@ -289,9 +292,9 @@ func (l *loop) idleEvent(c *conn) {
 	if c.fd < 0 {
 		return
 	}
-	n, err := c.s.read(l.buf)
+	n, err := c.s.Read(l.buf)
 	switch {
-	case notReady(err):
+	case sock.NotReady(err):
 		return
 	case err != nil || n == 0:
 		// The server closed an idle keep-alive connection: not an error,

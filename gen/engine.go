@@ -12,7 +12,7 @@ import "github.com/loadlab/loadlab/pin"
 // the run (probe, request, sockets), builds one driver per loop, and starts a
 // request on a connection when the lifecycle says one is due. HTTP/1.1 (with
 // or without TLS) runs on raw sockets in epoll loops (h1*.go, conn.go, the
-// byte-stream seam in sock.go); HTTP/3 on quic-go (h3*.go).
+// byte-stream seam in package gen/internal/sock); HTTP/3 on quic-go (h3*.go).
 
 // engine is one protocol's part of a run.
 type engine interface {

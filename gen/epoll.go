@@ -8,6 +8,10 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/sock"
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
 )
@@ -43,7 +47,7 @@ type epollLoop struct {
 	src     []unix.Sockaddr // source addresses, this loop's own copies
 	srcNext int
 	linger  unix.Linger  // SO_LINGER 0 for CloseRST
-	tls     *tlsLoop     // https://: the loop's TLS scratch space
+	tls     *tlsfd.Loop  // https://: the loop's TLS scratch space
 	closes  atomic.Int64 // sockets this loop closed (read by the TIME_WAIT sampler)
 
 	nextScan  int64
@@ -62,7 +66,7 @@ type epollLoop struct {
 	// segment (rx), converted to the run's clock (wallOff).
 	batch     bool
 	quietfd   int
-	rx        rxReader
+	rx        rawio.RxReader
 	wallOff   int64 // wall clock minus the run's clock, ns, at the last poll
 	unsettled int   // connections connecting, in their handshake or with bytes to write: they need prompt events
 }
@@ -83,10 +87,11 @@ func (l *epollLoop) initEpoll(lc *lifecycle, family int, pwait2 bool) {
 		l.srcNext = lc.id % len(l.src)
 	}
 	if r.tls != nil {
-		l.tls = r.tls.loopState()
+		var rx *rawio.RxReader
 		if l.batch {
-			l.tls.rx = &l.rx
+			rx = &l.rx // records are read with their receive timestamps
 		}
+		l.tls = tlsfd.NewLoop(&r.tls.Client, rx)
 	}
 	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
 	l.nextScan = l.scanEvery
@@ -148,7 +153,7 @@ func (l *epollLoop) setup() error {
 				return fmt.Errorf("epoll_ctl: %w", err)
 			}
 		}
-		l.rx.init()
+		l.rx.Init()
 	}
 	l.buf = make([]byte, readBufSize)
 	l.acct.init(l.cpu)
@@ -237,7 +242,7 @@ func (l *epollLoop) doneAt(now, written int64) int64 {
 	if !l.batch {
 		return now
 	}
-	ts := l.rx.take()
+	ts := l.rx.Take()
 	if ts == 0 {
 		return now
 	}
@@ -246,7 +251,7 @@ func (l *epollLoop) doneAt(now, written int64) int64 {
 
 // pollWait blocks in epoll_pwait2, whose timeout has nanosecond resolution
 // (epoll_wait's millisecond timeout would quantize the pacing). It is a raw
-// system call: the loop keeps its P while it sleeps (see rawio.go). A signal
+// system call: the loop keeps its P while it sleeps (see package rawio). A signal
 // (e.g. the runtime's preemption request) ends the wait early with no
 // events; the caller's next function call then lets the runtime in. Without
 // epoll_pwait2 (probed once per run) the loop arms its timerfd with the
@@ -293,10 +298,10 @@ func (l *epollLoop) waitTimer(epfd int, ns, at int64) int {
 func (l *epollLoop) drainWakeup(which int32) {
 	var b [8]byte
 	if which == eventWake {
-		rawRead(l.wakefd, b[:])
+		rawio.Read(l.wakefd, b[:])
 		return
 	}
-	rawRead(l.timerfd, b[:])
+	rawio.Read(l.timerfd, b[:])
 	l.timerAt = 0
 }
 
@@ -311,7 +316,7 @@ func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorCla
 	}
 	unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
 	if l.batch {
-		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // see rxReader
+		unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1) // see rawio.RxReader
 	}
 	if len(l.src) > 0 {
 		// Bind the address only; the kernel picks the port at connect time
@@ -348,23 +353,23 @@ func connectResult(fd int) error {
 
 // stream returns the byte stream of a freshly connected socket: TLS for
 // https://, else plain (which the caller owns, so that it costs nothing).
-func (l *epollLoop) stream(fd int, plain *plainSock) sock {
+func (l *epollLoop) stream(fd int, plain *sock.Plain) sock.Stream {
 	if l.tls != nil {
-		return l.tls.newSecure(fd)
+		return l.tls.NewConn(fd)
 	}
-	plain.fd = fd
+	plain.Fd = fd
 	if l.batch {
-		plain.rx = &l.rx
+		plain.Rx = &l.rx
 	}
 	return plain
 }
 
 // closeSocket closes fd and releases its stream. With CloseRST the kernel
 // resets the connection and keeps no TIME_WAIT on this side.
-func (l *epollLoop) closeSocket(fd int, s sock) {
+func (l *epollLoop) closeSocket(fd int, s sock.Stream) {
 	l.closes.Add(1)
 	if s != nil {
-		s.release()
+		s.Release()
 	}
 	if l.r.cfg.Close == CloseRST {
 		l.linger = unix.Linger{Onoff: 1}
@@ -387,8 +392,8 @@ type socketSlot struct {
 	unsettled  bool // counted in the loop's unsettled (see trackSlot)
 	connStart  int64
 
-	s     sock      // the byte stream of the current socket (nil when closed)
-	plain plainSock // s when the target is plain TCP
+	s     sock.Stream // the byte stream of the current socket (nil when closed)
+	plain sock.Plain  // s when the target is plain TCP
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected
@@ -413,26 +418,21 @@ func (l *epollLoop) openStream(ss *socketSlot) {
 }
 
 // advanceSetup runs the stream's setup until it needs the network again.
-// Once it is done (at once for a plain socket) the handshake is counted
-// (TLS, or a new connection per request) for a request intended at
-// intended, and the returned now is fresh.
-func (l *epollLoop) advanceSetup(ss *socketSlot, intended, now int64) (done bool, _ int64, err error) {
-	done, err = ss.s.handshake(l.buf)
+// Once it is done (at once for a plain socket), took is how long the
+// connect and the setup took, ns, when they count as a handshake (TLS, or a
+// new connection per request; -1 otherwise): the driver records it. The
+// returned now is then fresh.
+func (l *epollLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ int64, err error) {
+	done, err = ss.s.Handshake(l.buf)
 	if err != nil || !done {
-		return false, now, err
+		return false, -1, now, err
 	}
 	ss.handshake = false
-	if l.tls != nil || l.r.cfg.NewConn {
-		now = l.now()
-		if l.rec.owed(intended) {
-			l.rec.handshakes++
-			record(l.rec.handshake, (now-ss.connStart)/1000)
-			if ss.s.resumed() {
-				l.rec.resumed++
-			}
-		}
+	if l.tls == nil && !l.r.cfg.NewConn {
+		return true, -1, now, nil
 	}
-	return true, now, nil
+	now = l.now()
+	return true, now - ss.connStart, now, nil
 }
 
 // trackSlot keeps the loop's count of slots that need prompt events
@@ -440,7 +440,7 @@ func (l *epollLoop) advanceSetup(ss *socketSlot, intended, now int64) (done bool
 // whether the protocol has some): batched pacing sleeps through socket
 // events only while there are none.
 func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
-	u := ss.fd >= 0 && (ss.connecting || ss.handshake || writing || ss.s != nil && ss.s.pending())
+	u := ss.fd >= 0 && (ss.connecting || ss.handshake || writing || ss.s != nil && ss.s.Pending())
 	if u != ss.unsettled {
 		ss.unsettled = u
 		if u {

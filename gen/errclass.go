@@ -8,6 +8,8 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+
 	"github.com/loadlab/loadlab/gen/h1"
 	"github.com/quic-go/quic-go"
 	utls "github.com/refraction-networking/utls"
@@ -105,7 +107,8 @@ func isTLSError(err error) bool {
 	var uae utls.AlertError
 	var urhe utls.RecordHeaderError
 	var ucve *utls.CertificateVerificationError
-	return errors.As(err, &ae) || errors.As(err, &rhe) || errors.As(err, &cve) ||
+	var fde *tlsfd.Error
+	return errors.As(err, &fde) || errors.As(err, &ae) || errors.As(err, &rhe) || errors.As(err, &cve) ||
 		errors.As(err, &uae) || errors.As(err, &urhe) || errors.As(err, &ucve) ||
 		strings.HasPrefix(err.Error(), "tls: ") || strings.HasPrefix(err.Error(), "remote error: tls")
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"hash"
 
+	"github.com/loadlab/loadlab/gen/internal/sock"
+
 	"github.com/loadlab/loadlab/gen/h2"
 	"golang.org/x/net/http2"
 	"golang.org/x/sys/unix"
@@ -82,7 +84,7 @@ func (l *h2Loop) connected(c *h2Slot, now int64) {
 // socket) it writes the preface and the requests started meanwhile, and
 // reads what came with the handshake.
 func (l *h2Loop) setUp(c *h2Slot, now int64) {
-	done, now, err := l.advanceSetup(&c.socketSlot, c.connIntended, now)
+	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
 	if err != nil {
 		l.connFail(c, classifyHandshake(err), err, now)
 		return
@@ -91,6 +93,7 @@ func (l *h2Loop) setUp(c *h2Slot, now int64) {
 		l.track(c)
 		return
 	}
+	l.rec.countHandshake(c.connIntended, took, c.s.Resumed())
 	l.flush(c)
 	if c.fd >= 0 {
 		l.read(c, unix.EPOLLIN)
@@ -148,8 +151,8 @@ func (l *h2Loop) flush(c *h2Slot) {
 		if len(p) == 0 {
 			break
 		}
-		n, err := c.s.write(p)
-		if notReady(err) {
+		n, err := c.s.Write(p)
+		if sock.NotReady(err) {
 			break // EPOLLOUT comes when the socket drains
 		}
 		if err != nil {
@@ -161,8 +164,8 @@ func (l *h2Loop) flush(c *h2Slot) {
 			break // the socket is full
 		}
 	}
-	if c.s.pending() {
-		if err := c.s.flush(); err != nil {
+	if c.s.Pending() {
+		if err := c.s.Flush(); err != nil {
 			l.connFail(c, classify(err), err, l.now())
 			return
 		}
@@ -176,10 +179,10 @@ func (l *h2Loop) flush(c *h2Slot) {
 func (l *h2Loop) read(c *h2Slot, ev uint32) {
 	fed := false
 	for {
-		n, err := c.s.read(l.buf)
+		n, err := c.s.Read(l.buf)
 		if err != nil {
 			switch {
-			case notReady(err):
+			case sock.NotReady(err):
 				if !fed {
 					l.readAt = l.now()
 					l.doneTs = l.readAt
@@ -208,7 +211,7 @@ func (l *h2Loop) read(c *h2Slot, ev uint32) {
 		}
 		// A short read of a plain socket means it is drained (see
 		// loop.readResponse), unless the peer's FIN came with the data.
-		if c.s.drainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		if c.s.DrainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 			l.afterStreams(c, l.readAt)
 			return
 		}

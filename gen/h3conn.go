@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
 )
@@ -323,7 +325,7 @@ func (c *h3Conn) noteSession(o *h3Out) {
 	}
 	c.e.noteVersion(st.Version)
 	t := st.TLS
-	c.e.r.tls.capture(t.Version, t.CipherSuite, t.CurveID, t.NegotiatedProtocol, t.PeerCertificates)
+	c.e.r.tls.Capture(tlsfd.Session{Version: t.Version, Suite: t.CipherSuite, Curve: t.CurveID, ALPN: t.NegotiatedProtocol, Peer: t.PeerCertificates})
 }
 
 // drop closes c's QUIC connection.

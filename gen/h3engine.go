@@ -91,7 +91,7 @@ func newH3Engine(r *run) (*h3Engine, error) {
 		h3t:  &http3.Transport{DisableCompression: true},
 		body: cfg.Body,
 	}
-	e.tlsConf = r.tls.std.Clone() // validateH3 refused uTLS presets: std is set
+	e.tlsConf = r.tls.Std.Clone() // validateH3 refused uTLS presets: std is set
 	e.tlsConf.NextProtos = []string{http3.NextProtoH3}
 	req, err := e.newRequest()
 	if err != nil {

@@ -121,6 +121,20 @@ func newRecorder(warmup, ceiling int64) *recorder {
 // request intended after the stop).
 func (r *recorder) owed(intended int64) bool { return intended >= r.warmup }
 
+// countHandshake counts a finished connection setup (connect and TLS
+// handshake) that took took ns, for a request intended at intended; took
+// -1 is a setup that is not a handshake (a plain keep-alive connection).
+func (r *recorder) countHandshake(intended, took int64, resumed bool) {
+	if took < 0 || !r.owed(intended) {
+		return
+	}
+	r.handshakes++
+	record(r.handshake, took/1000)
+	if resumed {
+		r.resumed++
+	}
+}
+
 // response records a complete response. intended, written and done are
 // nanoseconds since the run start.
 func (r *recorder) response(status int, intended, written, done int64, nbytes int64) {

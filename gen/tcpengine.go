@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/internal/rawio"
+
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
 )
@@ -42,7 +44,7 @@ func newTCPEngine(r *run) (tcpEngine, error) {
 }
 
 // claim: each loop holds a P for the whole run (raw system calls, see
-// rawio.go); one more P runs everything else.
+// package rawio); one more P runs everything else.
 func (e *tcpEngine) claim(_ pin.CPUSet, nloops int) (func(), error) {
 	holdPs(nloops)
 	return func() { releasePs(nloops) }, nil
@@ -131,3 +133,11 @@ func sockaddr(ap netip.AddrPort) unix.Sockaddr {
 	}
 	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }
+
+// noPwait2 makes probePwait2 fail, so tests can run the timerfd fallback
+// here.
+var noPwait2 bool
+
+// probePwait2 reports whether the loops can sleep in epoll_pwait2 (see
+// rawio.ProbePwait2).
+func probePwait2() bool { return !noPwait2 && rawio.ProbePwait2() }

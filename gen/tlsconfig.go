@@ -12,37 +12,23 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+
 	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 )
 
-// tlsClient builds the TLS state of new connections and remembers what the
-// first handshake negotiated.
+// tlsClient builds the TLS state of new connections (tlsfd.Client, which
+// the epoll loops' connections share; HTTP/3 uses its crypto/tls
+// configuration) and remembers what the first handshake negotiated: it is
+// the Client's Observer.
 type tlsClient struct {
-	std   *tls.Config
-	u     *utls.Config
-	hello utls.ClientHelloID
-	lean  *tls13.Config // non-nil: handshakes are package tls13's
-	why   string        // why the lean engine does not apply, if it does not
-
-	resume bool   // session tickets matter (--resume)
-	alpn   string // the one protocol offered (ALPN; "" is http/1.1); an h2 connection that does not get it fails
+	tlsfd.Client
+	why string // why the lean TLS 1.3 handshakes do not apply, if they do not
 
 	once     sync.Once
 	captured atomic.Bool
 	inf      TLSInfo
-}
-
-// loopState returns a new loop's TLS scratch space (see tlsLoop).
-func (c *tlsClient) loopState() *tlsLoop {
-	t := &tlsLoop{client: c}
-	if c.lean != nil {
-		t.lean, t.leanErr = tls13.NewClient(c.lean)
-		if t.lean != nil {
-			t.lean.KeepLeaf = !c.captured.Load()
-		}
-	}
-	return t
 }
 
 func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
@@ -70,45 +56,46 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	for _, n := range o.Curves {
 		curves = append(curves, curveNames[strings.ToLower(n)])
 	}
-	c := &tlsClient{resume: o.Resume, alpn: cfg.alpn()}
+	c := &tlsClient{Client: tlsfd.Client{Resume: o.Resume, ALPN: cfg.alpn()}}
+	c.Observer = c
 	lean, why, err := cfg.leanEngine()
 	if err != nil {
 		return nil, err
 	}
 	c.why = why
 	if lean {
-		if c.lean, err = newLeanConfig(o, sni, c.alpn, roots); err != nil {
+		if c.Lean, err = newLeanConfig(o, sni, c.ALPN, roots); err != nil {
 			return nil, err
 		}
 	}
 	if o.ClientHello == "go" || o.ClientHello == "" {
-		c.std = &tls.Config{
+		c.Std = &tls.Config{
 			ServerName:             sni,
 			RootCAs:                roots,
 			InsecureSkipVerify:     o.Insecure,
 			MinVersion:             version,
 			MaxVersion:             version,
 			CurvePreferences:       curves,
-			NextProtos:             []string{c.alpn},
+			NextProtos:             []string{c.ALPN},
 			SessionTicketsDisabled: !o.Resume,
 		}
 		if o.Resume {
-			c.std.ClientSessionCache = tls.NewLRUClientSessionCache(4096)
+			c.Std.ClientSessionCache = tls.NewLRUClientSessionCache(4096)
 		}
 		return c, nil
 	}
-	c.hello = helloPresets[o.ClientHello]
-	if _, err := utls.UTLSIdToSpec(c.hello); err != nil {
+	c.Hello = helloPresets[o.ClientHello]
+	if _, err := utls.UTLSIdToSpec(c.Hello); err != nil {
 		return nil, fmt.Errorf("client hello preset %s: %v", o.ClientHello, err)
 	}
-	c.u = &utls.Config{
+	c.UTLS = &utls.Config{
 		ServerName:             sni,
 		RootCAs:                roots,
 		InsecureSkipVerify:     o.Insecure,
 		SessionTicketsDisabled: !o.Resume,
 	}
 	if o.Resume {
-		c.u.ClientSessionCache = utls.NewLRUClientSessionCache(4096)
+		c.UTLS.ClientSessionCache = utls.NewLRUClientSessionCache(4096)
 	}
 	return c, nil
 }
@@ -147,31 +134,13 @@ func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13
 	return lc, nil
 }
 
-// freshSpec returns a new copy of the preset for one connection (uTLS
-// shares a spec's slices between the connections it is applied to), with
-// ALPN narrowed to the run's protocol: the presets offer h2 and http/1.1,
-// and a run speaks one of them.
-func (c *tlsClient) freshSpec() *utls.ClientHelloSpec {
-	spec, _ := utls.UTLSIdToSpec(c.hello) // checked in newTLSClient
-	alpn := c.alpn
-	if alpn == "" {
-		alpn = "http/1.1"
-	}
-	for _, ext := range spec.Extensions {
-		if a, ok := ext.(*utls.ALPNExtension); ok {
-			a.AlpnProtocols = []string{alpn}
-		}
-	}
-	return &spec
-}
-
 // notes returns remarks for the generator section of the result.
 func (c *tlsClient) notes() []string {
 	var n []string
-	if c.u != nil {
+	if c.UTLS != nil {
 		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not --curves")
 	}
-	if c.lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
+	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
 		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+(&UsageError{Msg: c.why}).Words(nil))
 	}
 	return n
@@ -179,49 +148,36 @@ func (c *tlsClient) notes() []string {
 
 func (c *tlsClient) engineName() string {
 	switch {
-	case c.lean != nil:
+	case c.Lean != nil:
 		return "lean"
-	case c.u != nil:
+	case c.UTLS != nil:
 		return "utls"
 	}
 	return "crypto/tls"
 }
 
-// captureLean records what the first completed lean handshake negotiated.
-// After that it returns at once, without allocating.
-func (c *tlsClient) captureLean(tl *tlsLoop, hs *tls13.Handshake) {
-	if c.captured.Load() {
-		tl.lean.KeepLeaf = false
-		return
-	}
-	var peer []*x509.Certificate
-	if cert, err := x509.ParseCertificate(hs.Leaf()); err == nil {
-		peer = []*x509.Certificate{cert}
-	}
-	curve := tls.X25519
-	if hs.Group() == tls13.P256 {
-		curve = tls.CurveP256
-	}
-	c.capture(tls.VersionTLS13, hs.Suite().ID, curve, hs.ALPN(), peer)
-}
+// Captured reports that the first handshake's parameters are recorded
+// (tlsfd.Observer).
+func (c *tlsClient) Captured() bool { return c.captured.Load() }
 
-// capture records what the first completed handshake negotiated.
-func (c *tlsClient) capture(version, cipher uint16, curve tls.CurveID, alpn string, peer []*x509.Certificate) {
+// Capture records what the first completed handshake negotiated
+// (tlsfd.Observer; HTTP/3 connections call it too).
+func (c *tlsClient) Capture(s tlsfd.Session) {
 	if c.captured.Load() {
 		return
 	}
 	c.once.Do(func() {
 		defer c.captured.Store(true)
 		c.inf = TLSInfo{
-			Version: tls.VersionName(version),
-			Cipher:  tls.CipherSuiteName(cipher),
-			ALPN:    alpn,
+			Version: tls.VersionName(s.Version),
+			Cipher:  tls.CipherSuiteName(s.Suite),
+			ALPN:    s.ALPN,
 		}
-		if curve != 0 {
-			c.inf.Curve = curveName(curve)
+		if s.Curve != 0 {
+			c.inf.Curve = curveName(s.Curve)
 		}
-		if len(peer) > 0 {
-			c.inf.ServerKey = serverKeyName(peer[0])
+		if len(s.Peer) > 0 {
+			c.inf.ServerKey = serverKeyName(s.Peer[0])
 		}
 	})
 }
@@ -243,7 +199,7 @@ func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
 	inf.ZeroRTT = zeroRTT
 	inf.Engine = c.engineName()
 	inf.ClientKeyShare = "fresh"
-	if c.lean != nil && !c.lean.FreshKeyShare {
+	if c.Lean != nil && !c.Lean.FreshKeyShare {
 		inf.ClientKeyShare = "reused"
 	}
 	return &inf

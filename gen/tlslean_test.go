@@ -51,8 +51,8 @@ func TestLeanEngineChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if (c.lean != nil) != tc.lean {
-				t.Fatalf("lean engine %v, want %v (why: %s)", c.lean != nil, tc.lean, c.why)
+			if (c.Lean != nil) != tc.lean {
+				t.Fatalf("lean engine %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
 			}
 		})
 	}

@@ -1,11 +1,7 @@
-package gen
-
-import (
-	"unsafe"
-
-	"golang.org/x/sys/unix"
-)
-
+// Package rawio holds the event loops' raw system calls on non-blocking
+// descriptors: read and write, recvmsg with the kernel's receive timestamp
+// (RxReader), and the probe for epoll_pwait2.
+//
 // The loops make their socket calls with RawSyscall: reads and writes on
 // non-blocking sockets return at once, and the loop's epoll wait keeps its
 // Go processor (P) while it sleeps. The usual Syscall path hands the P to
@@ -14,9 +10,16 @@ import (
 // context switches per request, more than the request itself costs. The run
 // raises GOMAXPROCS to loops+1 so the run's other goroutines (aggregator,
 // signal handling) keep a P of their own.
+package rawio
 
-// rawRead reads from a non-blocking fd. Errors are unix.Errno values.
-func rawRead(fd int, b []byte) (int, error) {
+import (
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read reads from a non-blocking fd. Errors are unix.Errno values.
+func Read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -27,8 +30,8 @@ func rawRead(fd int, b []byte) (int, error) {
 	return int(n), nil
 }
 
-// rawWrite writes to a non-blocking fd. Errors are unix.Errno values.
-func rawWrite(fd int, b []byte) (int, error) {
+// Write writes to a non-blocking fd. Errors are unix.Errno values.
+func Write(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -39,16 +42,10 @@ func rawWrite(fd int, b []byte) (int, error) {
 	return int(n), nil
 }
 
-// noPwait2 makes probePwait2 fail, so tests can run the fallback here.
-var noPwait2 bool
-
-// probePwait2 reports whether epoll_pwait2 (Linux 5.11) works here: an
+// ProbePwait2 reports whether epoll_pwait2 (Linux 5.11) works here: an
 // older kernel answers ENOSYS, a seccomp filter (some container runtimes)
 // EPERM or ENOSYS. Without it the loops fall back to a timerfd.
-func probePwait2() bool {
-	if noPwait2 {
-		return false
-	}
+func ProbePwait2() bool {
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return false
@@ -61,25 +58,25 @@ func probePwait2() bool {
 	return e == 0
 }
 
-// rxReader reads a socket with recvmsg and keeps the kernel's receive
+// RxReader reads a socket with recvmsg and keeps the kernel's receive
 // timestamp (SO_TIMESTAMPNS: wall-clock time the last segment read arrived)
 // for the caller to take. Its buffers are its own, so reads do not
 // allocate. One per loop; not safe for concurrent use.
-type rxReader struct {
+type RxReader struct {
 	msg  unix.Msghdr
 	iov  unix.Iovec
 	oob  [64]byte
 	last int64 // wall ns of the last read's last segment, 0 = none
 }
 
-func (r *rxReader) init() {
+func (r *RxReader) Init() {
 	r.msg.Iov = &r.iov
 	r.msg.Iovlen = 1
 	r.msg.Control = &r.oob[0]
 }
 
-// read is rawRead through recvmsg.
-func (r *rxReader) read(fd int, b []byte) (int, error) {
+// Read is Read through recvmsg.
+func (r *RxReader) Read(fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
@@ -97,7 +94,7 @@ func (r *rxReader) read(fd int, b []byte) (int, error) {
 }
 
 // note finds the SCM_TIMESTAMPNS control message of the last recvmsg.
-func (r *rxReader) note() {
+func (r *RxReader) note() {
 	b := r.oob[:r.msg.Controllen]
 	for len(b) >= unix.SizeofCmsghdr {
 		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
@@ -114,8 +111,8 @@ func (r *rxReader) note() {
 	}
 }
 
-// take returns the last timestamp once.
-func (r *rxReader) take() int64 {
+// Take returns the last timestamp once.
+func (r *RxReader) Take() int64 {
 	t := r.last
 	r.last = 0
 	return t

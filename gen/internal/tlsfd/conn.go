@@ -1,13 +1,15 @@
-package gen
+package tlsfd
 
 import (
 	"bytes"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"io"
 	"iter"
+
+	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/sock"
 
 	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
@@ -27,7 +29,7 @@ import (
 // During the handshake crypto/tls reads through fdConn, which hands over at
 // most one TLS record per call, so when Handshake returns nothing past the
 // handshake sits in crypto/tls's buffers: the rest is still in the socket.
-// The connection then switches to our own record layer (tlsrecord.go), keyed
+// The connection then switches to our own record layer (record.go), keyed
 // from the secrets crypto/tls writes to a per-connection KeyLogWriter, and
 // crypto/tls is dropped. Our layer does not allocate per request; crypto/tls's
 // Read allocates once per call.
@@ -47,18 +49,9 @@ import (
 // for connections that are in the middle of a record: with small responses
 // almost none, with large ones at most one per connection receiving. Requests
 // are sealed into a per-loop buffer; what the socket does not take is queued
-// per connection (secureConn.out), as before. After the switch a connection
+// per connection (Conn.out), as before. After the switch a connection
 // holds its keys and AEAD state, about 2 KiB, instead of crypto/tls's Conn
 // and its buffers.
-
-// errWouldBlock is returned by reads on an empty non-blocking socket.
-var errWouldBlock error = wouldBlock{}
-
-type wouldBlock struct{}
-
-func (wouldBlock) Error() string   { return "would block" }
-func (wouldBlock) Timeout() bool   { return true }
-func (wouldBlock) Temporary() bool { return true }
 
 var errAborted = errors.New("handshake abandoned")
 
@@ -69,7 +62,7 @@ type tlsEngine interface {
 	Write([]byte) (int, error)
 }
 
-// Phases of a secureConn.
+// Phases of a Conn.
 const (
 	phaseHandshake = iota // crypto/tls handshakes through fdConn, or the lean handshake (hs)
 	phaseTickets          // TLS 1.3 + --resume: crypto/tls reads until the first application data
@@ -77,24 +70,24 @@ const (
 	phaseEngine           // crypto/tls for good
 )
 
-// tlsLoop is one loop's TLS scratch space: the buffer requests are sealed
+// Loop is one loop's TLS scratch space: the buffer requests are sealed
 // into and the free carry buffers of its connections; with the lean
 // engine, the loop's tls13 Client (its key pairs, its ClientHello) and free
 // lists of handshakes and secureConns, so that a handshake in steady state
 // allocates nothing of its own.
-type tlsLoop struct {
-	client *tlsClient
-	rx     *rxReader // batched pacing: records are read with their receive timestamps
+type Loop struct {
+	client *Client
+	rx     *rawio.RxReader // batched pacing: records are read with their receive timestamps
 	seal   []byte
 	carry  [][]byte
 
 	lean    *tls13.Client
 	leanErr error
 	hsFree  []*tls13.Handshake
-	secFree []*secureConn
+	secFree []*Conn
 }
 
-func (t *tlsLoop) getCarry() []byte {
+func (t *Loop) getCarry() []byte {
 	if n := len(t.carry); n > 0 {
 		b := t.carry[n-1]
 		t.carry = t.carry[:n-1]
@@ -103,13 +96,13 @@ func (t *tlsLoop) getCarry() []byte {
 	return make([]byte, 0, maxRecordLen)
 }
 
-func (t *tlsLoop) putCarry(b []byte) { t.carry = append(t.carry, b) }
+func (t *Loop) putCarry(b []byte) { t.carry = append(t.carry, b) }
 
-// secureConn is a TLS session over one of the loop's sockets. Not safe for
+// Conn is a TLS session over one of the loop's sockets. Not safe for
 // concurrent use: only its loop touches it.
-type secureConn struct {
+type Conn struct {
 	fd    int
-	tl    *tlsLoop
+	tl    *Loop
 	phase uint8
 
 	// crypto/tls or uTLS: the handshake, and the records in phaseTickets
@@ -140,24 +133,24 @@ type secureConn struct {
 
 	// lean engine
 	hs  *tls13.Handshake // the handshake in progress, until noted
-	own recordLayer      // the record layer, reused with the secureConn
+	own recordLayer      // the record layer, reused with the Conn
 }
 
-// newSecure returns the TLS stream of a freshly connected socket fd; the
-// handshake starts with its first handshake call.
-func (tl *tlsLoop) newSecure(fd int) *secureConn {
+// NewConn returns the TLS stream of a freshly connected socket fd; the
+// handshake starts with its first Handshake call.
+func (tl *Loop) NewConn(fd int) *Conn {
 	c := tl.client
-	if c.lean != nil {
+	if c.Lean != nil {
 		return tl.leanSecure(fd)
 	}
-	if c.std != nil {
-		return newSecureStd(fd, tl, c.std)
+	if c.Std != nil {
+		return newSecureStd(fd, tl, c.Std)
 	}
-	return newSecureUTLS(fd, tl, c.u, c.freshSpec())
+	return newSecureUTLS(fd, tl, c.UTLS, c.freshSpec())
 }
 
-func newSecureStd(fd int, tl *tlsLoop, base *tls.Config) *secureConn {
-	s := &secureConn{fd: fd, tl: tl, keys: &keyLog{}}
+func newSecureStd(fd int, tl *Loop, base *tls.Config) *Conn {
+	s := &Conn{fd: fd, tl: tl, keys: &keyLog{}}
 	cfg := base.Clone()
 	cfg.KeyLogWriter = s.keys
 	s.std = tls.Client(fdConn{s}, cfg)
@@ -165,8 +158,8 @@ func newSecureStd(fd int, tl *tlsLoop, base *tls.Config) *secureConn {
 	return s
 }
 
-func newSecureUTLS(fd int, tl *tlsLoop, base *utls.Config, spec *utls.ClientHelloSpec) *secureConn {
-	s := &secureConn{fd: fd, tl: tl, keys: &keyLog{}}
+func newSecureUTLS(fd int, tl *Loop, base *utls.Config, spec *utls.ClientHelloSpec) *Conn {
+	s := &Conn{fd: fd, tl: tl, keys: &keyLog{}}
 	cfg := base.Clone()
 	cfg.KeyLogWriter = s.keys
 	s.uc = utls.UClient(fdConn{s}, cfg, utls.HelloCustom)
@@ -175,7 +168,7 @@ func newSecureUTLS(fd int, tl *tlsLoop, base *utls.Config, spec *utls.ClientHell
 	return s
 }
 
-func (s *secureConn) handshakeSeq(yield func(struct{}) bool) {
+func (s *Conn) handshakeSeq(yield func(struct{}) bool) {
 	s.yield = yield
 	s.hsErr = s.eng.Handshake()
 	s.yield = nil
@@ -184,39 +177,30 @@ func (s *secureConn) handshakeSeq(yield func(struct{}) bool) {
 // step runs the handshake until it needs the network again. ended reports
 // that the handshake is over, with its outcome in s.hsErr; err is a socket
 // error while flushing.
-func (s *secureConn) step() (ended bool, err error) {
-	if err := s.flush(); err != nil {
+func (s *Conn) step() (ended bool, err error) {
+	if err := s.Flush(); err != nil {
 		return false, err
 	}
 	if _, more := s.next(); more {
-		return false, s.flush()
+		return false, s.Flush()
 	}
 	s.stop()
 	s.next, s.stop = nil, nil
 	return true, nil
 }
 
-// sessionState is what a finished handshake negotiated.
-type sessionState struct {
-	version, suite uint16
-	curve          tls.CurveID
-	alpn           string
-	resumed        bool
-	peer           []*x509.Certificate
-}
-
-func (s *secureConn) state() sessionState {
+func (s *Conn) state() Session {
 	if s.std != nil {
 		st := s.std.ConnectionState()
-		return sessionState{st.Version, st.CipherSuite, st.CurveID, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
+		return Session{st.Version, st.CipherSuite, st.CurveID, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
 	}
 	st := s.uc.ConnectionState()
-	return sessionState{st.Version, st.CipherSuite, 0, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
+	return Session{st.Version, st.CipherSuite, 0, st.NegotiatedProtocol, st.DidResume, st.PeerCertificates}
 }
 
 // afterHandshake picks the record layer for the rest of the connection.
 // resume is whether session tickets matter (--resume).
-func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
+func (s *Conn) afterHandshake(vers, suite uint16, resume bool) {
 	keys := s.keys
 	s.keys = nil
 	rec, err := keys.recordLayer(vers, suite, s.fdc.serverRandom())
@@ -238,20 +222,20 @@ func (s *secureConn) afterHandshake(vers, suite uint16, resume bool) {
 }
 
 // useRecords switches to our record layer and lets crypto/tls go.
-func (s *secureConn) useRecords(rec *recordLayer) {
+func (s *Conn) useRecords(rec *recordLayer) {
 	s.rec, s.nextRec = rec, nil
 	s.phase = phaseRecords
 	s.eng, s.std, s.uc = nil, nil, nil
 }
 
-// The sock methods (sock.go): TLS is the byte stream of its connection.
+// The sock.Stream methods: TLS is the byte stream of its connection.
 
-func (s *secureConn) pending() bool           { return len(s.out) > 0 }
-func (s *secureConn) drainsOnShortRead() bool { return false }
-func (s *secureConn) resumed() bool           { return s.wasResumed }
+func (s *Conn) Pending() bool           { return len(s.out) > 0 }
+func (s *Conn) DrainsOnShortRead() bool { return false }
+func (s *Conn) Resumed() bool           { return s.wasResumed }
 
 // read is recv with the end of the stream as (0, nil), as on a plain socket.
-func (s *secureConn) read(b []byte) (int, error) {
+func (s *Conn) Read(b []byte) (int, error) {
 	n, err := s.recv(b)
 	if err != nil && isEOF(err) {
 		return 0, nil
@@ -260,9 +244,9 @@ func (s *secureConn) read(b []byte) (int, error) {
 }
 
 // flush writes queued bytes; a short write leaves the rest queued.
-func (s *secureConn) flush() error {
+func (s *Conn) Flush() error {
 	for len(s.out) > 0 {
-		n, err := rawWrite(s.fd, s.out)
+		n, err := rawio.Write(s.fd, s.out)
 		if err == unix.EAGAIN {
 			return nil
 		}
@@ -276,12 +260,12 @@ func (s *secureConn) flush() error {
 
 // send writes b now, or queues it behind what is already queued; what the
 // socket does not take is queued. Sending never blocks.
-func (s *secureConn) send(b []byte) error {
+func (s *Conn) send(b []byte) error {
 	if len(s.out) > 0 {
 		s.out = append(s.out, b...)
 		return nil
 	}
-	n, err := rawWrite(s.fd, b)
+	n, err := rawio.Write(s.fd, b)
 	if err == unix.EAGAIN {
 		n, err = 0, nil
 	}
@@ -296,7 +280,7 @@ func (s *secureConn) send(b []byte) error {
 
 // write sends application data. It always takes all of b (what the socket
 // does not take is queued and flushed on EPOLLOUT).
-func (s *secureConn) write(b []byte) (int, error) {
+func (s *Conn) Write(b []byte) (int, error) {
 	if s.rec == nil {
 		return s.eng.Write(b)
 	}
@@ -309,9 +293,9 @@ func (s *secureConn) write(b []byte) (int, error) {
 	return len(b), s.send(buf)
 }
 
-// recv returns application data in b. It returns errWouldBlock once the
+// recv returns application data in b. It returns sock.ErrWouldBlock once the
 // socket is empty, io.EOF at close_notify or FIN, and never (0, nil).
-func (s *secureConn) recv(b []byte) (int, error) {
+func (s *Conn) recv(b []byte) (int, error) {
 	switch s.phase {
 	case phaseRecords:
 		return s.readRecords(b)
@@ -325,7 +309,7 @@ func (s *secureConn) recv(b []byte) (int, error) {
 // partial record, if any) and decrypts it straight into the lower half, so
 // the plaintext lands at the front of b without being moved: one read(2) per
 // call while it yields application data.
-func (s *secureConn) readRecords(b []byte) (int, error) {
+func (s *Conn) readRecords(b []byte) (int, error) {
 	if len(b) < 4*maxRecordLen {
 		return 0, errReadBufferSmall
 	}
@@ -339,15 +323,15 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 		var n int
 		var err error
 		if s.tl.rx != nil {
-			n, err = s.tl.rx.read(s.fd, in[k:])
+			n, err = s.tl.rx.Read(s.fd, in[k:])
 		} else {
-			n, err = rawRead(s.fd, in[k:])
+			n, err = rawio.Read(s.fd, in[k:])
 		}
 		switch {
 		case err == unix.EINTR:
 			continue
 		case err == unix.EAGAIN:
-			return 0, errWouldBlock // the carry, if any, stays
+			return 0, sock.ErrWouldBlock // the carry, if any, stays
 		case err != nil:
 			return 0, err
 		case n == 0:
@@ -382,7 +366,7 @@ func (s *secureConn) readRecords(b []byte) (int, error) {
 	}
 }
 
-func (s *secureConn) dropCarry() {
+func (s *Conn) dropCarry() {
 	if s.carry != nil {
 		s.tl.putCarry(s.carry)
 		s.carry = nil
@@ -391,7 +375,7 @@ func (s *secureConn) dropCarry() {
 
 // readTickets reads through crypto/tls until the first application data,
 // then switches to our record layer, its sequence numbers counted by fdConn.
-func (s *secureConn) readTickets(b []byte) (int, error) {
+func (s *Conn) readTickets(b []byte) (int, error) {
 	s.fdc.engReading = true
 	n, err := s.eng.Read(b)
 	s.fdc.engReading = false
@@ -404,8 +388,8 @@ func (s *secureConn) readTickets(b []byte) (int, error) {
 }
 
 // release ends an unfinished handshake and returns buffers; a lean
-// secureConn goes back to its loop's free list.
-func (s *secureConn) release() {
+// Conn goes back to its loop's free list.
+func (s *Conn) Release() {
 	if s.stop != nil {
 		s.stop()
 		s.stop, s.next = nil, nil
@@ -479,7 +463,7 @@ func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.EOF) }
 // resumption) and the connection switches to its record layer. The lean
 // handshake's Finished flight stays queued: it leaves in one write with the
 // first request, which the connection flushes.
-func (s *secureConn) handshake(buf []byte) (done bool, err error) {
+func (s *Conn) Handshake(buf []byte) (done bool, err error) {
 	if !s.started {
 		s.started = true
 		if s.tl.lean != nil || s.tl.leanErr != nil {
@@ -501,12 +485,12 @@ func (s *secureConn) handshake(buf []byte) (done bool, err error) {
 		return false, err
 	}
 	if s.hs == nil {
-		if err := s.flush(); err != nil {
+		if err := s.Flush(); err != nil {
 			return false, err
 		}
 	}
 	s.noteSession()
-	if want := s.tl.client.alpn; want == "h2" && s.proto != want {
+	if want := s.tl.client.ALPN; want == "h2" && s.proto != want {
 		return false, errNoH2(s.proto)
 	}
 	return true, nil
@@ -518,22 +502,24 @@ func errNoH2(got string) error {
 	if got == "" {
 		got = "none"
 	}
-	return errors.New("tls: the server did not select ALPN h2 (selected: " + got + "): it does not offer HTTP/2 over TLS on this port")
+	return newError("tls: the server did not select ALPN h2 (selected: " + got + "): it does not offer HTTP/2 over TLS on this port")
 }
 
 // noteSession captures the negotiated parameters, notes a resumption and
 // switches the connection to its record layer.
-func (s *secureConn) noteSession() {
+func (s *Conn) noteSession() {
 	c := s.tl.client
 	if s.hs != nil {
 		s.proto = s.hs.ALPN()
-		c.captureLean(s.tl, s.hs)
+		s.tl.captureLean(s.hs)
 		s.releaseHandshake()
 		return
 	}
 	st := s.state()
-	s.proto = st.alpn
-	s.wasResumed = st.resumed
-	c.capture(st.version, st.suite, st.curve, st.alpn, st.peer)
-	s.afterHandshake(st.version, st.suite, c.resume)
+	s.proto = st.ALPN
+	s.wasResumed = st.Resumed
+	if o := c.Observer; o != nil && !o.Captured() {
+		o.Capture(st)
+	}
+	s.afterHandshake(st.Version, st.Suite, c.Resume)
 }

@@ -1,4 +1,4 @@
-package gen
+package tlsfd
 
 import (
 	"crypto"
@@ -6,8 +6,6 @@ import (
 	"crypto/hmac"
 	"crypto/tls"
 	"encoding/binary"
-	"errors"
-	"fmt"
 	"io"
 	"slices"
 
@@ -28,7 +26,7 @@ import (
 // crypto/tls's record layer for that connection.
 //
 // The record layer works on caller-provided buffers and does no I/O: see
-// secureConn.readRecords and secureConn.write for the socket side.
+// Conn.readRecords and Conn.write for the socket side.
 
 // TLS record sizes (RFC 8446 §5.1, §5.2; RFC 5246 §6.2.3).
 const (
@@ -60,14 +58,14 @@ const (
 
 var (
 	errBadRecordMAC    = tls13.ErrBadRecordMAC
-	errRecordOverflow  = errors.New("tls: the server sent an oversized record")
-	errUnexpectedRec   = errors.New("tls: the server sent an unexpected record type after the handshake")
-	errUnexpectedMsg   = errors.New("tls: the server sent an unexpected handshake message after the handshake")
-	errRenegotiation   = errors.New("tls: the server asked for renegotiation, which loadlab does not support; disable it on the server")
-	errBadKeyUpdate    = errors.New("tls: the server sent a malformed KeyUpdate")
-	errBadAlert        = errors.New("tls: the server sent a malformed alert")
+	errRecordOverflow  = newError("tls: the server sent an oversized record")
+	errUnexpectedRec   = newError("tls: the server sent an unexpected record type after the handshake")
+	errUnexpectedMsg   = newError("tls: the server sent an unexpected handshake message after the handshake")
+	errRenegotiation   = newError("tls: the server asked for renegotiation, which loadlab does not support; disable it on the server")
+	errBadKeyUpdate    = newError("tls: the server sent a malformed KeyUpdate")
+	errBadAlert        = newError("tls: the server sent a malformed alert")
 	errNoContentType   = tls13.ErrNoContentType
-	errReadBufferSmall = errors.New("tls: read buffer too small for a record (internal error)")
+	errReadBufferSmall = newError("tls: read buffer too small for a record (internal error)")
 )
 
 // cipherSpec describes the record protection of a cipher suite.
@@ -192,10 +190,10 @@ type recordLayer struct {
 func newRecordLayer13(suite uint16, readSecret, writeSecret []byte) (*recordLayer, error) {
 	spec, ok := cipherSpecFor(tls.VersionTLS13, suite)
 	if !ok {
-		return nil, fmt.Errorf("tls: cipher suite %s not supported by the record layer", tls.CipherSuiteName(suite))
+		return nil, newError("tls: cipher suite " + tls.CipherSuiteName(suite) + " not supported by the record layer")
 	}
 	if len(readSecret) != spec.hash.Size() || len(writeSecret) != len(readSecret) {
-		return nil, errors.New("tls: traffic secret of the wrong length")
+		return nil, newError("tls: traffic secret of the wrong length")
 	}
 	r := &recordLayer{}
 	return r, r.reset13(spec, tls13.TrafficKeys(tls13.SuiteByID(suite), readSecret), tls13.TrafficKeys(tls13.SuiteByID(suite), writeSecret))
@@ -218,10 +216,10 @@ func (r *recordLayer) reset13(spec cipherSpec, read, write *tls13.RecordKeys) er
 func newRecordLayer12(suite uint16, master, clientRandom, serverRandom []byte, client bool) (*recordLayer, error) {
 	spec, ok := cipherSpecFor(tls.VersionTLS12, suite)
 	if !ok {
-		return nil, fmt.Errorf("tls: cipher suite %s not supported by the record layer", tls.CipherSuiteName(suite))
+		return nil, newError("tls: cipher suite " + tls.CipherSuiteName(suite) + " not supported by the record layer")
 	}
 	if len(master) != 48 || len(clientRandom) != 32 || len(serverRandom) != 32 {
-		return nil, errors.New("tls: TLS 1.2 secrets of the wrong length")
+		return nil, newError("tls: TLS 1.2 secrets of the wrong length")
 	}
 	k, v := spec.keyLen, spec.ivLen
 	kb := prf12(spec.hash, master, "key expansion", append(slices.Clip(serverRandom), clientRandom...), 2*k+2*v)

@@ -1,9 +1,11 @@
-package gen
+package tlsfd
 
 import (
 	"io"
 	"net"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/internal/sock"
 
 	"golang.org/x/sys/unix"
 )
@@ -13,13 +15,13 @@ import (
 // Until the connection switches to our record layer, reads hand crypto/tls
 // at most one TLS record per call (first the 5-byte header, then the body),
 // so crypto/tls never holds bytes past the record it is working on; partial
-// reads carry over EAGAIN (a yield during the handshake, errWouldBlock after
+// reads carry over EAGAIN (a yield during the handshake, sock.ErrWouldBlock after
 // it). fdConn also counts the records each way since the last
 // ChangeCipherSpec, which are the sequence numbers our record layer starts
 // from, and keeps the start of the server's first handshake message for the
 // ServerHello random (TLS 1.2 key expansion). Once crypto/tls keeps the
 // connection for good (phaseEngine), reads are plain.
-type fdConn struct{ s *secureConn }
+type fdConn struct{ s *Conn }
 
 // fdState is fdConn's per-connection state.
 type fdState struct {
@@ -82,14 +84,14 @@ func (f *fdState) serverRandom() []byte {
 }
 
 // sysRead reads from the socket: during the handshake, an empty socket
-// yields to the loop; afterwards it returns errWouldBlock.
-func (s *secureConn) sysRead(b []byte) (int, error) {
+// yields to the loop; afterwards it returns sock.ErrWouldBlock.
+func (s *Conn) sysRead(b []byte) (int, error) {
 	for {
 		n, err := unix.Read(s.fd, b)
 		switch {
 		case err == unix.EAGAIN:
 			if s.yield == nil {
-				return 0, errWouldBlock
+				return 0, sock.ErrWouldBlock
 			}
 			if !s.yield(struct{}{}) {
 				return 0, errAborted

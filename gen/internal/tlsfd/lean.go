@@ -1,9 +1,10 @@
-package gen
+package tlsfd
 
 import (
 	"crypto/tls"
-	"fmt"
 	"io"
+
+	"github.com/loadlab/loadlab/gen/internal/rawio"
 
 	"github.com/loadlab/loadlab/gen/tls13"
 	"golang.org/x/sys/unix"
@@ -11,7 +12,7 @@ import (
 
 // The lean TLS 1.3 handshake (package tls13) on the loop's sockets.
 //
-// With the lean engine a secureConn gets its keys without crypto/tls and
+// With the lean engine a Conn gets its keys without crypto/tls and
 // without a coroutine: startLean sends the loop's ClientHello template
 // (with a new random and session id), and each EPOLLIN runs stepLean, which
 // reads what the socket has into the loop's read buffer and hands the
@@ -26,26 +27,26 @@ import (
 // handshake; the server's work is the same).
 //
 // secureConns and handshakes are reused through the loop's free lists, and
-// the record layer lives inside the secureConn, so a handshake allocates
+// the record layer lives inside the Conn, so a handshake allocates
 // only what the standard library's AEAD constructors (and, for P-256,
 // crypto/ecdh) do.
 
-// leanSecure returns a secureConn for fd from the loop's free list.
-func (t *tlsLoop) leanSecure(fd int) *secureConn {
-	var s *secureConn
+// leanSecure returns a Conn for fd from the loop's free list.
+func (t *Loop) leanSecure(fd int) *Conn {
+	var s *Conn
 	if n := len(t.secFree); n > 0 {
 		s = t.secFree[n-1]
 		t.secFree = t.secFree[:n-1]
 		out := s.out[:0]
-		*s = secureConn{own: s.own, out: out}
+		*s = Conn{own: s.own, out: out}
 	} else {
-		s = &secureConn{}
+		s = &Conn{}
 	}
 	s.fd, s.tl = fd, t
 	return s
 }
 
-func (t *tlsLoop) getHandshake() *tls13.Handshake {
+func (t *Loop) getHandshake() *tls13.Handshake {
 	if n := len(t.hsFree); n > 0 {
 		h := t.hsFree[n-1]
 		t.hsFree = t.hsFree[:n-1]
@@ -55,7 +56,7 @@ func (t *tlsLoop) getHandshake() *tls13.Handshake {
 }
 
 // releaseHandshake returns the lean handshake, if any, to the loop.
-func (s *secureConn) releaseHandshake() {
+func (s *Conn) releaseHandshake() {
 	if s.hs != nil {
 		s.tl.hsFree = append(s.tl.hsFree, s.hs)
 		s.hs = nil
@@ -63,7 +64,7 @@ func (s *secureConn) releaseHandshake() {
 }
 
 // startLean sends the ClientHello.
-func (s *secureConn) startLean() error {
+func (s *Conn) startLean() error {
 	if s.tl.leanErr != nil {
 		return s.tl.leanErr
 	}
@@ -77,18 +78,18 @@ func (s *secureConn) startLean() error {
 }
 
 // errHandshakeEOF is the server's FIN before the handshake completed.
-var errHandshakeEOF = fmt.Errorf("tls: the server closed the connection during the handshake: %w", io.EOF)
+var errHandshakeEOF error = &Error{Msg: "tls: the server closed the connection during the handshake: EOF", Err: io.EOF}
 
 // stepLean reads what the socket has and feeds the handshake. ended reports
 // that the handshake is over, with its outcome in s.hsErr; err is a socket
 // error.
-func (s *secureConn) stepLean(buf []byte) (ended bool, err error) {
-	if err := s.flush(); err != nil {
+func (s *Conn) stepLean(buf []byte) (ended bool, err error) {
+	if err := s.Flush(); err != nil {
 		return false, err
 	}
 	for {
 		k := copy(buf, s.carry)
-		n, err := rawRead(s.fd, buf[k:])
+		n, err := rawio.Read(s.fd, buf[k:])
 		switch {
 		case err == unix.EINTR:
 			continue
@@ -136,7 +137,7 @@ func (s *secureConn) stepLean(buf []byte) (ended bool, err error) {
 
 // useLean switches to the connection's own record layer, keyed from the
 // handshake's application traffic keys.
-func (s *secureConn) useLean() error {
+func (s *Conn) useLean() error {
 	client, server := s.hs.ApplicationKeys()
 	spec, _ := cipherSpecFor(tls.VersionTLS13, s.hs.Suite().ID)
 	if err := s.own.reset13(spec, server, client); err != nil {
