@@ -375,3 +375,78 @@ func findFileRow(rows []fileRow, t fileTest, profile string) *fileRow {
 	}
 	return nil
 }
+
+// seedFileRows are the file rows of seed s's scenarios.
+func seedFileRows(f *results.File, s plan.Seed) []fileRow {
+	var out []fileRow
+	for _, r := range fileRows(f) {
+		if r.unit != nil && slices.Contains(s.Scenarios, r.unit.Scenario) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sendfileSeed: seed 003's sendfile effect, nginx's 100 KB over HTTP with
+// sendfile on (profiles[0]) and off (profiles[1]); the size is the ratio
+// off/on against the seed's (value).
+func sendfileSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	for _, t := range tests(rows) {
+		on, off := findFileRow(rows, t, seedProfile(s, 0)), findFileRow(rows, t, seedProfile(s, 1))
+		if on == nil || off == nil || on.rate <= 0 || off.rate <= 0 {
+			continue
+		}
+		run := fmt.Sprintf("%s %s to %s 2xx/s (%s)", t.words(), fmtRate(on.rate), fmtRate(off.rate), pctChange(off.rate/on.rate))
+		fell := off.rate < on.rate && !spread.Tied(off.rates, on.rates, fileFloor)
+		return seedOutcome{run: run, reproduced: yesNo(fell && on.ranked() && off.ranked()), size: timesSeed(off.rate/on.rate, s)}
+	}
+	return seedOutcome{run: "-", reproduced: seedNotMeasured}
+}
+
+// httpsFasterSeed: seed 003's oddity, a server (profiles[0]) that served a
+// size faster over HTTPS than over plain HTTP; the size is the ratio
+// HTTPS/HTTP against the seed's (value).
+func httpsFasterSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	for _, r := range rows {
+		if r.profile != seedProfile(s, 0) || r.test.scheme != plan.SchemeHTTPS || r.rate <= 0 {
+			continue
+		}
+		h := findFileRow(rows, fileTest{size: r.test.size, scheme: plan.SchemeHTTP}, r.profile)
+		if h == nil || h.rate <= 0 {
+			continue
+		}
+		run := fmt.Sprintf("%s %s: %s over HTTPS, %s over HTTP (%s)", r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate))
+		faster := r.rate > h.rate && !spread.Tied(h.rates, r.rates, fileFloor) && r.ranked() && h.ranked()
+		return seedOutcome{run: run, reproduced: yesNo(faster), size: timesSeed(r.rate/h.rate, s)}
+	}
+	return seedOutcome{run: "-", reproduced: seedNotMeasured}
+}
+
+// perCoreSeed: seed 003's headline, profiles[0] faster per core than
+// profiles[1] in every file test; this run's range of factors.
+func perCoreSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	lo, hi, faster, n := 0.0, 0.0, 0, 0
+	for _, t := range tests(rows) {
+		a, b := findFileRow(rows, t, seedProfile(s, 0)), findFileRow(rows, t, seedProfile(s, 1))
+		if a == nil || b == nil || a.perCoreRate() <= 0 || b.perCoreRate() <= 0 || !a.ranked() || !b.ranked() {
+			continue
+		}
+		n++
+		x := a.perCoreRate() / b.perCoreRate()
+		if n == 1 || x < lo {
+			lo = x
+		}
+		hi = max(hi, x)
+		if x > 1 && !spread.Tied(b.perCore, a.perCore, fileFloor) {
+			faster++
+		}
+	}
+	if n == 0 {
+		return seedOutcome{run: "-", reproduced: seedNotMeasured}
+	}
+	run := fmt.Sprintf("%s faster per core than %s in %d of %d tests, by %s to %s", seedProfile(s, 0), seedProfile(s, 1), faster, n, fmtFactor(lo), fmtFactor(hi))
+	return seedOutcome{run: run, reproduced: yesNo(faster == n)}
+}

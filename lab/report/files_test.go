@@ -18,6 +18,11 @@ scenarios:
   - {name: files-100k-http, role: origin, kind: keepalive-1k, method: closed, size: 100k, scheme: http, runs: 3}
   - {name: files-100k-https, role: origin, kind: keepalive-1k, method: closed, size: 100k, scheme: https, runs: 3}
   - {name: proxy-20s, kind: keepalive-1k, method: closed, runs: 1}
+seeds:
+  - {finding: per-core, seed: "003", says: "s", number: "1.2x to 5.1x", scenarios: [files-1k-http, files-1k-https, files-100k-http, files-100k-https], profiles: [nginx-files, caddy-files]}
+  - {finding: sendfile, seed: "003", says: "s", number: "69,989 to 27,989", value: 0.40, scenarios: [files-100k-http], profiles: [nginx-files, nginx-files-nosendfile]}
+  - {finding: https-faster, seed: "003", says: "s", number: "29,449 vs 20,981", value: 1.40, scenarios: [files-1k-http, files-1k-https], profiles: [caddy-files]}
+  - {finding: https-faster, seed: "003", says: "s", number: "29,449 vs 20,981", value: 1.40, scenarios: [files-1k-http, files-1k-https], profiles: [nginx-files]}
 `
 
 // fileRun is one server on one file test: its median 2xx/s and CPU.
@@ -173,5 +178,29 @@ func TestFilesNotCPUBound(t *testing.T) {
 	}
 	if got := spreadWords([]float64{100}); got != "one run" {
 		t.Errorf("spread of one run: %q", got)
+	}
+}
+
+// The seeds' file findings beside this run's: per core in every test, the
+// sendfile drop, caddy-files faster over HTTPS (and nginx-files not).
+func TestFilesSeeds(t *testing.T) {
+	r, err := Build(filesFile(t, seed003Runs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Seeds == nil || len(r.Seeds.Rows) != 4 {
+		t.Fatalf("seeds table %+v", r.Seeds)
+	}
+	want := [][]string{
+		{"nginx-files faster per core than caddy-files in 4 of 4 tests, by 1.2x to 5.3x", "yes", "-"},
+		{"100 KB over HTTP 35,000 to 14,000 2xx/s (-60%)", "yes", "1.00x the seed's"},
+		{"caddy-files 1 KB: 14,000 over HTTPS, 10,000 over HTTP (1.4x)", "yes", "1.00x the seed's"},
+		{"nginx-files 1 KB: 20,000 over HTTPS, 30,000 over HTTP (0.7x)", "no", "0.48x the seed's"},
+	}
+	for i, w := range want {
+		row := r.Seeds.Rows[i]
+		if got := row[3:]; strings.Join(got, "|") != strings.Join(w, "|") {
+			t.Errorf("seed row %d: %q, want %q", i, got, w)
+		}
 	}
 }

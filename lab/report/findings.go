@@ -45,6 +45,7 @@ var knownFix = map[string]string{
 func findings(f *results.File) []string {
 	var out []string
 	explained := map[*results.Step]bool{}
+	out = append(out, deaths(f)...)
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
 	out = append(out, connChurn(f, explained)...)
