@@ -162,6 +162,18 @@ func filesTable(f *results.File) (Table, bool) {
 	return t, true
 }
 
+// serverHeaders renames a section's proxy columns for servers that serve
+// files themselves: "Proxy" -> "Server", "Proxy CPU" -> "Server CPU".
+func serverHeaders(tables []Table) {
+	for _, t := range tables {
+		for i, h := range t.Header {
+			if h == "Proxy" || h == "Proxy CPU" {
+				t.Header[i] = "Server" + strings.TrimPrefix(h, "Proxy")
+			}
+		}
+	}
+}
+
 // spreadWords says how far the runs' rates spread: "2.1% (20,981–21,420,
 // n=3)".
 func spreadWords(rates []float64) string {

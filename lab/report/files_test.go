@@ -123,6 +123,11 @@ func TestFilesTable(t *testing.T) {
 	if !strings.Contains(md, "## Serving files\n\n| Server | Size | Scheme | 2xx/s | p99 | Server CPU | 2xx/s per core | Run spread |") {
 		t.Errorf("printed tables lack the files table:\n%s", md)
 	}
+	for _, sec := range r.Sections {
+		if h := strings.Join(sec.Tables[0].Header, "|"); strings.Contains(h, "Proxy") != (sec.Scenario == "proxy-20s") {
+			t.Errorf("section %s header %s: Server for the file tests, Proxy for the proxy's", sec.Scenario, h)
+		}
+	}
 	if page, err := r.HTML(); err != nil || !strings.Contains(string(page), `<h2 id="files">Serving files</h2>`) {
 		t.Errorf("HTML lacks the files table (%v)", err)
 	}
