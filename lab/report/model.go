@@ -32,6 +32,9 @@ type row struct {
 	marks    []mark    // why the row is not an ordinary measurement (rank.go)
 	vals     []float64 // the ranked quantity, one value per run (noise.go)
 	floor    float64   // the relative resolution of one run (noise.go)
+
+	limitedBy  string // the part that limited it (limits.go)
+	limitedWhy string
 }
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
@@ -259,6 +262,9 @@ func rowsOf(f *results.File, u *results.Unit) []row {
 		if r, ok := closedRow(f, u); ok {
 			rows = []row{r}
 		}
+	}
+	for i := range rows {
+		limitRow(&rows[i])
 	}
 	markRows(rows)
 	return rows

@@ -79,6 +79,9 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	switch s.Kind {
 	case plan.KindKeepalive:
 		what = "small response (" + s.Path + ") over HTTPS, connections kept open"
+		if s.Size != "" || s.Scheme == plan.SchemeHTTP {
+			what = sizeWords(plan.SizeOfPath(s.Path)) + " response (" + s.Path + ") over " + schemeWords(s.Scheme) + ", connections kept open"
+		}
 	case plan.KindKeepaliveH2:
 		what = "small response (" + s.Path + ") over HTTP/2 (ALPN h2 on the proxy's TLS listener), connections kept open, each carrying the generator's streams at once"
 	case plan.KindHandshake:
@@ -91,6 +94,9 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 		what = "fixed offered rates (open loop), proxy CPU and memory recorded"
 	case plan.KindSustained:
 		what = "full load in a closed loop, TIME_WAIT in the proxy's namespace sampled every second"
+	}
+	if s.IsOrigin() {
+		what += ", served by each server itself from the lab's files (the backend's bytes)"
 	}
 	var how string
 	switch s.Method {
@@ -207,11 +213,13 @@ func finish(t *Table, rows []row) {
 	if n > 0 {
 		t.Footnotes = append(t.Footnotes, "† rows: the generator, not the proxy, was the bottleneck; they are left out of the rankings.")
 	}
+	t.Footnotes = append(t.Footnotes, caveatFootnotes(rows)...)
+	t.Footnotes = append(t.Footnotes, limitFootnotes(rows)...)
 	t.Footnotes = append(t.Footnotes, memoryFootnote)
 }
 
 func searchTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Protocol"})}
+	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Protocol"})}
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
@@ -219,7 +227,7 @@ func searchTable(rows []row, withKey bool) Table {
 		}
 		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), protocolCell(r)))
+		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), protocolCell(r)))
 	}
 	finish(&t, rows)
 	if n := runsFootnote(rows, "rate found"); n != "" {
@@ -293,11 +301,11 @@ func keyMatrix(rows []row) Table {
 }
 
 func fixedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Runs"})}
+	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), orDash(r.runs)))
+		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), orDash(r.runs)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
@@ -305,11 +313,11 @@ func fixedTable(rows []row, withKey bool) Table {
 }
 
 func closedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", "Generator headroom", "Runs"})}
+	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Runs"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom), orDash(r.runs)))
+		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), orDash(r.runs)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, headroomFootnote)
@@ -321,7 +329,7 @@ func closedTable(rows []row, withKey bool) Table {
 }
 
 func sustainedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator", "Generator headroom"})}
+	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom"})}
 	for _, r := range rows {
 		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
 		tw, first := "-", "-"
@@ -338,7 +346,7 @@ func sustainedTable(rows []row, withKey bool) Table {
 		}
 		cells = append(cells, tw, first)
 		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, orDash(r.headroom)))
+		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom)))
 	}
 	finish(&t, rows)
 	t.Footnotes = append(t.Footnotes, headroomFootnote)

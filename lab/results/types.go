@@ -131,9 +131,14 @@ type Unit struct {
 	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
 	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
 	Steps     []*Step          `json:"steps"`
-	ErrorLog  *ErrorLog        `json:"error_log,omitempty"`
-	Started   time.Time        `json:"started"`
-	Finished  time.Time        `json:"finished"`
+	// LimitedBy is the part that limited the unit's reported step: for a
+	// search the first failed step above the rate found (else the step its
+	// row shows); fixed and closed rows read their own step's.
+	LimitedBy  string    `json:"limited_by,omitempty"`
+	LimitedWhy string    `json:"limited_by_why,omitempty"`
+	ErrorLog   *ErrorLog `json:"error_log,omitempty"`
+	Started    time.Time `json:"started"`
+	Finished   time.Time `json:"finished"`
 }
 
 // ErrorLog counts known causes in the proxy's error log after the unit.
@@ -170,6 +175,11 @@ type Step struct {
 	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
 	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
 
+	// A proxy or backend that died during the step (faults.go). Such a
+	// step ends the unit's search: its numbers measure a dead server.
+	ProxyExit   *ProcessExit `json:"proxy_exit,omitempty"`
+	BackendExit *ProcessExit `json:"backend_exit,omitempty"`
+
 	// The state the step started in. In netns mode every step starts in
 	// fresh namespaces (RenewS: the time that took) and StartTimeWait
 	// must be 0; in loopback mode it is what the cool-down left.
@@ -184,6 +194,16 @@ type Step struct {
 	// counters (/proc/net/netstat) grew over the step (TCPExtCounters).
 	Sysctls map[string]string `json:"sysctls,omitempty"`
 	TCPExt  map[string]uint64 `json:"tcp_ext,omitempty"`
+	// The backend's cgroup sampled like the proxy's (no TIME_WAIT).
+	BackendSamples []ProxySample `json:"backend_samples,omitempty"`
+	BackendSum     ProxySummary  `json:"backend_summary"`
+	// ProxyAddrErrors are the "Cannot assign requested address" lines the
+	// proxy logged during the step (its local ports ran out).
+	ProxyAddrErrors int `json:"proxy_addr_not_avail,omitempty"`
+	// LimitedBy is the part that limited the step (LimitOf: generator,
+	// ports, backend, proxy, none), LimitedWhy the numbers that say so.
+	LimitedBy  string `json:"limited_by,omitempty"`
+	LimitedWhy string `json:"limited_by_why,omitempty"`
 }
 
 // TCPExtCounters are the TcpExt counters a step records: TIME_WAIT entries

@@ -11,6 +11,7 @@ import (
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
+	"github.com/loadlab/loadlab/lab/watch"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -39,8 +40,11 @@ func (l *labEnv) Net() string                          { return l.e.Net() }
 func (l *labEnv) BackendStats() (backend.Stats, error) { return l.e.BackendStats() }
 func (l *labEnv) TimeWait(role string) (int, error)    { return l.e.TimeWait(role) }
 func (l *labEnv) Close() error                         { return l.e.Close() }
-func (l *labEnv) Sysctls() (map[string]string, error)  { return l.e.Sysctls() }
-func (l *labEnv) TCPExt() (map[string]uint64, error)   { return l.e.TCPExt() }
+func (l *labEnv) WatchBackend(every time.Duration) *watch.Watcher {
+	return l.e.WatchBackend(every)
+}
+func (l *labEnv) Sysctls() (map[string]string, error) { return l.e.Sysctls() }
+func (l *labEnv) TCPExt() (map[string]uint64, error)  { return l.e.TCPExt() }
 func (l *labEnv) Renew(ctx context.Context) (time.Duration, error) {
 	return l.e.Renew(ctx)
 }
@@ -89,7 +93,8 @@ func (p *labProxy) ErrorSamples() map[string]string {
 }
 
 var (
-	_ Session     = (*labEnv)(nil)
-	_ NetCounters = (*labEnv)(nil)
-	_ Proxy       = (*labProxy)(nil)
+	_ Session        = (*labEnv)(nil)
+	_ BackendWatcher = (*labEnv)(nil)
+	_ NetCounters    = (*labEnv)(nil)
+	_ Proxy          = (*labProxy)(nil)
 )

@@ -25,7 +25,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	seq := u.seq
 	if seq <= len(u.rec.Steps) {
 		old := u.rec.Steps[seq-1]
-		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" {
+		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" && old.ProxyExit == nil && old.BackendExit == nil {
 			u.replayed[seq] = true
 			o := search.Outcome{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
 			u.r.prog.stepDone(u.spec, phase, rate, o, "", true)
@@ -86,9 +86,14 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		st.Sysctls = u.readSysctls(nc)
 		extBefore, _ = nc.TCPExt()
 	}
+	addr0 := u.addrErrors()
 	w := u.px.Watch(watchEvery)
+	bw := u.watchBackend()
+	life := u.watchLife()
+	genStart := time.Now()
 	res, err := u.r.Gen(ctx, cfg)
 	samples := w.Stop()
+	life.stop(st, genStart, res)
 	after, aerr := u.env.BackendStats()
 	if nc != nil {
 		if extAfter, err := nc.TCPExt(); err == nil {
@@ -98,6 +103,13 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 
 	st.Proxy = results.FromWatch(samples)
 	st.ProxySum = results.Summarize(st.Proxy, base.Warmup.Seconds())
+	if bw != nil {
+		st.BackendSamples = results.FromWatch(bw.Stop())
+		st.BackendSum = results.Summarize(st.BackendSamples, base.Warmup.Seconds())
+	}
+	if addr1 := u.addrErrors(); addr0 >= 0 && addr1 > addr0 {
+		st.ProxyAddrErrors = addr1 - addr0
+	}
 	if berr == nil && aerr == nil && after.Accepted >= before.Accepted && after.Requests >= before.Requests {
 		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Valid: true}
 	}
@@ -120,7 +132,12 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	st.Spectrum = results.Spectrum(res.CorrectedHist)
 	st.Interrupted = res.Interrupted
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
+	if r := diedReason(st); r != "" {
+		// Not a failed step: what it measured was a dead server.
+		o = search.Outcome{Verdict: results.VerdictDied, Reasons: append([]string{r}, o.Reasons...)}
+	}
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
+	u.limitStep(st)
 	if serr := u.record(st); serr != nil {
 		return o, serr
 	}
@@ -135,7 +152,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		}
 		return o, context.Canceled
 	}
-	return o, nil
+	return o, u.died(ctx, st)
 }
 
 // cleanSlate prepares the start of a step: in netns mode fresh namespaces

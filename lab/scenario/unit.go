@@ -83,6 +83,8 @@ func endStatus(ctx context.Context, err error) (status, reason string, runErr er
 		return results.StatusInterrupted, "interrupted; run the same command again to resume", err
 	case errors.As(err, &ue):
 		return results.StatusError, ue.Error(), nil
+	case errors.As(err, new(errDied)):
+		return results.StatusDone, err.Error(), nil
 	}
 	return results.StatusDone, "", err
 }
@@ -93,6 +95,7 @@ func (u *unitRun) body(ctx context.Context) error {
 	switch s.Method {
 	case plan.MethodSearch:
 		cfg := searchConfig(s)
+		atCeiling := false // the search's max is the generator's ceiling
 		if u.start == nil {
 			c, err := u.ceiling(ctx)
 			if err != nil {
@@ -101,7 +104,7 @@ func (u *unitRun) body(ctx context.Context) error {
 			if rate, byGen := c.CeilingRate(); byGen && rate < cfg.Max {
 				// Above the generator's own limit a step measures the
 				// generator: the search stops there ("≥ ceiling").
-				cfg.Max = rate
+				cfg.Max, atCeiling = rate, true
 				cfg.Start = min(cfg.Start, cfg.Max)
 				cfg.Min = min(cfg.Min, cfg.Start)
 			}
@@ -114,7 +117,10 @@ func (u *unitRun) body(ctx context.Context) error {
 				return err
 			}
 		}
-		return u.searches(ctx, cfg)
+		if err := u.searches(ctx, cfg); err != nil {
+			return err
+		}
+		return u.r.Store.Update(func(*results.File) { u.limitSearch(atCeiling, cfg.Max) })
 	case plan.MethodFixed:
 		for _, rate := range s.Rates {
 			if err := u.runs(ctx, rate); err != nil {
@@ -159,6 +165,9 @@ func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (searc
 func (u *unitRun) runs(ctx context.Context, rate float64) error {
 	for i := 1; i <= u.spec.Scenario.Runs; i++ {
 		o, err := u.step(ctx, results.PhaseRun, rate, 0, i)
+		if errors.As(err, new(errDied)) {
+			continue // restarted: the next run measures it again
+		}
 		if err != nil {
 			return err
 		}

@@ -14,3 +14,16 @@ import (
 func (p *Proxy) Watch(every time.Duration) *watch.Watcher {
 	return watch.Start(p.Group(), func() (int, error) { return p.e.TimeWait(RoleProxy) }, every)
 }
+
+// WatchBackend samples the running backend's group every interval like
+// Watch samples a proxy's (CPU, memory, processes; no TIME_WAIT): nil
+// without cgroups. A renewal starts a new backend group: watch after it.
+func (e *Session) WatchBackend(every time.Duration) *watch.Watcher {
+	e.mu.Lock()
+	b := e.backend
+	e.mu.Unlock()
+	if b == nil || b.group == nil {
+		return nil
+	}
+	return watch.Start(b.group, nil, every)
+}
