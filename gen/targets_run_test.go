@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // targetCounter is a handler that counts each request by what arrived:
@@ -107,9 +109,9 @@ func TestTargetsWeightedClosedLoop(t *testing.T) {
 func TestTargetsRoundRobinOpenLoopH2(t *testing.T) {
 	t.Parallel()
 	srv := &targetCounter{}
-	hs := startH2Server(t, srv, h2Opts{})
-	ts, keys := testTargets(hs.url)
-	cfg := hs.config("/")
+	hs := testutil.StartH2Server(t, srv, testutil.H2Options{})
+	ts, keys := testTargets(hs.URL)
+	cfg := h2Config(hs, "/")
 	cfg.URL = ""
 	cfg.Targets, cfg.Headers, cfg.Rate, cfg.Duration = ts, []string{"X-T: run"}, 1000, time.Second
 	res := runLogged(t, cfg)
