@@ -47,6 +47,7 @@ func findings(f *results.File) []string {
 	explained := map[*results.Step]bool{}
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
+	out = append(out, knobFindings(f)...)
 	out = append(out, connChurn(f, explained)...)
 	out = append(out, poolLeak(f, explained)...)
 	out = append(out, keyCosts(f)...)
