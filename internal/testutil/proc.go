@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/pidstate"
 	"golang.org/x/sys/unix"
 )
 
@@ -65,21 +66,8 @@ func BuildLoadlab(t testing.TB, dir string) string {
 }
 
 // Alive reports whether a process with this pid exists and is not a
-// zombie.
-func Alive(pid int) bool {
-	if pid <= 0 || unix.Kill(pid, 0) != nil {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 && i+2 < len(s) {
-		return s[i+2] != 'Z'
-	}
-	return true
-}
+// zombie (pidstate.Alive, the check the lab's cleanup uses).
+func Alive(pid int) bool { return pidstate.Alive(pid) }
 
 // WaitGone fails the test unless pid is gone (or a zombie) within d.
 func WaitGone(t testing.TB, pid int, d time.Duration) {

@@ -130,6 +130,12 @@ func resolve(o Options, ops fsOps) (*Manager, error) {
 	}
 	run := runDirName(m.pid)
 	if m.version == V2 {
+		// A process in a run's leaf loadlab-<pid>-self (the run itself
+		// after relocating, or the reaper it started) belongs to the
+		// cgroup above it.
+		if sm := staleName.FindStringSubmatch(filepath.Base(dirs[""])); sm != nil && sm[2] != "" {
+			dirs[""] = filepath.Dir(dirs[""])
+		}
 		m.hiers = []*hier{{parent: dirs[""], base: filepath.Join(dirs[""], run)}}
 		return m, nil
 	}

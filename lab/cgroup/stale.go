@@ -8,7 +8,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"golang.org/x/sys/unix"
+	"github.com/loadlab/loadlab/internal/pidstate"
 )
 
 // staleName matches run directories and v2 self leaves.
@@ -48,6 +48,12 @@ func removeStale(o Options, ops fsOps) ([]string, error) {
 				continue
 			}
 			dir := filepath.Join(h.parent, e.Name())
+			if sm[2] != "" && holdsSelf(ops, dir) {
+				// v2: the reaper of that run sits in its leaf and
+				// cannot leave it (the parent may hold no processes);
+				// the leaf is empty once it exits, and goes next time.
+				continue
+			}
 			if err := removeTree(ops, dir); err != nil {
 				errs = append(errs, err)
 				continue
@@ -58,12 +64,9 @@ func removeStale(o Options, ops fsOps) ([]string, error) {
 	return removed, errors.Join(errs...)
 }
 
-// pidAlive reports whether a process with this pid exists (EPERM: it does,
-// owned by someone else).
-func pidAlive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || errors.Is(err, unix.EPERM)
-}
+// pidAlive reports whether a process with this pid exists and is not a
+// zombie (a run killed with SIGKILL is one until its parent reaps it).
+func pidAlive(pid int) bool { return pidstate.Alive(pid) }
 
 // removeTree kills every process in a cgroup directory and its children,
 // then removes them bottom-up.
@@ -79,8 +82,29 @@ func removeTree(ops fsOps, dir string) error {
 			}
 		}
 	}
+	// v2 (kernel 5.14+): cgroup.kill SIGKILLs the whole subtree at once,
+	// forks in flight included; the loop below then only confirms it is
+	// empty. v1 has no such file: the loop signals every pid until none
+	// is left.
+	if _, err := os.Stat(filepath.Join(dir, "cgroup.kill")); err == nil {
+		_ = ops.write(filepath.Join(dir, "cgroup.kill"), "1")
+	}
 	if err := killAll(dir, func() ([]int, error) { return ops.ids(dir, "cgroup.procs") }); err != nil {
 		return fmt.Errorf("leftover %v", err)
 	}
 	return ops.removeDir(dir, removeWithin)
+}
+
+// holdsSelf reports whether this process is in the group at dir.
+func holdsSelf(ops fsOps, dir string) bool {
+	pids, err := ops.ids(dir, "cgroup.procs")
+	if err != nil {
+		return false
+	}
+	for _, p := range pids {
+		if p == os.Getpid() {
+			return true
+		}
+	}
+	return false
 }

@@ -6,8 +6,8 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/loadlab/loadlab/internal/pidstate"
 	"github.com/vishvananda/netlink"
-	"golang.org/x/sys/unix"
 )
 
 // RemoveStale deletes the namespaces (under /var/run/netns), bridges and
@@ -66,6 +66,5 @@ func stale(re *regexp.Regexp, name string) bool {
 	if err != nil || pid == os.Getpid() {
 		return false
 	}
-	err = unix.Kill(pid, 0)
-	return errors.Is(err, unix.ESRCH)
+	return !pidstate.Alive(pid) // a zombie counts as dead
 }

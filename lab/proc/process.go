@@ -23,11 +23,13 @@ type Process struct {
 	stopSig syscall.Signal
 	done    chan struct{}
 	waitErr error
+	exit    Exit // set before done is closed
 }
 
 // reap waits for the program once, for Wait, Exited and Stop.
 func (p *Process) reap() {
 	p.waitErr = p.cmd.Wait()
+	p.exit = exitOf(p.cmd.ProcessState, time.Now())
 	close(p.done)
 }
 

@@ -17,6 +17,7 @@ type Report struct {
 	Seeds    *Table   // the seeds beside this machine (seeds.go): the first table
 	Findings []string
 	Proxies  Table
+	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
 	NotRun   []string
@@ -37,6 +38,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r.Findings = findings(f)
 	r.Proxies = proxiesTable(f)
+	if t, ok := filesTable(f); ok {
+		r.Files = &t
+	}
 	for i := range f.Plan.Scenarios {
 		s := &f.Plan.Scenarios[i]
 		sec := buildSection(f, s)

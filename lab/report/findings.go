@@ -45,11 +45,13 @@ var knownFix = map[string]string{
 func findings(f *results.File) []string {
 	var out []string
 	explained := map[*results.Step]bool{}
+	out = append(out, deaths(f)...)
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
 	out = append(out, knobFindings(f)...)
 	out = append(out, connChurn(f, explained)...)
 	out = append(out, poolLeak(f, explained)...)
+	out = append(out, fileFindings(f)...)
 	out = append(out, keyCosts(f)...)
 	out = append(out, searchShapes(f)...)
 	out = append(out, scaling(f)...)

@@ -30,6 +30,10 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("## Proxies\n\n")
 		writeMDTable(&b, r.Proxies, false)
 	}
+	if r.Files != nil {
+		b.WriteString("## Serving files\n\n")
+		writeMDTable(&b, *r.Files, false)
+	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "## %s\n\n%s\n\n", s.Scenario, s.Intro)
 		for _, t := range s.Tables {
@@ -72,6 +76,10 @@ func (r *Report) MarkdownTables() []byte {
 	if r.Scaling != nil {
 		b.WriteString("## Scaling\n\n")
 		writeMDTable(&b, *r.Scaling, true)
+	}
+	if r.Files != nil {
+		b.WriteString("## Serving files\n\n")
+		writeMDTable(&b, *r.Files, false)
 	}
 	writeMDList(&b, "Findings", r.Findings)
 	writeMDList(&b, "Not run", r.NotRun)

@@ -23,12 +23,26 @@ type mark struct {
 type markRule func(r *row) (mark, bool)
 
 // markRules are applied in order; a row may carry several marks.
-var markRules = []markRule{generatorLimited, backendCapped}
+// A died proxy or backend comes first: that is what the row's note says
+// when it also carries another mark.
+var markRules = []markRule{proxyDied, backendDied, generatorLimited, backendCapped}
 
 // generatorLimited marks rows where the generator's self-check reported
 // itself as the bottleneck: the number is the generator's, not the proxy's.
 func generatorLimited(r *row) (mark, bool) {
 	return mark{sym: "†", note: "generator-limited", leave: true}, r.genLim
+}
+
+// proxyDied marks rows whose unit had its proxy die in a step (it exited,
+// was killed, or had a process OOM-killed): the search ended there, and
+// its numbers are those of a dead server (findings_faults.go says how).
+func proxyDied(r *row) (mark, bool) {
+	return mark{sym: "✗", note: "proxy died", leave: true}, r.unit != nil && firstDeath(r.unit, proxyExitOf) != nil
+}
+
+// backendDied marks rows whose unit had the backend die in a step.
+func backendDied(r *row) (mark, bool) {
+	return mark{sym: "✗", note: "backend died", leave: true}, r.unit != nil && firstDeath(r.unit, backendExitOf) != nil
 }
 
 // markRow applies markRules to r, once, after the row's fields are filled.

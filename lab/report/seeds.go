@@ -43,6 +43,10 @@ var seedMeasures = map[string]seedMeasure{
 	"pool-leak":   poolLeakSeed,
 	"key-factor":  keyFactorSeed,
 	"idle-memory": idleMemorySeed,
+	// servers serving files themselves (files.go)
+	"sendfile":     sendfileSeed,
+	"https-faster": httpsFasterSeed,
+	"per-core":     perCoreSeed,
 }
 
 // seedLevelFactor: a level (an amount, not a comparison) is reproduced

@@ -79,6 +79,9 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	switch s.Kind {
 	case plan.KindKeepalive:
 		what = "small response (" + s.Path + ") over HTTPS, connections kept open"
+		if s.Size != "" || s.Scheme == plan.SchemeHTTP {
+			what = sizeWords(plan.SizeOfPath(s.Path)) + " response (" + s.Path + ") over " + schemeWords(s.Scheme) + ", connections kept open"
+		}
 	case plan.KindKeepaliveH2:
 		what = "small response (" + s.Path + ") over HTTP/2 (ALPN h2 on the proxy's TLS listener), connections kept open, each carrying the generator's streams at once"
 	case plan.KindHandshake:
@@ -91,6 +94,9 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 		what = "fixed offered rates (open loop), proxy CPU and memory recorded"
 	case plan.KindSustained:
 		what = "full load in a closed loop, TIME_WAIT in the proxy's namespace sampled every second"
+	}
+	if s.IsOrigin() {
+		what += ", served by each server itself from the lab's files (the backend's bytes)"
 	}
 	var how string
 	switch s.Method {

@@ -175,6 +175,11 @@ type Step struct {
 	CooldownTW     [2]int          `json:"cooldown_time_wait"`        // TIME_WAIT before and after the wait
 	CooldownCapped bool            `json:"cooldown_capped,omitempty"` // the wait ended at its cap with TIME_WAIT still above the limit
 
+	// A proxy or backend that died during the step (faults.go). Such a
+	// step ends the unit's search: its numbers measure a dead server.
+	ProxyExit   *ProcessExit `json:"proxy_exit,omitempty"`
+	BackendExit *ProcessExit `json:"backend_exit,omitempty"`
+
 	// The state the step started in. In netns mode every step starts in
 	// fresh namespaces (RenewS: the time that took) and StartTimeWait
 	// must be 0; in loopback mode it is what the cool-down left.

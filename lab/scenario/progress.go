@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 )
 
@@ -22,6 +23,7 @@ type progress struct {
 	pass    int
 	fail    int
 	genLim  int
+	died    int
 	doneEst time.Duration // estimates of the units finished so far
 	unitT0  time.Time
 	unitEst time.Duration
@@ -89,6 +91,8 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 		p.pass++
 	case search.GenLimited:
 		p.genLim++
+	case results.VerdictDied:
+		p.died++
 	default:
 		p.fail++
 	}
@@ -109,8 +113,12 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 		detail = ", " + detail
 	}
 	n := max(p.budget.Steps, p.step)
-	line := fmt.Sprintf("[%d/~%d] %s %s %s: %s: %s%s | %d pass, %d fail, %d gen-limited | ETA %s",
-		p.step, n, u.Scenario.Name, u.Profile.Name, u.Key, what, verdict, detail, p.pass, p.fail, p.genLim, FormatDuration(p.eta()))
+	died := ""
+	if p.died > 0 {
+		died = fmt.Sprintf(", %d died", p.died)
+	}
+	line := fmt.Sprintf("[%d/~%d] %s %s %s: %s: %s%s | %d pass, %d fail, %d gen-limited%s | ETA %s",
+		p.step, n, u.Scenario.Name, u.Profile.Name, u.Key, what, verdict, detail, p.pass, p.fail, p.genLim, died, FormatDuration(p.eta()))
 	p.mu.Unlock()
 	p.printf("%s", line)
 }

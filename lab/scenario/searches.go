@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"sort"
 
 	"github.com/loadlab/loadlab/lab/results"
@@ -30,6 +31,14 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 			}
 		}
 		res, err := u.search(ctx, cfg, tag)
+		var died errDied
+		if errors.As(err, &died) {
+			// The proxy or the backend died in a step: the unit's
+			// search ends there (liveness.go); the row is marked.
+			res.Note = died.msg + "; the search ended there"
+			all = append(all, res)
+			break
+		}
 		if err != nil {
 			return err
 		}

@@ -25,7 +25,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	seq := u.seq
 	if seq <= len(u.rec.Steps) {
 		old := u.rec.Steps[seq-1]
-		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" {
+		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" && old.ProxyExit == nil && old.BackendExit == nil {
 			u.replayed[seq] = true
 			o := search.Outcome{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
 			u.r.prog.stepDone(u.spec, phase, rate, o, "", true)
@@ -89,8 +89,11 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	addr0 := u.addrErrors()
 	w := u.px.Watch(watchEvery)
 	bw := u.watchBackend()
+	life := u.watchLife()
+	genStart := time.Now()
 	res, err := u.r.Gen(ctx, cfg)
 	samples := w.Stop()
+	life.stop(st, genStart, res)
 	after, aerr := u.env.BackendStats()
 	if nc != nil {
 		if extAfter, err := nc.TCPExt(); err == nil {
@@ -129,6 +132,10 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	st.Spectrum = results.Spectrum(res.CorrectedHist)
 	st.Interrupted = res.Interrupted
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
+	if r := diedReason(st); r != "" {
+		// Not a failed step: what it measured was a dead server.
+		o = search.Outcome{Verdict: results.VerdictDied, Reasons: append([]string{r}, o.Reasons...)}
+	}
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
 	u.limitStep(st)
 	if serr := u.record(st); serr != nil {
@@ -145,7 +152,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		}
 		return o, context.Canceled
 	}
-	return o, nil
+	return o, u.died(ctx, st)
 }
 
 // cleanSlate prepares the start of a step: in netns mode fresh namespaces

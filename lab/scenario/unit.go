@@ -83,6 +83,8 @@ func endStatus(ctx context.Context, err error) (status, reason string, runErr er
 		return results.StatusInterrupted, "interrupted; run the same command again to resume", err
 	case errors.As(err, &ue):
 		return results.StatusError, ue.Error(), nil
+	case errors.As(err, new(errDied)):
+		return results.StatusDone, err.Error(), nil
 	}
 	return results.StatusDone, "", err
 }
@@ -163,6 +165,9 @@ func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (searc
 func (u *unitRun) runs(ctx context.Context, rate float64) error {
 	for i := 1; i <= u.spec.Scenario.Runs; i++ {
 		o, err := u.step(ctx, results.PhaseRun, rate, 0, i)
+		if errors.As(err, new(errDied)) {
+			continue // restarted: the next run measures it again
+		}
 		if err != nil {
 			return err
 		}

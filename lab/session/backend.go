@@ -61,7 +61,12 @@ func (e *Session) launchBackend(ctx context.Context) error {
 	}
 	port := netnsBackendPort
 	if e.netLab() == nil {
+		// The kernel picks the first port; a restart (RestartBackend)
+		// takes the same one, which the proxies' configs name.
 		port = 0
+		if b.addr.IsValid() {
+			port = int(b.addr.Port())
+		}
 	}
 	b.launches++
 	name, logName := "backend", "backend.log"
@@ -108,7 +113,7 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		// One undo step for every instance: it stops whichever runs.
 		e.j.Add("stop the backend", e.stopBackend)
 	}
-	if port == 0 {
+	if port == 0 || e.netLab() == nil {
 		if b.addr, err = e.servedAddr(ctx, b, logFrom); err != nil {
 			return err
 		}

@@ -27,6 +27,7 @@ type Session struct {
 	pool  *x509.CertPool
 
 	backend *backendChild
+	reaper  *cleanup.Reaper // nil when it could not start
 
 	j cleanup.Janitor
 
@@ -64,7 +65,7 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 
 func (e *Session) open(ctx context.Context) error {
 	o := e.o
-	if removed, err := cleanup.RemoveLeftovers(!o.NoCgroups, netPrefix); len(removed) > 0 || err != nil {
+	if removed, err := RemoveLeftovers(!o.NoCgroups); len(removed) > 0 || err != nil {
 		if len(removed) > 0 {
 			fmt.Fprintf(o.Log, "removed leftovers of crashed runs: %s\n", strings.Join(removed, ", "))
 		}
@@ -72,6 +73,9 @@ func (e *Session) open(ctx context.Context) error {
 			fmt.Fprintf(o.Log, "note: leftovers not all removed: %v\n", oneLine(err))
 		}
 	}
+	// Registered first, so that it runs last: the reaper stays until
+	// everything else is undone.
+	e.j.Add("stop the reaper", e.stopReaper)
 	if err := e.makePlan(); err != nil {
 		return err
 	}
@@ -99,6 +103,10 @@ func (e *Session) open(ctx context.Context) error {
 			return fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (cgroup %s): mount or delegate it, or drop the quota", m.Version())
 		}
 	}
+	// After the cgroups: on v2 the manager may move this process into a
+	// leaf of its own, which it can only do while it is alone in its
+	// cgroup.
+	e.startReaper()
 	e.logPlan()
 	if err := makeRunDir(o.Dir, e.user); err != nil {
 		return err

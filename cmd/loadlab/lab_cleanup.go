@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/lab/session"
+	"github.com/spf13/cobra"
+)
+
+func newLabCleanupCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove what lab runs that died without cleaning up left: processes, cgroups, network namespaces",
+		Long: `Remove what lab runs (lab run, lab check) left when they died without
+cleaning up: processes still in their cgroups (a proxy's workers), the
+cgroup run directories loadlab-<pid>, and the network namespaces, bridges
+and veths named ll<pid>-... Only runs whose process is gone are touched;
+a run still going is left alone. It prints what it removed.
+
+A run normally leaves nothing: it cleans up on exit and on Ctrl-C, and if it
+is killed (kill -9, the OOM killer) its reaper process removes the same
+things a moment later. Every run calls this first too, for what the reaper
+could not remove (the reaper was killed as well; on cgroup v2, the empty
+leaf loadlab-<pid>-self the reaper itself sat in).
+
+Check by hand: ls -d /sys/fs/cgroup/*/loadlab-* /sys/fs/cgroup/loadlab-*;
+ip netns list | grep '^ll'; ip -br link | grep '^ll'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			out := cmd.OutOrStdout()
+			if os.Geteuid() != 0 {
+				return fmt.Errorf("lab cleanup: needs root (the lab's cgroups and namespaces are root's)")
+			}
+			cg := true
+			if _, err := cgroup.Detect(); err != nil {
+				cg = false
+				fmt.Fprintf(out, "no cgroups here (%v): namespaces only\n", err)
+			}
+			removed, err := session.RemoveLeftovers(cg)
+			for _, r := range removed {
+				fmt.Fprintf(out, "removed %s\n", r)
+			}
+			if len(removed) == 0 && err == nil {
+				fmt.Fprintln(out, "nothing left by dead lab runs")
+			}
+			if err != nil {
+				return fmt.Errorf("lab cleanup: %v", err)
+			}
+			return nil
+		},
+	}
+}

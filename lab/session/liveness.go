@@ -1,0 +1,106 @@
+package session
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/loadlab/loadlab/lab/cleanup"
+	"github.com/loadlab/loadlab/lab/watch"
+)
+
+// WatchExit watches the running instance for the length of a step: its exit
+// (the wait status the supervisor collects) and OOM kills in its cgroup.
+// A restart starts a new instance: watch again after Relaunch or Renew.
+func (p *Proxy) WatchExit() *watch.ExitWatcher {
+	p.mu.Lock()
+	pr, g := p.proc, p.group
+	p.mu.Unlock()
+	return watch.WatchExit(pr, g)
+}
+
+// Relaunch stops what is left of the running instance (an OOM kill may
+// have taken only workers) and starts the proxy again in a fresh cgroup
+// with the same config, ports and certificate, waiting until it answers:
+// after it died during a step, for the next one.
+func (p *Proxy) Relaunch(ctx context.Context) error {
+	p.mu.Lock()
+	pr, g, stopped := p.proc, p.group, p.stopped
+	p.proc, p.group = nil, nil
+	p.mu.Unlock()
+	if stopped {
+		return fmt.Errorf("%s was stopped: start it with StartProxy", p.name)
+	}
+	if pr != nil {
+		if err := p.stopInstance(pr, g); err != nil {
+			return fmt.Errorf("restart %s: %v", p.prof.Name, err)
+		}
+	}
+	if err := p.launch(ctx, readyRequest); err != nil {
+		return fmt.Errorf("restart %s: %v", p.prof.Name, err)
+	}
+	return nil
+}
+
+// WatchBackendExit watches the running backend like Proxy.WatchExit.
+func (e *Session) WatchBackendExit() *watch.ExitWatcher {
+	e.mu.Lock()
+	b := e.backend
+	e.mu.Unlock()
+	if b == nil {
+		return watch.WatchExit(nil, nil)
+	}
+	return watch.WatchExit(b.proc, b.group)
+}
+
+// RestartBackend stops what is left of the backend and starts it again in
+// a fresh cgroup on the same address (the proxies' configs name it),
+// waiting until it answers.
+func (e *Session) RestartBackend(ctx context.Context) error {
+	if err := e.checkOpen(); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.o.Log, "restarting the backend after it died\n")
+	if err := e.stopBackend(); err != nil {
+		return fmt.Errorf("restart the backend: %v", oneLine(err))
+	}
+	if err := e.launchBackend(ctx); err != nil {
+		return fmt.Errorf("restart the backend: %v", err)
+	}
+	return nil
+}
+
+// startReaper starts the child that removes this session's processes,
+// cgroups and namespaces if loadlab dies without closing it (kill -9). A
+// reaper that cannot start is a note, not an error: the next run, or
+// `loadlab lab cleanup`, removes the leftovers then.
+func (e *Session) startReaper() {
+	r, err := cleanup.StartReaper(e.o.Self, !e.o.NoCgroups, netPrefix)
+	if err != nil {
+		fmt.Fprintf(e.o.Log, "note: %v; if loadlab is killed, `loadlab lab cleanup` removes what it leaves\n", err)
+		return
+	}
+	e.mu.Lock()
+	e.reaper = r
+	e.mu.Unlock()
+}
+
+// stopReaper tells the reaper that the session cleaned up by itself.
+func (e *Session) stopReaper() error {
+	e.mu.Lock()
+	r := e.reaper
+	e.reaper = nil
+	e.mu.Unlock()
+	if r == nil {
+		return nil
+	}
+	return r.Stop()
+}
+
+// RemoveLeftovers removes what lab runs that died without cleaning up
+// left on this host (their processes, with cgroups their cgroup run
+// directories, their network namespaces, bridges and veths) and returns
+// what it removed. Every Open calls it first; so does `loadlab lab
+// cleanup`. Live runs' objects are left alone.
+func RemoveLeftovers(cgroups bool) ([]string, error) {
+	return cleanup.RemoveLeftovers(cgroups, netPrefix)
+}
