@@ -37,6 +37,11 @@ func TestMain(m *testing.M) {
 		allocServer(mode, os.Getenv("LOADLAB_ALLOC_BODY"))
 		return
 	}
+	// LOADLAB_TEST_IO=epoll|uring|auto: the I/O path of every run whose
+	// Config.IO is unset (make test runs the measurement tests under each).
+	if io := os.Getenv("LOADLAB_TEST_IO"); io != "" {
+		defaultIO = io
+	}
 	os.Exit(m.Run())
 }
 

@@ -133,7 +133,7 @@ func filesTable(f *results.File) (Table, bool) {
 	if len(rows) == 0 {
 		return Table{}, false
 	}
-	t := Table{Caption: "Serving files", Header: []string{"Server", "Size", "Scheme", "2xx/s", "p99", "Server CPU", "2xx/s per core", "Run spread"}}
+	t := Table{Caption: "Serving files", Header: []string{"Server", "Size", "Scheme", "2xx/s", "p99", "Server CPU", "2xx/s per core", "Run spread", limitHeader}}
 	var plain []row
 	for _, r := range rows {
 		p99 := "-"
@@ -150,7 +150,7 @@ func filesTable(f *results.File) (Table, bool) {
 		if pc := r.perCoreRate(); pc > 0 {
 			perCore = fmtRate(pc)
 		}
-		t.Rows = append(t.Rows, []string{r.profile, sizeWords(r.test.size), strings.ToUpper(r.test.scheme), fmtRate(r.rate), p99, cpu, perCore, spreadWords(r.rates)})
+		t.Rows = append(t.Rows, []string{r.profile, sizeWords(r.test.size), strings.ToUpper(r.test.scheme), fmtRate(r.rate), p99, cpu, perCore, spreadWords(r.rates), limitCell(r.row)})
 		plain = append(plain, r.row)
 	}
 	finish(&t, plain)
@@ -160,6 +160,18 @@ func filesTable(f *results.File) (Table, bool) {
 		"Each server serves the lab's files itself (the backend's bytes, the same for every server); the row is the median run by 2xx/s, its p99 and server CPU from that run. Run spread: (max − min) / median of the runs' 2xx/s, with their min–max.",
 		"2xx/s per core: 2xx/s over the server CPU the server's cgroup used in that run. caddy-respond serves no file (respond \"hello\" 200): the cost of Caddy's request path without the file.")
 	return t, true
+}
+
+// serverHeaders renames a section's proxy columns for servers that serve
+// files themselves: "Proxy" -> "Server", "Proxy CPU" -> "Server CPU".
+func serverHeaders(tables []Table) {
+	for _, t := range tables {
+		for i, h := range t.Header {
+			if h == "Proxy" || h == "Proxy CPU" {
+				t.Header[i] = "Server" + strings.TrimPrefix(h, "Proxy")
+			}
+		}
+	}
 }
 
 // spreadWords says how far the runs' rates spread: "2.1% (20,981–21,420,
@@ -280,7 +292,7 @@ func sendfileFindings(rows []fileRow) []string {
 		if a, b := on.perCoreRate(), off.perCoreRate(); a > 0 && b > 0 {
 			s += fmt.Sprintf("; per core %s vs %s", fmtRate(a), fmtRate(b))
 		}
-		out = append(out, s+".")
+		out = append(out, s+notBound(*on, *off)+".")
 	}
 	return out
 }
@@ -297,8 +309,8 @@ func schemeFindings(rows []fileRow) []string {
 		if h == nil || !h.ranked() || r.rate <= h.rate || spread.Tied(h.rates, r.rates, fileFloor) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s served %s faster over HTTPS (%s 2xx/s) than over plain HTTP (%s, %s): TLS is not what limits it there.",
-			r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate)))
+		out = append(out, fmt.Sprintf("%s served %s faster over HTTPS (%s 2xx/s) than over plain HTTP (%s, %s): TLS is not what limits it there%s.",
+			r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate), notBound(r, *h)))
 	}
 	return out
 }
@@ -354,7 +366,26 @@ func cpuBoundFinding(rows []fileRow) []string {
 	if len(below) == 0 {
 		return []string{fmt.Sprintf("The servers were CPU-bound in every file test: %.2f to %.2f of their %s busy.", lo, hi, cpuWords(cpus))}
 	}
-	return []string{fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, the network) limited it there.", lo, hi, cpuWords(cpus), strings.Join(below, ", "), 100*cpuBoundShare)}
+	which := strings.Join(below, ", ")
+	if len(below) > 3 {
+		which = fmt.Sprintf("%d of the %d rows, %s among them,", len(below), n, strings.Join(below[:3], ", "))
+	}
+	return []string{fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, other load on the machine, the network) limited it there; the Limited by column says what.", lo, hi, cpuWords(cpus), which, 100*cpuBoundShare)}
+}
+
+// notBound says, for a finding about rows, which of them no CPU of the
+// server limited: their rates say as much about the rest of the machine.
+func notBound(rows ...fileRow) string {
+	var names []string
+	for _, r := range rows {
+		if r.cpus > 0 && r.cores < cpuBoundShare*float64(r.cpus) {
+			names = append(names, fmt.Sprintf("%s at %.2f of %s", r.profile, r.cores, cpuWords(r.cpus)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (not CPU-bound: " + strings.Join(names, ", ") + ")"
 }
 
 // pctChange writes a ratio as a change: 0.4 -> "-60%", 1.003 -> "±0%".

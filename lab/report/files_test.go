@@ -40,7 +40,9 @@ func filesFile(t *testing.T, runs []fileRun) *results.File {
 		u := &results.Unit{ID: r.scenario + "/" + r.profile + "/p256/1cpu", Scenario: r.scenario, Family: r.scenario, Kind: plan.KindKeepalive, Method: plan.MethodClosed,
 			Profile: r.profile, Proxy: proxyOf(r.profile), Key: "p256", Layout: "1cpu", Status: results.StatusDone}
 		for i, k := range []float64{0.99, 1, 1.01} {
-			u.Steps = append(u.Steps, mkStep(i+1, spec{phase: results.PhaseRun, run: i + 1, ok: uint64(r.rate * k * 24), p99: 3000 + int64(i), cpu: r.cpu, mem: 8 << 20, genLimited: r.genLimited && i == 1}))
+			st := mkStep(i+1, spec{phase: results.PhaseRun, run: i + 1, ok: uint64(r.rate * k * 24), p99: 3000 + int64(i), cpu: r.cpu, mem: 8 << 20, genLimited: r.genLimited && i == 1})
+			st.LimitedBy = results.LimitProxy
+			u.Steps = append(u.Steps, st)
 		}
 		f.Units = append(f.Units, u)
 	}
@@ -88,8 +90,8 @@ func TestFilesTable(t *testing.T) {
 		t.Fatalf("%d rows, want 16 (the proxy scenario is not a file test)", len(tb.Rows))
 	}
 	want := [][]string{
-		{"nginx-files", "1 KB", "HTTP", "30,000", "3.00 ms", "0.98 cores of 1", "30,612", "2.0% (29,700–30,300, n=3)"},
-		{"nginx-files", "100 KB", "HTTP", "35,000", "3.00 ms", "0.95 cores of 1", "36,842", "2.0% (34,650–35,350, n=3)"},
+		{"nginx-files", "1 KB", "HTTP", "30,000", "3.00 ms", "0.98 cores of 1", "30,612", "2.0% (29,700–30,300, n=3)", "proxy"},
+		{"nginx-files", "100 KB", "HTTP", "35,000", "3.00 ms", "0.95 cores of 1", "36,842", "2.0% (34,650–35,350, n=3)", "proxy"},
 	}
 	for _, w := range want {
 		found := false
@@ -120,6 +122,11 @@ func TestFilesTable(t *testing.T) {
 	md := string(r.MarkdownTables())
 	if !strings.Contains(md, "## Serving files\n\n| Server | Size | Scheme | 2xx/s | p99 | Server CPU | 2xx/s per core | Run spread |") {
 		t.Errorf("printed tables lack the files table:\n%s", md)
+	}
+	for _, sec := range r.Sections {
+		if h := strings.Join(sec.Tables[0].Header, "|"); strings.Contains(h, "Proxy") != (sec.Scenario == "proxy-20s") {
+			t.Errorf("section %s header %s: Server for the file tests, Proxy for the proxy's", sec.Scenario, h)
+		}
 	}
 	if page, err := r.HTML(); err != nil || !strings.Contains(string(page), `<h2 id="files">Serving files</h2>`) {
 		t.Errorf("HTML lacks the files table (%v)", err)
@@ -168,12 +175,15 @@ func TestFilesFindings(t *testing.T) {
 func TestFilesNotCPUBound(t *testing.T) {
 	runs := seed003Runs()
 	runs[0].cpu = 0.4
+	runs[8].cpu = 0.5 // nginx-files, 100 KB over HTTP
 	r, err := Build(filesFile(t, runs))
 	if err != nil {
 		t.Fatal(err)
 	}
 	all := strings.Join(r.Findings, "\n")
-	if !strings.Contains(all, "Not every server was CPU-bound in the file tests (0.40 to 0.98 of 1 server CPU): nginx-files on 1 KB over HTTP (0.40) used less than 85% of its CPUs") {
+	if !strings.Contains(all, "Not every server was CPU-bound in the file tests (0.40 to 0.98 of 1 server CPU): nginx-files on 1 KB over HTTP (0.40), nginx-files on 100 KB over HTTP (0.50) used less than 85% of its CPUs") ||
+		!strings.Contains(all, "(30,000 2xx/s with it, 29,950 without, ±0%)") ||
+		!strings.Contains(all, "With sendfile off, nginx's 100 KB over HTTP fell from 35,000 to 14,000 2xx/s (-60%); per core 70,000 vs 14,286 (not CPU-bound: nginx-files at 0.50 of 1 server CPU).") {
 		t.Errorf("findings:\n%s", all)
 	}
 	if got := spreadWords([]float64{100}); got != "one run" {

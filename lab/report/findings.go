@@ -148,7 +148,7 @@ func searchShapes(f *results.File) []string {
 		}
 		var pass, fail *results.Step
 		for _, st := range u.Steps {
-			if st.Result == nil || st.Phase == string(search.PhaseConfirm) || st.Run != searchRunOf(u) {
+			if st.Result == nil || st.Phase == string(search.PhaseConfirm) || st.Run != u.RowRun() {
 				continue
 			}
 			if st.Verdict == string(search.Pass) && st.Rate == u.Search.LastPass {

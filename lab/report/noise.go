@@ -6,7 +6,6 @@ import (
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
-	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/spread"
 )
 
@@ -54,13 +53,10 @@ func (r row) valueText() string {
 // search), and the precision of its scenario.
 func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
 	prec := 0.0
-	if s := scenarioOf(f, u.Scenario); s != nil {
+	if s := f.Scenario(u.Scenario); s != nil {
 		prec = s.Eff.Search.Precision
 	}
-	all := u.Searches
-	if len(all) == 0 && u.Search != nil {
-		all = []*search.Result{u.Search}
-	}
+	all, _ := u.AllSearches()
 	var vals []float64
 	for _, s := range all {
 		if s != nil && s.Confirmed {
@@ -68,28 +64,6 @@ func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
 		}
 	}
 	return vals, prec
-}
-
-// scenarioOf is the plan's scenario called name, nil if none.
-func scenarioOf(f *results.File, name string) *plan.Scenario {
-	if f.Plan == nil {
-		return nil
-	}
-	for i := range f.Plan.Scenarios {
-		if f.Plan.Scenarios[i].Name == name {
-			return &f.Plan.Scenarios[i]
-		}
-	}
-	return nil
-}
-
-// searchRunOf is the run tag of the steps of a unit's row search (0 when
-// it ran one search).
-func searchRunOf(u *results.Unit) int {
-	if len(u.Searches) > 1 {
-		return u.SearchRun
-	}
-	return 0
 }
 
 // tieNote says which rule the ranking's ties (=) followed, from the
@@ -158,7 +132,7 @@ func plural(what string) string {
 // rowSearchSteps are the steps of the unit's row search: all its steps
 // when it ran one search, else those of the median search.
 func rowSearchSteps(u *results.Unit) []*results.Step {
-	run := searchRunOf(u)
+	run := u.RowRun()
 	if run == 0 {
 		return u.Steps
 	}

@@ -70,6 +70,9 @@ func buildSection(f *results.File, s *plan.Scenario) *Section {
 		sec.Tables = append(sec.Tables, closedTable(sec.rows, withKey))
 		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
 	}
+	if s.IsOrigin() {
+		serverHeaders(sec.Tables)
+	}
 	return sec
 }
 
