@@ -65,16 +65,22 @@ type Config struct {
 	// The lateness is in the corrected latency (it counts from the intended
 	// time) and in the send lag; the self-check judges only lag beyond it.
 	PacingTolerance time.Duration
-	NewConn         bool         // a new connection (and TLS handshake) per request
-	Close           CloseMode    // how the generator closes connections
-	SrcAddrs        []netip.Addr // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
-	TLS             TLSOptions   // for https:// targets
-	HTTP3           bool         // HTTP/3 over QUIC (https:// only)
-	HTTP2           bool         // HTTP/2: ALPN h2 over TLS for https://, h2c with prior knowledge for http://
-	Streams         int          // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
-	VerifySHA256    []byte       // 32 bytes: every body must hash to this
-	NetNS           string       // network namespace path to run the loops in ("" = current)
-	AllowRemote     bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
+	// IO is how the HTTP/1.1 and HTTP/2 loops drive their sockets: IOEpoll
+	// (readiness, a system call per read and write), IOUring (io_uring:
+	// completions, one io_uring_enter per wakeup) or IOAuto (io_uring where
+	// the kernel offers what the loops need, else epoll; the default). The
+	// result's generator.io says which ran and generator.io_note why.
+	IO           string
+	NewConn      bool         // a new connection (and TLS handshake) per request
+	Close        CloseMode    // how the generator closes connections
+	SrcAddrs     []netip.Addr // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
+	TLS          TLSOptions   // for https:// targets
+	HTTP3        bool         // HTTP/3 over QUIC (https:// only)
+	HTTP2        bool         // HTTP/2: ALPN h2 over TLS for https://, h2c with prior knowledge for http://
+	Streams      int          // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
+	VerifySHA256 []byte       // 32 bytes: every body must hash to this
+	NetNS        string       // network namespace path to run the loops in ("" = current)
+	AllowRemote  bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
 
 	// Shard, if set, runs only this generator's part of the schedule (see
 	// Shard); Connections and Requests are then the whole run's.
@@ -200,6 +206,15 @@ const (
 	// measures; raise it (1 ms is what wrk2 and h2load do) when the
 	// generator's CPU is the limit.
 	DefaultPacingTolerance = time.Duration(0)
+	// DefaultIO: see Config.IO.
+	DefaultIO = IOAuto
+)
+
+// Config.IO values.
+const (
+	IOEpoll = "epoll"
+	IOUring = "uring"
+	IOAuto  = "auto"
 )
 
 // Defaults fills unset fields with the defaults above (TLS 1.2 also offers
@@ -283,6 +298,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Rate > 10e6 {
 		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+	}
+	switch c.IO {
+	case "", IOEpoll, IOUring, IOAuto:
+	default:
+		return fieldErr("IO", "%q: use epoll, uring or auto", c.IO)
 	}
 	if c.PacingTolerance < 0 || c.PacingTolerance > time.Second {
 		return fieldErr("PacingTolerance", "must be between 0 and 1s (got %v)", c.PacingTolerance)

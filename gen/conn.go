@@ -91,7 +91,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return
 		}
-		if err := connectResult(c.fd); err != nil {
+		if err := l.connectResult(&c.socketSlot); err != nil {
 			l.fail(c, classify(err), err, now)
 			return
 		}

@@ -108,7 +108,7 @@ func (l *h2Loop) handle(c *h2Slot, ev uint32) {
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return
 		}
-		if err := connectResult(c.fd); err != nil {
+		if err := l.connectResult(&c.socketSlot); err != nil {
 			l.connFail(c, classify(err), err, now)
 			return
 		}

@@ -59,7 +59,7 @@ type h2Counters struct {
 func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 	cfg := e.r.cfg
 	l := &h2Loop{e: e, streams: e.streams, newConn: cfg.NewConn}
-	l.initEpoll(lc, e.family, e.pwait2)
+	l.initEpoll(lc, &e.tcpEngine, n)
 	if !l.open {
 		// Closed loop has no schedule to queue, but refused requests
 		// wait here to be sent again; there are never more of them than

@@ -15,7 +15,7 @@ type loop struct {
 func newLoop(e *h1Engine, lc *lifecycle, n int) *loop {
 	cfg := e.r.cfg
 	l := &loop{e: e}
-	l.initEpoll(lc, e.family, e.pwait2)
+	l.initEpoll(lc, &e.tcpEngine, n)
 	l.conns = make([]conn, n)
 	l.idles = make([]int32, 0, n)
 	for j := range l.conns {

@@ -73,11 +73,15 @@ type Generator struct {
 	// PacingToleranceUs is Config.PacingTolerance: how late after its
 	// intended time a request may be sent so that requests due together
 	// leave in one wakeup (0: each at its own time).
-	PacingToleranceUs int64  `json:"pacing_tolerance_us"`
-	Unfinished        int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
-	TimeWaitPeak      int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited       uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck        bool   `json:"bottleneck"`
+	PacingToleranceUs int64 `json:"pacing_tolerance_us"`
+	// IO is how the loops drove their sockets ("epoll", "uring"; HTTP/3:
+	// "udp"), and IONote why (what --io auto found, or what was asked).
+	IO           string `json:"io"`
+	IONote       string `json:"io_note"`
+	Unfinished   int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited  uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck   bool   `json:"bottleneck"`
 	// LagCaveats: send lag material only above the judged quantiles
 	// (p99.9): the latency there includes the generator's lateness, the
 	// quantiles a row reports do not (verdict.go).

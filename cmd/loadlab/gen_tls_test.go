@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
@@ -18,11 +19,8 @@ import (
 // tls error; --insecure works), on crypto/tls (--tls-engine std), and
 // --new-conn --resume (resumed, crypto/tls).
 func TestGenTLSPerKeyType(t *testing.T) {
-	dir := os.TempDir() + "/loadlab-test-certs"
-	keys := []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: keys}); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.CertDir(t)
+	keys := certs.AllKeyTypes()
 	for _, k := range keys {
 		t.Run(string(k), func(t *testing.T) {
 			p := certs.PathsFor(dir, k)
@@ -80,7 +78,7 @@ func TestGenTLSPerKeyType(t *testing.T) {
 				}
 			}
 			wrong := nc
-			wrong.TLS.CAFile = otherCA(t)
+			wrong.TLS.CAFile = testutil.OtherCA(t)
 			res = runGenCfg(t, wrong)
 			if res.OK != 0 || res.Requests == 0 || res.Errors["tls"] != res.Requests || !strings.Contains(res.ErrorSamples["tls"], "certificate signed by unknown authority") {
 				t.Fatalf("wrong --ca: ok %d of %d, errors %v %v", res.OK, res.Requests, res.Errors, res.ErrorSamples)
@@ -94,14 +92,4 @@ func TestGenTLSPerKeyType(t *testing.T) {
 			}
 		})
 	}
-}
-
-// otherCA returns the CA file of a second certificate directory: a CA that
-// did not sign the server's certificate.
-func otherCA(t *testing.T) string {
-	dir := os.TempDir() + "/loadlab-test-certs-other"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
-		t.Fatal(err)
-	}
-	return certs.PathsFor(dir, certs.P256).CA
 }

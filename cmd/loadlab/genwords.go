@@ -24,6 +24,7 @@ var genFlag = map[string]string{
 	"CPUs":              "--cpus",
 	"MaxPending":        "--max-pending",
 	"PacingTolerance":   "--pacing-tolerance",
+	"IO":                "--io",
 	"NewConn":           "--new-conn",
 	"Close":             "--close",
 	"SrcAddrs":          "--src-addrs",
