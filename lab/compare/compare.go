@@ -233,12 +233,23 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		c := spread.Compare(sa, sb, 0)
 		res.Basis, res.Tested, res.P = BasisPerSecond, true, ptr(c.P)
 		res.SecondsA, res.SecondsB = len(sa), len(sb)
+		ga, gb := group(sa), group(sb)
 		beyond := math.Abs(res.Change()) > res.Floor
-		res.Different = c.Significant && beyond
-		if lo, hi, cl, ok := spread.RatioCI(group(sa), group(sb)); ok {
-			res.RatioLo, res.RatioHi, res.CILevel = ptr(lo), ptr(hi), cl
-		}
 		res.BasisWords = fmt.Sprintf("U test over %s, p=%.3f; floor ±%s", n(len(sa), len(sb), "seconds"), c.P, pct(res.Floor))
+		if hl, ok := spread.RatioEstimate(ga, gb); ok {
+			// The seconds' typical ratio must say the same: a run's p99
+			// can be set by one stalled second.
+			if math.Abs(hl-1) <= res.Floor || (hl > 1) != (res.Change() > 0) {
+				beyond = false
+			}
+			if lo, hi, cl, ok := spread.RatioCI(ga, gb); ok {
+				res.RatioLo, res.RatioHi, res.CILevel = ptr(lo), ptr(hi), cl
+				if r := res.Change() + 1; !math.IsInf(r, 0) && (r < lo || r > hi) {
+					res.BasisWords += fmt.Sprintf("; the runs' values are set by a few seconds: the seconds' ratio is %.3f", hl)
+				}
+			}
+		}
+		res.Different = c.Significant && beyond
 		if len(va) > 1 && len(vb) > 1 {
 			res.BasisWords += fmt.Sprintf(" (%s pooled)", n(len(va), len(vb), "runs"))
 			if spread.Tied(va, vb, 0) {
