@@ -1,6 +1,7 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -91,5 +92,32 @@ func TestGenTLSPerKeyType(t *testing.T) {
 				t.Fatalf("--resume: %d of %d handshakes resumed (errors %v)", res.TLS.Resumed, res.Handshakes, res.Errors)
 			}
 		})
+	}
+}
+
+// A server whose certificate the run cannot verify: the tls sample says
+// what to do (--ca FILE or --insecure), once, and the text output does not
+// repeat the class name.
+func TestGenUnknownCAHint(t *testing.T) {
+	p := testutil.Cert(t, certs.P256)
+	srv, err := backend.Start(backend.Config{Listen: "127.0.0.1:0", TLSCert: p.FullChain, TLSKey: p.Key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "res.json")
+	code, stderr := captureRun(t, "gen", "-c", "1", "-d", "300ms", "--ca", testutil.OtherCA(t), "--json", out, "https://"+srv.Addr()+"/1k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res := loadResult(t, out)
+	s := res.ErrorSamples["tls"]
+	if res.Errors["tls"] == 0 || !strings.Contains(s, "certificate signed by unknown authority") || strings.Count(s, caHint) != 1 {
+		t.Fatalf("errors %v, tls sample %q: want the unknown authority and, once, %q", res.Errors, s, caHint)
+	}
+	var text strings.Builder
+	res.WriteText(&text)
+	if strings.Contains(text.String(), "tls: tls:") {
+		t.Fatalf("text output repeats the class:\n%s", text.String())
 	}
 }

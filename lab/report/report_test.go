@@ -38,9 +38,9 @@ func build(t *testing.T, f *results.File) (*Report, string) {
 func TestTableRows(t *testing.T) {
 	_, md := build(t, fullFile(t))
 	for _, row := range []string{
-		"| Proxy | Rate found (req/s) | p50 | p95 | p99 | Errors | Proxy CPU | Idle anon+kernel | Load anon+kernel | Load page cache | Load memory.current | Generator |",
-		"| nginx-keepalive | 20,000 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 5.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | ok |",
-		"| caddy-stock | 11,960 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 10.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | ok |",
+		"| Proxy | Rate found (req/s) | p50 | p95 | p99 | Errors | Proxy CPU | Idle anon+kernel | Load anon+kernel | Load page cache | Load memory.current | Throttled | Procs/threads | Generator |",
+		"| nginx-keepalive | 20,000 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 5.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | - | - | ok |",
+		"| caddy-stock | 11,960 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 10.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | - | - | ok |",
 		"| nginx-stock (ECDSA P-256) | 4,100 |",
 		"| nginx-stock (RSA 4096) | 410 |",
 		"| nginx-stock | 4,100 | 410 |", // key matrix
