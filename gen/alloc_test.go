@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/net/http2"
@@ -36,6 +38,11 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(allocServerEnv); mode != "" {
 		allocServer(mode, os.Getenv("LOADLAB_ALLOC_BODY"))
 		return
+	}
+	// LOADLAB_TEST_IO=epoll|uring|auto: the I/O path of every run whose
+	// Config.IO is unset (make test runs the measurement tests under each).
+	if io := os.Getenv("LOADLAB_TEST_IO"); io != "" {
+		defaultIO = io
 	}
 	os.Exit(m.Run())
 }
@@ -179,6 +186,7 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 		tb.Fatal(err)
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
+	lc.rec.withTargets(len(r.cfg.reqs), r.histMax)
 	d, err := r.eng.newDriver(lc, cfg.Connections)
 	if err != nil {
 		tb.Fatal(err)
@@ -247,7 +255,7 @@ func allocsPerRequest(t *testing.T, cfg Config) float64 {
 	if !l.open {
 		now := l.now()
 		for i := range l.conns {
-			l.dispatch(&l.conns[i], now, now)
+			l.dispatch(&l.conns[i], now, l.closedTarget(), now)
 		}
 	}
 	l.pump(t, 50) // connect, handshake, warm buffers
@@ -275,12 +283,37 @@ func TestZeroAllocOpenLoopPaced(t *testing.T) {
 	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond}); n != 0 {
 		t.Fatalf("paced open loop: %v allocations per request, want 0", n)
 	}
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	taddr := startAllocServer(t, "tls", 1024, dir)
 	cfg := Config{URL: "https://" + taddr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond,
 		TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
 	if n := allocsPerRequest(t, cfg); n != 0 {
 		t.Fatalf("paced open loop over TLS: %v allocations per request, want 0", n)
+	}
+}
+
+// TestZeroAllocTargets: with several targets (each with its own headers,
+// weighted or round-robin) and with a staged rate, a request still
+// allocates nothing: each target's request is serialized once, and the
+// stages' intended times are computed in place.
+func TestZeroAllocTargets(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1024, "")
+	u := "http://" + addr
+	targets := []Request{{Method: "GET", URL: u + "/a", Headers: []string{"Host: a.example"}},
+		{Method: "GET", URL: u + "/b?x=1", Headers: []string{"Host: b.example", "X-B: 1"}},
+		{Method: "GET", URL: u + "/c"}}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed loop", Config{Targets: targets, Connections: 2}},
+		{"open loop, weighted", Config{Targets: targets, TargetWeights: []int{3, 2, 1}, Connections: 4, Rate: 20000}},
+		{"staged", Config{URL: u + "/", Connections: 4, Stages: []Stage{{0, 20000}, {time.Hour, 20000}}}},
+		{"staged targets", Config{Targets: targets, Connections: 4, Stages: []Stage{{time.Second, 20000}, {time.Hour, 20000}}}},
+	} {
+		if n := allocsPerRequest(t, tc.cfg); n != 0 {
+			t.Errorf("%s: %v allocations per request, want 0", tc.name, n)
+		}
 	}
 }
 
@@ -292,7 +325,7 @@ func TestZeroAllocLargeBody(t *testing.T) {
 }
 
 func TestZeroAllocTLSKeepAlive(t *testing.T) {
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	addr := startAllocServer(t, "tls", 1024, dir)
 	cfg := Config{URL: "https://" + addr + "/", Connections: 1, TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
 	if n := allocsPerRequest(t, cfg); n != 0 {
@@ -300,21 +333,11 @@ func TestZeroAllocTLSKeepAlive(t *testing.T) {
 	}
 }
 
-// testCertDir returns a certificate directory shared by the test binaries
-// (certs.Ensure locks it and reuses valid files).
-func testCertDir(t testing.TB) string {
-	dir := os.TempDir() + "/loadlab-test-certs"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
-}
-
 func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
 	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
 	now := l.now()
-	l.dispatch(&l.conns[0], now, now)
+	l.dispatch(&l.conns[0], now, 0, now)
 	l.pump(b, 10)
 	b.ReportAllocs()
 	b.ResetTimer()
@@ -333,7 +356,7 @@ func h2AllocsPerRequest(t *testing.T, cfg Config) float64 {
 }
 
 func TestZeroAllocH2(t *testing.T) {
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	ca := certs.PathsFor(dir, certs.P256).CA
 	h2c := startAllocServer(t, "h2", 1024, "")
 	h2tls := startAllocServer(t, "h2tls", 1024, dir)

@@ -25,7 +25,7 @@ const (
 )
 
 // epollLoop is what the loop of an engine on raw sockets is made of
-// (HTTP/1.1 today; HTTP/2 next): a locked OS thread pinned to one CPU, an
+// (HTTP/1.1 and HTTP/2): a locked OS thread pinned to one CPU, an
 // epoll instance with its wake-up eventfd, the raw socket calls that dial
 // the target, each connection's byte stream (plain or TLS), the loop's read
 // buffer, the timeout scan's clock and the thread's CPU account. The
@@ -69,14 +69,20 @@ type epollLoop struct {
 	rx        rawio.RxReader
 	wallOff   int64 // wall clock minus the run's clock, ns, at the last poll
 	unsettled int   // connections connecting, in their handshake or with bytes to write: they need prompt events
+
+	// The loop's io_uring (--io uring; see uringio.go), nil on epoll.
+	io    string   // IOEpoll or IOUring
+	ur    *uringIO // the ring once set up
+	conns int      // connection slots (sizes the ring)
 }
 
 // initEpoll prepares the loop of lifecycle lc (nothing is opened yet: setup
 // does that on the loop's thread).
-func (l *epollLoop) initEpoll(lc *lifecycle, family int, pwait2 bool) {
+func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, conns int) {
 	r := lc.r
+	l.conns, l.io = conns, e.io
 	l.lifecycle = lc
-	l.family, l.pwait2 = family, pwait2
+	l.family, l.pwait2 = e.family, e.pwait2
 	l.epfd, l.wakefd, l.timerfd, l.quietfd = -1, -1, -1, -1
 	l.batch = lc.open && r.cfg.PacingTolerance > 0
 	l.dst = sockaddr(r.dst)
@@ -107,6 +113,9 @@ func (l *epollLoop) setup() error {
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
 	if err := l.r.enterNetns(); err != nil {
 		return err
+	}
+	if l.io == IOUring {
+		return l.setupUring()
 	}
 	epfd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
@@ -163,6 +172,9 @@ func (l *epollLoop) setup() error {
 // closeFds closes the loop's own descriptors (its connections are the
 // driver's to close first).
 func (l *epollLoop) closeFds() {
+	if l.ur != nil {
+		l.ur.close()
+	}
 	for _, fd := range []int{l.wakefd, l.timerfd, l.quietfd, l.epfd} {
 		if fd >= 0 {
 			unix.Close(fd)
@@ -197,6 +209,10 @@ type handler interface {
 // events), sleeps through socket events until the deadline: the loop wakes
 // once a pacing tick, sends what is due, then collects the responses.
 func (l *epollLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
+	if l.ur != nil {
+		l.waitUring(now, until, h, quiet)
+		return
+	}
 	if l.batch {
 		l.dispatch(l.pollWait(l.epfd, 0, 0), h)
 		if quiet() {
@@ -242,7 +258,12 @@ func (l *epollLoop) doneAt(now, written int64) int64 {
 	if !l.batch {
 		return now
 	}
-	ts := l.rx.Take()
+	var ts int64
+	if l.ur != nil {
+		ts = l.ur.take()
+	} else {
+		ts = l.rx.Take()
+	}
 	if ts == 0 {
 		return now
 	}
@@ -328,6 +349,9 @@ func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorCla
 			return fd, false, classify(err), err
 		}
 	}
+	if l.ur != nil {
+		return fd, false, 0, nil // dialSlot connects it through the ring
+	}
 	ev := unix.EpollEvent{Events: unix.EPOLLIN | unix.EPOLLOUT | unix.EPOLLRDHUP | unix.EPOLLET, Fd: idx, Pad: gen}
 	if err := unix.EpollCtl(l.epfd, unix.EPOLL_CTL_ADD, fd, &ev); err != nil {
 		return fd, false, ErrOther, err
@@ -342,6 +366,15 @@ func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorCla
 	}
 }
 
+// connectResult reads the outcome of ss's connect in progress (on
+// EPOLLOUT): the ring's completion, or the socket's SO_ERROR.
+func (l *epollLoop) connectResult(ss *socketSlot) error {
+	if l.ur != nil {
+		return ss.ring.connErr
+	}
+	return connectResult(ss.fd)
+}
+
 // connectResult reads the outcome of a connect in progress (on EPOLLOUT).
 func connectResult(fd int) error {
 	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
@@ -353,7 +386,10 @@ func connectResult(fd int) error {
 
 // stream returns the byte stream of a freshly connected socket: TLS for
 // https://, else plain (which the caller owns, so that it costs nothing).
-func (l *epollLoop) stream(fd int, plain *sock.Plain) sock.Stream {
+func (l *epollLoop) stream(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
+	if l.ur != nil {
+		return ring
+	}
 	if l.tls != nil {
 		return l.tls.NewConn(fd)
 	}
@@ -366,7 +402,7 @@ func (l *epollLoop) stream(fd int, plain *sock.Plain) sock.Stream {
 
 // closeSocket closes fd and releases its stream. With CloseRST the kernel
 // resets the connection and keeps no TIME_WAIT on this side.
-func (l *epollLoop) closeSocket(fd int, s sock.Stream) {
+func (l *epollLoop) closeSocket(fd int, s sock.Stream, ring *uringSock) {
 	l.closes.Add(1)
 	if s != nil {
 		s.Release()
@@ -374,6 +410,10 @@ func (l *epollLoop) closeSocket(fd int, s sock.Stream) {
 	if l.r.cfg.Close == CloseRST {
 		l.linger = unix.Linger{Onoff: 1}
 		unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &l.linger)
+	}
+	if l.ur != nil && ring.u != nil && ring.fd == fd {
+		l.ur.closeSock(ring) // through the ring, after what it queued for fd
+		return
 	}
 	unix.Close(fd)
 }
@@ -394,6 +434,7 @@ type socketSlot struct {
 
 	s     sock.Stream // the byte stream of the current socket (nil when closed)
 	plain sock.Plain  // s when the target is plain TCP
+	ring  uringSock   // the socket on the loop's io_uring (--io uring)
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected
@@ -405,6 +446,9 @@ func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class E
 	ss.fd, connected, class, err = l.dial(ss.idx, ss.gen)
 	if err == nil && !connected {
 		ss.connecting = true
+		if l.ur != nil {
+			l.ur.connect(&ss.ring, ss.fd, ss.idx, ss.gen)
+		}
 	}
 	return connected, class, err
 }
@@ -413,7 +457,7 @@ func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class E
 // and begins its setup.
 func (l *epollLoop) openStream(ss *socketSlot) {
 	ss.connecting = false
-	ss.s = l.stream(ss.fd, &ss.plain)
+	ss.s = l.stream(ss.fd, &ss.plain, &ss.ring)
 	ss.handshake = true
 }
 
@@ -453,7 +497,7 @@ func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
 
 // closeSlot closes ss's socket and releases its stream.
 func (l *epollLoop) closeSlot(ss *socketSlot) {
-	l.closeSocket(ss.fd, ss.s)
+	l.closeSocket(ss.fd, ss.s, &ss.ring)
 	ss.s = nil
 	ss.fd = -1
 	ss.connecting = false

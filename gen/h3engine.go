@@ -175,6 +175,7 @@ func (e *h3Engine) outcome(o *outcome) {
 	o.quicVersion = e.version
 	o.shares = e.acct.shares()
 	o.g.CPUs = e.cpus
+	o.g.IO, o.g.IONote = "udp", "HTTP/3: quic-go's UDP sockets (--io chooses for the HTTP/1.1 and HTTP/2 loops)"
 	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
 	if e.bufNote != "" {
 		o.g.Notes = append(o.g.Notes, e.bufNote)
@@ -219,7 +220,7 @@ func (e *h3Engine) probe() error {
 		}
 		var errno unix.Errno
 		if errors.As(err, &errno) && errno == unix.ECONNREFUSED {
-			return fmt.Errorf("nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL: %w", r.dst, errno)
+			return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
 		}
 		return nil
 	})

@@ -41,6 +41,10 @@ type PerSecond struct {
 	P99us  int64   `json:"p99_us"` // corrected, every outcome of the second
 	Maxus  int64   `json:"max_us"`
 	Bytes  uint64  `json:"bytes"`
+	// Offered (open loop) is the rate the schedule offered in this second,
+	// by intended time: the requests due in it (Config.Rate, or what the
+	// stages ramp to), this shard's share.
+	Offered *float64 `json:"offered,omitempty"`
 	// TimeWait is the number of the generator's sockets to the target in
 	// TIME_WAIT at the end of this second (-1 when it could not be read).
 	TimeWait int `json:"time_wait"`
@@ -73,11 +77,15 @@ type Generator struct {
 	// PacingToleranceUs is Config.PacingTolerance: how late after its
 	// intended time a request may be sent so that requests due together
 	// leave in one wakeup (0: each at its own time).
-	PacingToleranceUs int64  `json:"pacing_tolerance_us"`
-	Unfinished        int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
-	TimeWaitPeak      int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
-	Unsolicited       uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck        bool   `json:"bottleneck"`
+	PacingToleranceUs int64 `json:"pacing_tolerance_us"`
+	// IO is how the loops drove their sockets ("epoll", "uring"; HTTP/3:
+	// "udp"), and IONote why (what --io auto found, or what was asked).
+	IO           string `json:"io"`
+	IONote       string `json:"io_note"`
+	Unfinished   int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
+	TimeWaitPeak int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
+	Unsolicited  uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
+	Bottleneck   bool   `json:"bottleneck"`
 	// LagCaveats: send lag material only above the judged quantiles
 	// (p99.9): the latency there includes the generator's lateness, the
 	// quantiles a row reports do not (verdict.go).
@@ -159,6 +167,14 @@ type Result struct {
 	PerSecond   []PerSecond `json:"per_second"`
 	Generator   Generator   `json:"generator"`
 	Interrupted bool        `json:"interrupted"`
+
+	// Stages are Config.Stages (the whole run's rates); with them
+	// requested_rate is the mean offered rate of the measured window.
+	Stages []StageInfo `json:"stages,omitempty"`
+	// Targets are Config.Targets' own counts, in file order: each
+	// target's owed requests (ok + non-2xx + errors) add up to the
+	// totals.
+	Targets []TargetResult `json:"targets,omitempty"`
 
 	// Thresholds are Config.Thresholds checked on this result, in order
 	// (threshold.go); the CLI exits 3 when one failed.

@@ -23,6 +23,8 @@ type tcpEngine struct {
 	family int
 	pwait2 bool         // the kernel lets us call epoll_pwait2
 	loops  []*epollLoop // one per driver, as newDriver built them
+	io     string       // IOEpoll or IOUring: what the loops use
+	ioNote string       // why (generator.io_note)
 }
 
 // newTCPEngine checks the addresses and that the target accepts
@@ -37,7 +39,11 @@ func newTCPEngine(r *run) (tcpEngine, error) {
 			return e, fieldErr("SrcAddrs", "%s is not of the target's address family (%s)", a, r.dst.Addr())
 		}
 	}
-	if !e.pwait2 {
+	var err error
+	if e.io, e.ioNote, err = chooseIO(r); err != nil {
+		return e, err
+	}
+	if !e.pwait2 && e.io == IOEpoll {
 		r.notes = append(r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
 	}
 	return e, e.probe()
@@ -53,6 +59,7 @@ func (e *tcpEngine) claim(_ pin.CPUSet, nloops int) (func(), error) {
 // outcome: each loop's thread is pinned to its own CPU, so its account is
 // its CPU's.
 func (e *tcpEngine) outcome(o *outcome) {
+	o.g.IO, o.g.IONote = e.io, e.ioNote
 	for _, l := range e.loops {
 		o.shares = append(o.shares, l.acct.share())
 	}
@@ -87,7 +94,7 @@ func (e *tcpEngine) probe() error {
 				r.startDiag()
 				return nil
 			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
-				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL: %w", r.dst, errno)
+				return explain(errno, "nothing is listening on %s (connection refused): start the server or check the URL", r.dst)
 			case isTimeout(err):
 				return fmt.Errorf("%s did not accept a TCP connection within %v: check that the server is up and reachable: %w", r.dst, d.Timeout, err)
 			}

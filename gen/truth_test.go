@@ -630,7 +630,7 @@ func TestWithoutPwait2(t *testing.T) {
 	defer func() { noPwait2 = false }()
 	srv := startServer(t, reply(okResp))
 	for _, tol := range []time.Duration{0, time.Millisecond} {
-		res := runOnTime(t, Config{URL: srv.url("http"), Rate: 400, Connections: 4, Duration: time.Second, Timeout: time.Second, PacingTolerance: tol})
+		res := runOnTime(t, Config{URL: srv.url("http"), Rate: 400, Connections: 4, Duration: time.Second, Timeout: time.Second, PacingTolerance: tol, IO: IOEpoll})
 		if res.Requests != 400 || res.OK != 400 {
 			t.Errorf("tolerance %v: requests %d ok %d errors %v: want the 400 of the schedule answered", tol, res.Requests, res.OK, res.Errors)
 		}

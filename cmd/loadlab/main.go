@@ -62,7 +62,7 @@ func newRootCmd() *cobra.Command {
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{err}
 	})
-	root.AddCommand(newGenCmd(), newServeCmd(), newLabCmd(), newCertsCmd(), newReportCmd(), newPinCmd(), newMergeCmd(), newK8sCmd(), newExecWrapperCmd(), newReaperCmd())
+	root.AddCommand(newGenCmd(), newServeCmd(), newLabCmd(), newCertsCmd(), newReportCmd(), newPinCmd(), newMergeCmd(), newCompareCmd(), newK8sCmd(), newExecWrapperCmd(), newReaperCmd())
 	return root
 }
 

@@ -63,6 +63,7 @@ type Row struct {
 	HTTP          bool   `json:"http_verified"` // plain HTTP/1.1 bodies identical (the HTTP port) with every key type's run
 	H2            bool   `json:"h2_verified"`
 	H3            bool   `json:"h3_verified"`
+	H3Advertised  bool   `json:"h3_advertised"`      // with every key type, an HTTPS response's Alt-Svc named h3 (profiles that serve HTTP/3)
 	ByteIdentical bool   `json:"byte_identical"`     // every check of every key type
 	WebSocket     bool   `json:"websocket_verified"` // Upgrade: websocket and Connection: Upgrade reached the backend, which answered 101 and echoed, with every key type (proxies only: an origin has no backend)
 
@@ -144,6 +145,7 @@ func checkProfile(ctx context.Context, e *session.Session, c Config, prof proxy.
 		return row
 	}
 	row.TLS, row.HTTP, row.H2, row.H3, row.ByteIdentical, row.WebSocket = true, true, prof.Features.H2, prof.Features.H3, true, !prof.IsOrigin()
+	row.H3Advertised = prof.Features.H3
 	fail := func(err error) {
 		if row.Error == "" {
 			row.Error = OneLine(err)
@@ -217,21 +219,13 @@ func checkKey(ctx context.Context, e *session.Session, c Config, prof proxy.Prof
 		}
 		row.IdleNeed, row.IdleFile, row.IdleMemory, row.IdleSamples = idle.Need, idle.File, idle.Total, idle.TotalSamples
 	}
-	kr.Checks, err = p.CheckBodiesDetail(ctx)
-	if prof.IsOrigin() {
-		kr.WebSocket = session.WebSocketCheck{Error: "not checked: an origin serves files, it has no backend to upgrade to"}
-	} else if kr.WebSocket = p.CheckWebSocket(ctx); !kr.WebSocket.OK && err == nil {
-		err = fmt.Errorf("websocket route through %s: %s", prof.Name, kr.WebSocket.Error)
+	ch, err := p.RunChecks(ctx, full)
+	kr.Checks, kr.WebSocket = ch.Bodies, ch.WebSocket
+	if ch.Restarted {
+		row.RestartSeconds, row.CertUnchanged = ch.RestartS, ch.CertUnchanged
 	}
-	if full && err == nil {
-		secs, same, rerr := p.Restart(ctx)
-		if rerr != nil {
-			return rerr
-		}
-		row.RestartSeconds, row.CertUnchanged = secs, same
-		if !same {
-			err = fmt.Errorf("%s served a different certificate after the restart", prof.Name)
-		}
+	if prof.Features.H3 && !ch.H3Advertised {
+		row.H3Advertised = false
 	}
 	lines, causes, lerr := p.ErrorCauses()
 	kr.ErrorLogLines, kr.Causes = lines, causes

@@ -8,7 +8,7 @@ import (
 )
 
 // WriteTable prints one row per profile: found and version, TLS, h2 and h3
-// verified, the websocket route (WS), idle memory, restart seconds, certificate unchanged and
+// verified, the websocket route (WS), h3 advertised (ALT-SVC), idle memory, restart seconds, certificate unchanged and
 // byte-identical bodies; then the first failure of each failed row.
 func (r Report) WriteTable(w io.Writer) {
 	cg := "cgroups"
@@ -21,10 +21,10 @@ func (r Report) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "lab check: net %s, %s, proxy cpus %s, proxies run as %s, keys %s\n", r.Net, cg, r.Plan.Server, r.ProxyUser, strings.Join(keys, ","))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tHTTP\tH2\tH3\tWS\tIDLE ANON+KERNEL\tPAGE CACHE\tMEMORY.CURRENT\tRESTART\tCERT\tBODIES")
+	fmt.Fprintln(tw, "PROFILE\tVERSION\tTLS\tHTTP\tH2\tH3\tWS\tALT-SVC\tIDLE ANON+KERNEL\tPAGE CACHE\tMEMORY.CURRENT\tRESTART\tCERT\tBODIES")
 	for _, row := range r.Rows {
 		if !row.Found {
-			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
+			fmt.Fprintf(tw, "%s\tnot installed\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\n", row.Profile)
 			continue
 		}
 		need, file, total, restart, cert := "-", "-", "-", "-", "-"
@@ -36,8 +36,8 @@ func (r Report) WriteTable(w io.Writer) {
 			cert = map[bool]string{true: "unchanged", false: "CHANGED"}[row.CertUnchanged]
 		}
 		bodies := map[bool]string{true: "identical", false: "DIFFER"}[row.ByteIdentical]
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
-			mark(true, row.TLS), mark(true, row.HTTP), mark(row.Features.H2, row.H2), mark(row.Features.H3, row.H3), mark(row.Role != "origin", row.WebSocket),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", row.Profile, row.Version,
+			mark(true, row.TLS), mark(true, row.HTTP), mark(row.Features.H2, row.H2), mark(row.Features.H3, row.H3), mark(row.Role != "origin", row.WebSocket), mark(row.Features.H3, row.H3Advertised),
 			need, file, total, restart, cert, bodies)
 	}
 	tw.Flush()

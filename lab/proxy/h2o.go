@@ -31,15 +31,10 @@ func h2oProfiles() []Profile {
 				return nil, err
 			}
 			d := h2oData{base: newBase(name, desc, p)}
-			if isRoot() {
-				// Unset, h2o drops to nobody, who cannot write into the
-				// 0700 run directory.
-				u, err := p.runUser()
-				if err != nil {
-					return nil, err
-				}
-				d.RunAs = u
-			} else if err := p.rejectOtherUser("h2o started without root"); err != nil {
+			// Unset, h2o started as root drops to nobody, who cannot
+			// write into the 0700 run directory.
+			var err error
+			if d.RunAs, err = p.switchUser("h2o"); err != nil {
 				return nil, err
 			}
 			conf, err := execTemplate("h2o.conf.tmpl", d)

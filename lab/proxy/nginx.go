@@ -82,13 +82,8 @@ func renderNginx(name, desc string, opt nginxOptions, p Params) (map[string][]by
 		}
 		d.NPMServer = urlHost(p.BackendHost)
 	}
-	if isRoot() {
-		u, err := p.runUser()
-		if err != nil {
-			return nil, err
-		}
-		d.RunAs = u
-	} else if err := p.rejectOtherUser("nginx started without root"); err != nil {
+	var err error
+	if d.RunAs, err = p.switchUser("nginx"); err != nil {
 		return nil, err
 	}
 	conf, err := execTemplate("nginx.conf.tmpl", d)

@@ -49,13 +49,8 @@ func nginxOrigin(name string, sendfile bool, desc string) Profile {
 			return nil, err
 		}
 		d := nginxOriginData{base: newBase(name, desc, prm), Sendfile: sendfile}
-		if isRoot() {
-			u, err := prm.runUser()
-			if err != nil {
-				return nil, err
-			}
-			d.RunAs = u
-		} else if err := prm.rejectOtherUser("nginx started without root"); err != nil {
+		var err error
+		if d.RunAs, err = prm.switchUser("nginx"); err != nil {
 			return nil, err
 		}
 		conf, err := execTemplate("nginx-origin.conf.tmpl", d)
@@ -109,13 +104,8 @@ func h2oOrigin(name, desc string) Profile {
 			return nil, err
 		}
 		d := h2oData{base: newBase(name, desc, prm)}
-		if isRoot() {
-			u, err := prm.runUser()
-			if err != nil {
-				return nil, err
-			}
-			d.RunAs = u
-		} else if err := prm.rejectOtherUser("h2o started without root"); err != nil {
+		var err error
+		if d.RunAs, err = prm.switchUser("h2o"); err != nil {
 			return nil, err
 		}
 		conf, err := execTemplate("h2o-origin.conf.tmpl", d)

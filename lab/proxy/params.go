@@ -139,6 +139,17 @@ func (p Params) runUser() (string, error) {
 // start as root and may switch users.
 func isRoot() bool { return os.Geteuid() == 0 }
 
+// switchUser is the user a proxy that switches users itself (nginx, h2o)
+// is told to serve as: runUser when this process is root; "" otherwise,
+// after checking that p.User asks for no other user (server names the
+// proxy in the error).
+func (p Params) switchUser(server string) (string, error) {
+	if isRoot() {
+		return p.runUser()
+	}
+	return "", p.rejectOtherUser(server + " started without root")
+}
+
 // rejectOtherUser returns an error when p.User names a user other than the
 // current one, for proxies that cannot switch users themselves.
 func (p Params) rejectOtherUser(proxy string) error {

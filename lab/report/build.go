@@ -17,6 +17,7 @@ type Report struct {
 	Seeds    *Table   // the seeds beside this machine (seeds.go): the first table
 	Findings []string
 	Proxies  Table
+	Checks   *Table // the checks of each profile (checks.go)
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
@@ -38,6 +39,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r.Findings = findings(f)
 	r.Proxies = proxiesTable(f)
+	if t, ok := checksTable(f); ok {
+		r.Checks = &t
+	}
 	if t, ok := filesTable(f); ok {
 		r.Files = &t
 	}

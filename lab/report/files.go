@@ -133,7 +133,7 @@ func filesTable(f *results.File) (Table, bool) {
 	if len(rows) == 0 {
 		return Table{}, false
 	}
-	t := Table{Caption: "Serving files", Header: []string{"Server", "Size", "Scheme", "2xx/s", "p99", "Server CPU", "2xx/s per core", "Run spread"}}
+	t := Table{Caption: "Serving files", Header: []string{"Server", "Size", "Scheme", "2xx/s", "p99", "Server CPU", "2xx/s per core", "Run spread", limitHeader}}
 	var plain []row
 	for _, r := range rows {
 		p99 := "-"
@@ -150,7 +150,7 @@ func filesTable(f *results.File) (Table, bool) {
 		if pc := r.perCoreRate(); pc > 0 {
 			perCore = fmtRate(pc)
 		}
-		t.Rows = append(t.Rows, []string{r.profile, sizeWords(r.test.size), strings.ToUpper(r.test.scheme), fmtRate(r.rate), p99, cpu, perCore, spreadWords(r.rates)})
+		t.Rows = append(t.Rows, []string{r.profile, sizeWords(r.test.size), strings.ToUpper(r.test.scheme), fmtRate(r.rate), p99, cpu, perCore, spreadWords(r.rates), limitCell(r.row)})
 		plain = append(plain, r.row)
 	}
 	finish(&t, plain)
@@ -160,6 +160,18 @@ func filesTable(f *results.File) (Table, bool) {
 		"Each server serves the lab's files itself (the backend's bytes, the same for every server); the row is the median run by 2xx/s, its p99 and server CPU from that run. Run spread: (max − min) / median of the runs' 2xx/s, with their min–max.",
 		"2xx/s per core: 2xx/s over the server CPU the server's cgroup used in that run. caddy-respond serves no file (respond \"hello\" 200): the cost of Caddy's request path without the file.")
 	return t, true
+}
+
+// serverHeaders renames a section's proxy columns for servers that serve
+// files themselves: "Proxy" -> "Server", "Proxy CPU" -> "Server CPU".
+func serverHeaders(tables []Table) {
+	for _, t := range tables {
+		for i, h := range t.Header {
+			if h == "Proxy" || h == "Proxy CPU" {
+				t.Header[i] = "Server" + strings.TrimPrefix(h, "Proxy")
+			}
+		}
+	}
 }
 
 // spreadWords says how far the runs' rates spread: "2.1% (20,981–21,420,
@@ -280,7 +292,7 @@ func sendfileFindings(rows []fileRow) []string {
 		if a, b := on.perCoreRate(), off.perCoreRate(); a > 0 && b > 0 {
 			s += fmt.Sprintf("; per core %s vs %s", fmtRate(a), fmtRate(b))
 		}
-		out = append(out, s+".")
+		out = append(out, s+notBound(*on, *off)+".")
 	}
 	return out
 }
@@ -297,8 +309,8 @@ func schemeFindings(rows []fileRow) []string {
 		if h == nil || !h.ranked() || r.rate <= h.rate || spread.Tied(h.rates, r.rates, fileFloor) {
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s served %s faster over HTTPS (%s 2xx/s) than over plain HTTP (%s, %s): TLS is not what limits it there.",
-			r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate)))
+		out = append(out, fmt.Sprintf("%s served %s faster over HTTPS (%s 2xx/s) than over plain HTTP (%s, %s): TLS is not what limits it there%s.",
+			r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate), notBound(r, *h)))
 	}
 	return out
 }
@@ -354,7 +366,51 @@ func cpuBoundFinding(rows []fileRow) []string {
 	if len(below) == 0 {
 		return []string{fmt.Sprintf("The servers were CPU-bound in every file test: %.2f to %.2f of their %s busy.", lo, hi, cpuWords(cpus))}
 	}
-	return []string{fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, the network) limited it there.", lo, hi, cpuWords(cpus), strings.Join(below, ", "), 100*cpuBoundShare)}
+	which := strings.Join(below, ", ")
+	if len(below) > 3 {
+		which = fmt.Sprintf("%d of the %d rows, %s among them,", len(below), n, strings.Join(below[:3], ", "))
+	}
+	s := fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, other load on the machine, the network) limited it there; the Limited by column says what", lo, hi, cpuWords(cpus), which, 100*cpuBoundShare)
+	if st := maxStarved(rows); st >= starvedShare {
+		s += fmt.Sprintf("; the generator's loop waited for a CPU up to %.0f%% of a run (starved): the machine was busy with other work, so these rates are not the servers' own", 100*st)
+	}
+	return []string{s + "."}
+}
+
+// starvedShare: a generator loop starved (runnable, no CPU) this share of
+// a run says the machine was busy with other work.
+const starvedShare = 0.2
+
+// maxStarved is the largest starved share of a generator loop in the
+// rows' runs.
+func maxStarved(rows []fileRow) float64 {
+	m := 0.0
+	for _, r := range rows {
+		for _, st := range r.unit.Steps {
+			if st.Result == nil {
+				continue
+			}
+			for _, v := range st.Result.Generator.Starved {
+				m = max(m, v)
+			}
+		}
+	}
+	return m
+}
+
+// notBound says, for a finding about rows, which of them no CPU of the
+// server limited: their rates say as much about the rest of the machine.
+func notBound(rows ...fileRow) string {
+	var names []string
+	for _, r := range rows {
+		if r.cpus > 0 && r.cores < cpuBoundShare*float64(r.cpus) {
+			names = append(names, fmt.Sprintf("%s at %.2f of %s", r.profile, r.cores, cpuWords(r.cpus)))
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (not CPU-bound: " + strings.Join(names, ", ") + ")"
 }
 
 // pctChange writes a ratio as a change: 0.4 -> "-60%", 1.003 -> "±0%".
@@ -374,4 +430,79 @@ func findFileRow(rows []fileRow, t fileTest, profile string) *fileRow {
 		}
 	}
 	return nil
+}
+
+// seedFileRows are the file rows of seed s's scenarios.
+func seedFileRows(f *results.File, s plan.Seed) []fileRow {
+	var out []fileRow
+	for _, r := range fileRows(f) {
+		if r.unit != nil && slices.Contains(s.Scenarios, r.unit.Scenario) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// sendfileSeed: seed 003's sendfile effect, nginx's 100 KB over HTTP with
+// sendfile on (profiles[0]) and off (profiles[1]); the size is the ratio
+// off/on against the seed's (value).
+func sendfileSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	for _, t := range tests(rows) {
+		on, off := findFileRow(rows, t, seedProfile(s, 0)), findFileRow(rows, t, seedProfile(s, 1))
+		if on == nil || off == nil || on.rate <= 0 || off.rate <= 0 {
+			continue
+		}
+		run := fmt.Sprintf("%s %s to %s 2xx/s (%s)", t.words(), fmtRate(on.rate), fmtRate(off.rate), pctChange(off.rate/on.rate))
+		fell := off.rate < on.rate && !spread.Tied(off.rates, on.rates, fileFloor)
+		return seedOutcome{run: run, reproduced: yesNo(fell && on.ranked() && off.ranked()), size: timesSeed(off.rate/on.rate, s)}
+	}
+	return seedOutcome{run: "-", reproduced: seedNotMeasured}
+}
+
+// httpsFasterSeed: seed 003's oddity, a server (profiles[0]) that served a
+// size faster over HTTPS than over plain HTTP; the size is the ratio
+// HTTPS/HTTP against the seed's (value).
+func httpsFasterSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	for _, r := range rows {
+		if r.profile != seedProfile(s, 0) || r.test.scheme != plan.SchemeHTTPS || r.rate <= 0 {
+			continue
+		}
+		h := findFileRow(rows, fileTest{size: r.test.size, scheme: plan.SchemeHTTP}, r.profile)
+		if h == nil || h.rate <= 0 {
+			continue
+		}
+		run := fmt.Sprintf("%s %s: %s over HTTPS, %s over HTTP (%s)", r.profile, sizeWords(r.test.size), fmtRate(r.rate), fmtRate(h.rate), fmtFactor(r.rate/h.rate))
+		faster := r.rate > h.rate && !spread.Tied(h.rates, r.rates, fileFloor) && r.ranked() && h.ranked()
+		return seedOutcome{run: run, reproduced: yesNo(faster), size: timesSeed(r.rate/h.rate, s)}
+	}
+	return seedOutcome{run: "-", reproduced: seedNotMeasured}
+}
+
+// perCoreSeed: seed 003's headline, profiles[0] faster per core than
+// profiles[1] in every file test; this run's range of factors.
+func perCoreSeed(f *results.File, s plan.Seed) seedOutcome {
+	rows := seedFileRows(f, s)
+	lo, hi, faster, n := 0.0, 0.0, 0, 0
+	for _, t := range tests(rows) {
+		a, b := findFileRow(rows, t, seedProfile(s, 0)), findFileRow(rows, t, seedProfile(s, 1))
+		if a == nil || b == nil || a.perCoreRate() <= 0 || b.perCoreRate() <= 0 || !a.ranked() || !b.ranked() {
+			continue
+		}
+		n++
+		x := a.perCoreRate() / b.perCoreRate()
+		if n == 1 || x < lo {
+			lo = x
+		}
+		hi = max(hi, x)
+		if x > 1 && !spread.Tied(b.perCore, a.perCore, fileFloor) {
+			faster++
+		}
+	}
+	if n == 0 {
+		return seedOutcome{run: "-", reproduced: seedNotMeasured}
+	}
+	run := fmt.Sprintf("%s faster per core than %s in %d of %d tests, by %s to %s", seedProfile(s, 0), seedProfile(s, 1), faster, n, fmtFactor(lo), fmtFactor(hi))
+	return seedOutcome{run: run, reproduced: yesNo(faster == n)}
 }

@@ -18,6 +18,11 @@ scenarios:
   - {name: files-100k-http, role: origin, kind: keepalive-1k, method: closed, size: 100k, scheme: http, runs: 3}
   - {name: files-100k-https, role: origin, kind: keepalive-1k, method: closed, size: 100k, scheme: https, runs: 3}
   - {name: proxy-20s, kind: keepalive-1k, method: closed, runs: 1}
+seeds:
+  - {finding: per-core, seed: "003", says: "s", number: "1.2x to 5.1x", scenarios: [files-1k-http, files-1k-https, files-100k-http, files-100k-https], profiles: [nginx-files, caddy-files]}
+  - {finding: sendfile, seed: "003", says: "s", number: "69,989 to 27,989", value: 0.40, scenarios: [files-100k-http], profiles: [nginx-files, nginx-files-nosendfile]}
+  - {finding: https-faster, seed: "003", says: "s", number: "29,449 vs 20,981", value: 1.40, scenarios: [files-1k-http, files-1k-https], profiles: [caddy-files]}
+  - {finding: https-faster, seed: "003", says: "s", number: "29,449 vs 20,981", value: 1.40, scenarios: [files-1k-http, files-1k-https], profiles: [nginx-files]}
 `
 
 // fileRun is one server on one file test: its median 2xx/s and CPU.
@@ -35,7 +40,9 @@ func filesFile(t *testing.T, runs []fileRun) *results.File {
 		u := &results.Unit{ID: r.scenario + "/" + r.profile + "/p256/1cpu", Scenario: r.scenario, Family: r.scenario, Kind: plan.KindKeepalive, Method: plan.MethodClosed,
 			Profile: r.profile, Proxy: proxyOf(r.profile), Key: "p256", Layout: "1cpu", Status: results.StatusDone}
 		for i, k := range []float64{0.99, 1, 1.01} {
-			u.Steps = append(u.Steps, mkStep(i+1, spec{phase: results.PhaseRun, run: i + 1, ok: uint64(r.rate * k * 24), p99: 3000 + int64(i), cpu: r.cpu, mem: 8 << 20, genLimited: r.genLimited && i == 1}))
+			st := mkStep(i+1, spec{phase: results.PhaseRun, run: i + 1, ok: uint64(r.rate * k * 24), p99: 3000 + int64(i), cpu: r.cpu, mem: 8 << 20, genLimited: r.genLimited && i == 1})
+			st.LimitedBy = results.LimitProxy
+			u.Steps = append(u.Steps, st)
 		}
 		f.Units = append(f.Units, u)
 	}
@@ -83,8 +90,8 @@ func TestFilesTable(t *testing.T) {
 		t.Fatalf("%d rows, want 16 (the proxy scenario is not a file test)", len(tb.Rows))
 	}
 	want := [][]string{
-		{"nginx-files", "1 KB", "HTTP", "30,000", "3.00 ms", "0.98 cores of 1", "30,612", "2.0% (29,700–30,300, n=3)"},
-		{"nginx-files", "100 KB", "HTTP", "35,000", "3.00 ms", "0.95 cores of 1", "36,842", "2.0% (34,650–35,350, n=3)"},
+		{"nginx-files", "1 KB", "HTTP", "30,000", "3.00 ms", "0.98 cores of 1", "30,612", "2.0% (29,700–30,300, n=3)", "proxy"},
+		{"nginx-files", "100 KB", "HTTP", "35,000", "3.00 ms", "0.95 cores of 1", "36,842", "2.0% (34,650–35,350, n=3)", "proxy"},
 	}
 	for _, w := range want {
 		found := false
@@ -115,6 +122,11 @@ func TestFilesTable(t *testing.T) {
 	md := string(r.MarkdownTables())
 	if !strings.Contains(md, "## Serving files\n\n| Server | Size | Scheme | 2xx/s | p99 | Server CPU | 2xx/s per core | Run spread |") {
 		t.Errorf("printed tables lack the files table:\n%s", md)
+	}
+	for _, sec := range r.Sections {
+		if h := strings.Join(sec.Tables[0].Header, "|"); strings.Contains(h, "Proxy") != (sec.Scenario == "proxy-20s") {
+			t.Errorf("section %s header %s: Server for the file tests, Proxy for the proxy's", sec.Scenario, h)
+		}
 	}
 	if page, err := r.HTML(); err != nil || !strings.Contains(string(page), `<h2 id="files">Serving files</h2>`) {
 		t.Errorf("HTML lacks the files table (%v)", err)
@@ -163,15 +175,53 @@ func TestFilesFindings(t *testing.T) {
 func TestFilesNotCPUBound(t *testing.T) {
 	runs := seed003Runs()
 	runs[0].cpu = 0.4
-	r, err := Build(filesFile(t, runs))
+	runs[8].cpu = 0.5 // nginx-files, 100 KB over HTTP
+	f := filesFile(t, runs)
+	r, err := Build(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if all := strings.Join(r.Findings, "\n"); strings.Contains(all, "starved") {
+		t.Errorf("starved without a starved generator:\n%s", all)
+	}
+	f.Units[3].Steps[1].Result.Generator.Starved = []float64{0.05, 0.45}
+	if r, err = Build(f); err != nil {
+		t.Fatal(err)
+	}
 	all := strings.Join(r.Findings, "\n")
-	if !strings.Contains(all, "Not every server was CPU-bound in the file tests (0.40 to 0.98 of 1 server CPU): nginx-files on 1 KB over HTTP (0.40) used less than 85% of its CPUs") {
+	if !strings.Contains(all, "the generator's loop waited for a CPU up to 45% of a run (starved): the machine was busy with other work") {
+		t.Errorf("no starved generator in:\n%s", all)
+	}
+	if !strings.Contains(all, "Not every server was CPU-bound in the file tests (0.40 to 0.98 of 1 server CPU): nginx-files on 1 KB over HTTP (0.40), nginx-files on 100 KB over HTTP (0.50) used less than 85% of its CPUs") ||
+		!strings.Contains(all, "(30,000 2xx/s with it, 29,950 without, ±0%)") ||
+		!strings.Contains(all, "With sendfile off, nginx's 100 KB over HTTP fell from 35,000 to 14,000 2xx/s (-60%); per core 70,000 vs 14,286 (not CPU-bound: nginx-files at 0.50 of 1 server CPU).") {
 		t.Errorf("findings:\n%s", all)
 	}
 	if got := spreadWords([]float64{100}); got != "one run" {
 		t.Errorf("spread of one run: %q", got)
+	}
+}
+
+// The seeds' file findings beside this run's: per core in every test, the
+// sendfile drop, caddy-files faster over HTTPS (and nginx-files not).
+func TestFilesSeeds(t *testing.T) {
+	r, err := Build(filesFile(t, seed003Runs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Seeds == nil || len(r.Seeds.Rows) != 4 {
+		t.Fatalf("seeds table %+v", r.Seeds)
+	}
+	want := [][]string{
+		{"nginx-files faster per core than caddy-files in 4 of 4 tests, by 1.2x to 5.3x", "yes", "-"},
+		{"100 KB over HTTP 35,000 to 14,000 2xx/s (-60%)", "yes", "1.00x the seed's"},
+		{"caddy-files 1 KB: 14,000 over HTTPS, 10,000 over HTTP (1.4x)", "yes", "1.00x the seed's"},
+		{"nginx-files 1 KB: 20,000 over HTTPS, 30,000 over HTTP (0.7x)", "no", "0.48x the seed's"},
+	}
+	for i, w := range want {
+		row := r.Seeds.Rows[i]
+		if got := row[3:]; strings.Join(got, "|") != strings.Join(w, "|") {
+			t.Errorf("seed row %d: %q, want %q", i, got, w)
+		}
 	}
 }

@@ -48,6 +48,7 @@ func findings(f *results.File) []string {
 	out = append(out, deaths(f)...)
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
+	out = append(out, knobFindings(f, explained)...)
 	out = append(out, connChurn(f, explained)...)
 	out = append(out, poolLeak(f, explained)...)
 	out = append(out, fileFindings(f)...)
@@ -147,7 +148,7 @@ func searchShapes(f *results.File) []string {
 		}
 		var pass, fail *results.Step
 		for _, st := range u.Steps {
-			if st.Result == nil || st.Phase == string(search.PhaseConfirm) || st.Run != searchRunOf(u) {
+			if st.Result == nil || st.Phase == string(search.PhaseConfirm) || st.Run != u.RowRun() {
 				continue
 			}
 			if st.Verdict == string(search.Pass) && st.Rate == u.Search.LastPass {

@@ -30,6 +30,10 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("## Proxies\n\n")
 		writeMDTable(&b, r.Proxies, false)
 	}
+	if r.Checks != nil {
+		b.WriteString("## Checks\n\n")
+		writeMDTable(&b, *r.Checks, false)
+	}
 	if r.Files != nil {
 		b.WriteString("## Serving files\n\n")
 		writeMDTable(&b, *r.Files, false)
@@ -63,6 +67,10 @@ func (r *Report) MarkdownTables() []byte {
 	if r.Seeds != nil {
 		b.WriteString("## Seeds beside this machine\n\n")
 		writeMDTable(&b, *r.Seeds, false)
+	}
+	if r.Checks != nil {
+		b.WriteString("## Checks\n\n")
+		writeMDTable(&b, *r.Checks, false)
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "## %s\n\n", s.Scenario)

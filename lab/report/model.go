@@ -40,9 +40,9 @@ type row struct {
 // label is the row's proxy cell: the profile and, when it matters, the key.
 func (r row) label(withKey bool) string {
 	if withKey {
-		return r.profile + " (" + keyName(r.key) + ")"
+		return r.profile + knobsLabel(r) + " (" + keyName(r.key) + ")"
 	}
-	return r.profile
+	return r.profile + knobsLabel(r)
 }
 
 // newRow fills what every kind of row shares from step st.
@@ -92,14 +92,8 @@ func loadWords(g gen.Generator) string {
 func searchRow(f *results.File, u *results.Unit) row {
 	var best *results.Step
 	sr := u.Search
-	run := searchRunOf(u) // the row's search, of several
-	if sr != nil && sr.Confirmed {
-		for _, st := range u.Steps {
-			if st.Run == run && st.Phase == string(search.PhaseConfirm) && st.Rate == sr.Rate && st.Verdict == string(search.Pass) {
-				best = st
-			}
-		}
-	}
+	run := u.RowRun() // the row's search, of several
+	best = u.ConfirmedStep(sr, run)
 	if best == nil { // not confirmed: the highest passing step, if any
 		for _, st := range u.Steps {
 			if st.Run == run && st.Verdict == string(search.Pass) && st.Result != nil && (best == nil || st.Rate > best.Rate) {

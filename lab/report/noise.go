@@ -6,7 +6,6 @@ import (
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
-	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/spread"
 )
 
@@ -50,17 +49,29 @@ func (r row) valueText() string {
 	return fmtRate(r.rate)
 }
 
+// rankText is the row's value in a ranking: valueText, and for a single
+// run the interval the tie rule gives it (± half the floor: two rows
+// whose intervals overlap share a place).
+func (r row) rankText() string {
+	if len(r.vals) == 1 && r.floor > 0 {
+		return fmtRate(r.rate) + " ±" + pctWords(r.floor/2)
+	}
+	return r.valueText()
+}
+
+// pctWords writes a share as a percentage: 0.075 -> "7.5%", 0.05 -> "5%".
+func pctWords(f float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", 100*f), ".0") + "%"
+}
+
 // searchRuns is every confirmed rate found of a unit's searches (one per
 // search), and the precision of its scenario.
 func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
 	prec := 0.0
-	if s := scenarioOf(f, u.Scenario); s != nil {
+	if s := f.Scenario(u.Scenario); s != nil {
 		prec = s.Eff.Search.Precision
 	}
-	all := u.Searches
-	if len(all) == 0 && u.Search != nil {
-		all = []*search.Result{u.Search}
-	}
+	all, _ := u.AllSearches()
 	var vals []float64
 	for _, s := range all {
 		if s != nil && s.Confirmed {
@@ -68,28 +79,6 @@ func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
 		}
 	}
 	return vals, prec
-}
-
-// scenarioOf is the plan's scenario called name, nil if none.
-func scenarioOf(f *results.File, name string) *plan.Scenario {
-	if f.Plan == nil {
-		return nil
-	}
-	for i := range f.Plan.Scenarios {
-		if f.Plan.Scenarios[i].Name == name {
-			return &f.Plan.Scenarios[i]
-		}
-	}
-	return nil
-}
-
-// searchRunOf is the run tag of the steps of a unit's row search (0 when
-// it ran one search).
-func searchRunOf(u *results.Unit) int {
-	if len(u.Searches) > 1 {
-		return u.SearchRun
-	}
-	return 0
 }
 
 // tieNote says which rule the ranking's ties (=) followed, from the
@@ -115,7 +104,7 @@ func tieNote(rows []row) string {
 		if what == "search" {
 			why = "the search's precision"
 		}
-		return fmt.Sprintf("one %s per row, so an order is not tested: rows within %.0f%% of each other (%s) share a place (=); set runs: %d or more for a test", what, 100*floor, why, spread.MinTest)
+		return fmt.Sprintf("one %s per row, so an order is not tested: each value stands for ±%s (half of %s, %s), and rows whose intervals overlap share a place (=); set runs: %d or more for a test", what, pctWords(floor/2), pctWords(floor), why, spread.MinTest)
 	case fewest < spread.MinTest:
 		return fmt.Sprintf("%d %s per row at least: rows whose min–max ranges overlap share a place (=); %d or more per row are needed for a significance test", fewest, plural(what), spread.MinTest)
 	}
@@ -158,7 +147,7 @@ func plural(what string) string {
 // rowSearchSteps are the steps of the unit's row search: all its steps
 // when it ran one search, else those of the median search.
 func rowSearchSteps(u *results.Unit) []*results.Step {
-	run := searchRunOf(u)
+	run := u.RowRun()
 	if run == 0 {
 		return u.Steps
 	}

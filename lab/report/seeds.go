@@ -43,6 +43,14 @@ var seedMeasures = map[string]seedMeasure{
 	"pool-leak":   poolLeakSeed,
 	"key-factor":  keyFactorSeed,
 	"idle-memory": idleMemorySeed,
+	// servers serving files themselves (files.go)
+	"sendfile":     sendfileSeed,
+	"https-faster": httpsFasterSeed,
+	"per-core":     perCoreSeed,
+	// the machine's knobs (findings_knobs.go)
+	"tw-reuse":      twReuseSeed,
+	"tw-buckets":    twBucketsSeed,
+	"quota-workers": quotaWorkersSeed,
 }
 
 // seedLevelFactor: a level (an amount, not a comparison) is reproduced

@@ -1,10 +1,13 @@
 package scenario
 
 import (
+	"context"
+	"fmt"
 	"time"
 
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/session"
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
@@ -88,3 +91,40 @@ func searchLimit(steps []*results.Step, r search.Result) *results.Step {
 	}
 	return out
 }
+
+// Checker is optionally implemented by a Proxy: the checks of seed 001's
+// table (session.Proxy.RunChecks).
+type Checker interface {
+	RunChecks(ctx context.Context, restart bool) (session.Checks, error)
+}
+
+// check runs the checks through the unit's proxy the first time this
+// profile and key run on this layout (the restart only once per profile
+// and layout) and records them; a failed check is recorded and said, not
+// an error of the unit.
+func (u *unitRun) check(ctx context.Context) error {
+	ck, ok := u.px.(Checker)
+	f := u.r.Store.F
+	layout, profile, key := u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key)
+	if !ok || u.start != nil || f.Check(layout, profile, key) != nil {
+		return nil
+	}
+	restart := !f.Restarted(layout, profile)
+	c, err := ck.RunChecks(ctx, restart)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	words := "bodies identical"
+	if err != nil {
+		words = "FAILED: " + err.Error()
+	}
+	if c.Restarted {
+		words += fmt.Sprintf(", restart %.2f s", c.RestartS)
+	}
+	u.r.prog.printf("    checks of %s (%s): %s", profile, key, words)
+	return u.r.Store.Update(func(f *results.File) {
+		f.Checks = append(f.Checks, results.ProxyCheck{Layout: layout, Profile: profile, Proxy: u.spec.Profile.Proxy, Key: key, Checks: c})
+	})
+}
+
+var _ Checker = (*labProxy)(nil)

@@ -220,7 +220,7 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 	}
 	f := u.r.Store.F
 	if f.ProxyInfo(u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key)) != nil {
-		return nil
+		return u.check(ctx)
 	}
 	info := results.ProxyInfo{Layout: u.spec.Layout, Profile: u.spec.Profile.Name, Proxy: u.spec.Profile.Proxy, Key: string(u.spec.Key), Version: px.Version()}
 	if m := u.r.Plan.IdleMemory; m.Samples > 0 {
@@ -235,7 +235,10 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 		info.IdleNeed, info.IdleFile, info.IdleMemory = idle.Need, idle.File, idle.Total
 		info.IdleNeedSamples, info.IdleSamples = idle.NeedSamples, idle.TotalSamples
 	}
-	return u.r.Store.Update(func(f *results.File) { f.Proxies = append(f.Proxies, info) })
+	if err := u.r.Store.Update(func(f *results.File) { f.Proxies = append(f.Proxies, info) }); err != nil {
+		return err
+	}
+	return u.check(ctx)
 }
 
 // stopProxy stops the proxy and records its error-log causes.

@@ -101,6 +101,8 @@ const (
 	proxyStartCost = 2 * time.Second        // start, wait for ready, stop
 	envOpenCost    = 1 * time.Second        // a fresh session per unit: namespaces, cgroups, backend
 	renewCost      = 500 * time.Millisecond // netns mode, per step: new namespaces, backend and proxy restarted (0.2 s for nginx here)
+	checksCost     = 500 * time.Millisecond // the checks per proxy and key: bodies per protocol, WebSocket, Alt-Svc (0.3 s here)
+	restartCost    = 500 * time.Millisecond // their restart, once per proxy and layout (nginx 0.1 s, Caddy 0.15 s here)
 )
 
 // Budget is what a plan will cost on this machine.
@@ -115,12 +117,13 @@ type Budget struct {
 }
 
 // MakeBudget adds up the units' estimates, a lab session and a proxy start
-// per unit, the idle-memory measurement per proxy and key on each layout,
+// per unit, the idle-memory measurement and the checks per proxy and key
+// on each layout (their restart once per proxy and layout),
 // and the certificates once. In netns mode every step renews the
 // namespaces instead of cooling down after a failure.
 func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 	var b Budget
-	idle := map[string]bool{}
+	idle, restarted := map[string]bool{}, map[string]bool{}
 	ceilings := map[string]bool{}
 	stepCost := func(e plan.Estimate) time.Duration {
 		t := e.Time
@@ -154,7 +157,11 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
 			idle[k] = true
-			b.Time += IdleCost(p.IdleMemory)
+			b.Time += IdleCost(p.IdleMemory) + checksCost
+		}
+		if k := u.Layout + "/" + u.Profile.Name; !restarted[k] {
+			restarted[k] = true
+			b.Time += restartCost
 		}
 	}
 	return b

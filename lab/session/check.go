@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/loadlab/loadlab/lab/backend"
 )
@@ -17,9 +18,10 @@ type BodyCheck struct {
 	Path   string `json:"path"`  // "/1k" or "/1m"
 	Status int    `json:"status"`
 	Bytes  int    `json:"bytes"`
-	SHA256 string `json:"sha256,omitempty"` // of the body received (hex)
-	OK     bool   `json:"ok"`               // status 200 and sha256 equal to the backend's (a fixed-body origin's: its body)
-	Error  string `json:"error,omitempty"`  // why the fetch failed or differs
+	SHA256 string `json:"sha256,omitempty"`  // of the body received (hex)
+	OK     bool   `json:"ok"`                // status 200 and sha256 equal to the backend's (a fixed-body origin's: its body)
+	Error  string `json:"error,omitempty"`   // why the fetch failed or differs
+	AltSvc string `json:"alt_svc,omitempty"` // the response's Alt-Svc header: where the proxy advertises HTTP/3
 }
 
 // Key is the name CheckBodies uses for the check: "/1k" for HTTP/1.1 over
@@ -111,13 +113,13 @@ func (p *Proxy) checkProto(ctx context.Context, proto string) ([]BodyCheck, erro
 	}
 	wantMajor := map[string]string{protoH1: "HTTP/1.1", protoH2: "HTTP/2.0", protoH3: "HTTP/3.0", protoHTTP: "HTTP/1.1"}[proto]
 	for _, path := range checkPaths {
-		status, got, body, err := fetch(ctx, c, p.schemeURL(scheme, path))
+		status, got, hdr, body, err := fetchHeader(ctx, c, p.schemeURL(scheme, path))
 		if err != nil {
 			fail(path, err.Error())
 			continue
 		}
 		sum := sha256.Sum256(body)
-		bc := BodyCheck{Proto: proto, Path: path, Status: status, Bytes: len(body), SHA256: hex.EncodeToString(sum[:])}
+		bc := BodyCheck{Proto: proto, Path: path, Status: status, Bytes: len(body), SHA256: hex.EncodeToString(sum[:]), AltSvc: hdr.Get("Alt-Svc")}
 		want, wantLen := p.e.backend.sums[path], len(backend.Body(path))
 		if fixed := p.prof.FixedBody; fixed != nil {
 			want, wantLen = sha256.Sum256(fixed), len(fixed)
@@ -138,4 +140,78 @@ func (p *Proxy) checkProto(ctx context.Context, proto string) ([]BodyCheck, erro
 		}
 	}
 	return checks, first
+}
+
+// AdvertisesH3 reports whether an HTTPS (HTTP/1.1 or h2) response of the
+// checks carried an Alt-Svc header naming h3: how a client learns that the
+// proxy serves HTTP/3 (RFC 9114 section 3.1.1).
+func AdvertisesH3(checks []BodyCheck) bool {
+	for _, c := range checks {
+		if c.Proto != protoH1 && c.Proto != protoH2 {
+			continue
+		}
+		for _, alt := range strings.Split(c.AltSvc, ",") {
+			if proto, _, ok := strings.Cut(strings.TrimSpace(alt), "="); ok && proto == "h3" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// Checks is one run of the checks through a running proxy (seed 001's
+// table): bodies byte-identical to the backend's per protocol, the
+// WebSocket route, HTTP/3 advertised (Alt-Svc) where the profile serves
+// it, and, when asked, a restart: seconds until it answers again and
+// whether the certificate it serves is unchanged.
+type Checks struct {
+	Bodies        []BodyCheck    `json:"bodies"`
+	ByteIdentical bool           `json:"byte_identical"` // every body check passed
+	WebSocket     WebSocketCheck `json:"websocket"`
+	H3            bool           `json:"h3_served"`     // the profile serves HTTP/3 and its h3 bodies were identical
+	H3Advertised  bool           `json:"h3_advertised"` // an HTTPS response's Alt-Svc names h3
+	Restarted     bool           `json:"restarted"`     // the restart ran
+	RestartS      float64        `json:"restart_s,omitempty"`
+	CertUnchanged bool           `json:"cert_unchanged"`  // the same leaf before and after the restart
+	Error         string         `json:"error,omitempty"` // the first failure
+}
+
+// RunChecks runs the checks through p (with restart and no failure so
+// far, also a restart) and returns them; the error is the first failure.
+// A profile that serves HTTP/3 must also advertise it; an origin has no
+// WebSocket route.
+func (p *Proxy) RunChecks(ctx context.Context, restart bool) (Checks, error) {
+	var c Checks
+	bodies, err := p.CheckBodiesDetail(ctx)
+	c.Bodies, c.ByteIdentical = bodies, err == nil && len(bodies) > 0
+	if p.prof.Features.H3 {
+		c.H3 = true
+		for _, b := range bodies {
+			if b.Proto == protoH3 && !b.OK {
+				c.H3 = false
+			}
+		}
+		if c.H3Advertised = AdvertisesH3(bodies); !c.H3Advertised && err == nil {
+			err = fmt.Errorf("%s serves HTTP/3 but no HTTPS response advertised it (no Alt-Svc naming h3)", p.prof.Name)
+		}
+	}
+	if p.prof.IsOrigin() {
+		c.WebSocket = WebSocketCheck{Error: "not checked: an origin serves files, it has no backend to upgrade to"}
+	} else if c.WebSocket = p.CheckWebSocket(ctx); !c.WebSocket.OK && err == nil {
+		err = fmt.Errorf("websocket route through %s: %s", p.prof.Name, c.WebSocket.Error)
+	}
+	if restart && err == nil && ctx.Err() == nil {
+		secs, same, rerr := p.Restart(ctx)
+		c.Restarted, c.RestartS, c.CertUnchanged = rerr == nil, secs, same
+		switch {
+		case rerr != nil:
+			err = rerr
+		case !same:
+			err = fmt.Errorf("%s served a different certificate after the restart", p.prof.Name)
+		}
+	}
+	if err != nil {
+		c.Error = err.Error()
+	}
+	return c, err
 }

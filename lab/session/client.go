@@ -113,20 +113,26 @@ func (e *Session) h3Client(addr string) (c *http.Client, closeFn func(), err err
 // fetch GETs scheme://host+path over c and returns the status, protocol
 // and body (at most maxCheckBody bytes).
 func fetch(ctx context.Context, c *http.Client, url string) (status int, proto string, body []byte, err error) {
+	status, proto, _, body, err = fetchHeader(ctx, c, url)
+	return status, proto, body, err
+}
+
+// fetchHeader is fetch with the response's header.
+func fetchHeader(ctx context.Context, c *http.Client, url string) (status int, proto string, h http.Header, body []byte, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
-		return 0, "", nil, err
+		return 0, "", nil, nil, err
 	}
 	resp, err := c.Do(req)
 	if err != nil {
-		return 0, "", nil, err
+		return 0, "", nil, nil, err
 	}
 	defer resp.Body.Close()
 	body, err = io.ReadAll(io.LimitReader(resp.Body, maxCheckBody))
 	if err != nil {
-		return resp.StatusCode, resp.Proto, body, fmt.Errorf("reading the body: %v", err)
+		return resp.StatusCode, resp.Proto, resp.Header, body, fmt.Errorf("reading the body: %v", err)
 	}
-	return resp.StatusCode, resp.Proto, body, nil
+	return resp.StatusCode, resp.Proto, resp.Header, body, nil
 }
 
 // servedLeaf connects to the TLS address addr, verifies the chain and

@@ -208,3 +208,21 @@ func TestBodyCheckKey(t *testing.T) {
 		}
 	}
 }
+
+// AdvertisesH3 reads the Alt-Svc of the HTTPS responses only.
+func TestAdvertisesH3(t *testing.T) {
+	for _, c := range []struct {
+		checks []BodyCheck
+		want   bool
+	}{
+		{[]BodyCheck{{Proto: protoH1, AltSvc: `h3=":443"; ma=2592000`}}, true},
+		{[]BodyCheck{{Proto: protoH2, AltSvc: `h3-29=":443", h3=":8443"; ma=86400`}}, true},
+		{[]BodyCheck{{Proto: protoH1, AltSvc: `h3-29=":443"`}}, false},
+		{[]BodyCheck{{Proto: protoH3, AltSvc: `h3=":443"`}}, false},
+		{[]BodyCheck{{Proto: protoH1}}, false},
+	} {
+		if got := AdvertisesH3(c.checks); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.checks, got, c.want)
+		}
+	}
+}

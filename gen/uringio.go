@@ -1,0 +1,529 @@
+package gen
+
+import (
+	"fmt"
+	"net/netip"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/loadlab/loadlab/internal/uring"
+	"golang.org/x/sys/unix"
+)
+
+// The io_uring path of the TCP loops (--io uring). The loop keeps its
+// readiness-shaped driver (handler.event with epoll bits) and its byte
+// stream seam (sock); underneath, each connected socket has a multishot
+// receive armed into the loop's provided buffer ring, sends are submitted
+// from the socket's own copy of the bytes, connects go through the ring,
+// and every wakeup is one io_uring_enter that submits what the last round
+// queued and waits for the next completions (its timeout is the pacing
+// deadline: no timerfd, no epoll). A completion becomes the event the
+// driver already handles: data or the end of the stream is EPOLLIN (the
+// stream's read then serves the buffers the kernel filled, and EAGAIN once
+// they are used up), a connect's or send's completion is EPOLLOUT, an error
+// EPOLLERR.
+//
+// Receive timestamps: with a pacing tolerance the loop may reap a response
+// long after it arrived, so the receive is a multishot RECVMSG and each
+// buffer carries the SO_TIMESTAMPNS of its data, which doneAt uses as the
+// epoll path uses recvmsg's. At tolerance 0 the loop wakes for every
+// completion and the receive is a plain multishot RECV.
+
+// Operations, in a completion's user data: op<<56 | gen(24 bits)<<32 | slot.
+const (
+	uopRecv = iota + 1
+	uopSend
+	uopConnect
+	uopCancel
+	uopWake
+)
+
+const ugenMask = 1<<24 - 1
+
+func uud(op int, idx, gen int32) uint64 {
+	return uint64(op)<<56 | uint64(uint32(gen)&ugenMask)<<32 | uint64(uint32(idx))
+}
+
+// uringFeatures is the io_uring probe, made once per process.
+var uringFeatures = sync.OnceValue(uring.Probe)
+
+// uringIO is a loop's ring: created on the loop's locked thread (the ring
+// is SINGLE_ISSUER), used only there.
+type uringIO struct {
+	ring   *uring.Ring
+	bufs   *uring.BufRing
+	stamps bool        // multishot RECVMSG with SO_TIMESTAMPNS (batched pacing)
+	msg    unix.Msghdr // the RECVMSG shape: control space only
+	last   int64       // wall ns of the last read buffer's data (stamps), 0 = none
+
+	dst    [unix.SizeofSockaddrInet6]byte // the target, raw, for CONNECT
+	dstLen uint32
+
+	socks  []*uringSock // by slot index: the slot's socket state
+	rearm  []*uringSock // receives the buffer group ran dry for
+	wakefd int
+	wakeb  [8]byte
+}
+
+const uringCtrl = 64 // control space per RECVMSG buffer: one SCM_TIMESTAMPNS
+
+// newUringIO makes the ring of a loop with conns connection slots.
+func newUringIO(conns int, stamps bool, dst netip.AddrPort, wakefd int) (*uringIO, error) {
+	u := &uringIO{stamps: stamps, wakefd: wakefd}
+	sq := pow2(min(max(2*conns+16, 64), 4096))
+	r, err := uring.New(uint32(sq), uint32(4*sq), uring.LoopFlags)
+	if err != nil {
+		return nil, err
+	}
+	u.ring = r
+	size := 64 << 10
+	switch {
+	case conns > 1024:
+		size = 4 << 10
+	case conns > 64:
+		size = 16 << 10
+	}
+	if u.bufs, err = r.NewBufRing(0, pow2(min(max(2*conns, 64), 8192)), size); err != nil {
+		r.Close()
+		return nil, err
+	}
+	u.msg.Controllen = uringCtrl
+	if dst.Addr().Is4() {
+		sa := (*unix.RawSockaddrInet4)(unsafe.Pointer(&u.dst[0]))
+		sa.Family = unix.AF_INET
+		sa.Addr = dst.Addr().As4()
+		sa.Port = htons(dst.Port())
+		u.dstLen = unix.SizeofSockaddrInet4
+	} else {
+		sa := (*unix.RawSockaddrInet6)(unsafe.Pointer(&u.dst[0]))
+		sa.Family = unix.AF_INET6
+		sa.Addr = dst.Addr().As16()
+		sa.Port = htons(dst.Port())
+		u.dstLen = unix.SizeofSockaddrInet6
+	}
+	u.sqe().PrepPollMultishot(wakefd, unix.POLLIN, uud(uopWake, 0, 0))
+	return u, nil
+}
+
+func htons(p uint16) uint16 { return p>>8 | p<<8 }
+
+func pow2(n int) int {
+	p := 1
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
+
+func (u *uringIO) close() {
+	u.ring.Submit() // the sockets' closes
+	u.bufs.Close()
+	u.ring.Close()
+}
+
+// sqe returns a free submission entry, submitting what is queued when the
+// queue is full. A ring that refuses even that is broken beyond the run's
+// repair: the loop would otherwise lose requests without a trace.
+func (u *uringIO) sqe() *uring.SQE {
+	if s := u.ring.NextSQE(); s != nil {
+		return s
+	}
+	panic("io_uring: the submission queue is full and io_uring_enter refuses to take it")
+}
+
+// connect starts connecting fd (slot idx, socket generation gen) through
+// the ring; its completion is the slot's EPOLLOUT.
+func (u *uringIO) connect(s *uringSock, fd int, idx, gen int32) {
+	s.open(u, fd, idx, gen)
+	for int(idx) >= len(u.socks) {
+		u.socks = append(u.socks, nil)
+	}
+	u.socks[idx] = s
+	u.sqe().PrepConnect(fd, unsafe.Pointer(&u.dst[0]), u.dstLen, uud(uopConnect, idx, gen))
+	s.connecting = true
+}
+
+// arm starts the socket's multishot receive.
+func (u *uringIO) arm(s *uringSock) {
+	ud := uud(uopRecv, s.idx, s.gen)
+	if u.stamps {
+		u.sqe().PrepRecvmsgMultishot(s.fd, &u.msg, u.bufs.Group, ud)
+	} else {
+		u.sqe().PrepRecvMultishot(s.fd, u.bufs.Group, ud)
+	}
+	s.armed = true
+}
+
+// enter submits what is queued and waits up to ns for min completions
+// (min 0: none; the kernel still runs what completed, so it shows).
+func (u *uringIO) enter(min uint32, ns int64) {
+	if ns < 0 {
+		ns = 0
+	}
+	_, err := u.ring.SubmitAndWait(min, ns)
+	switch err {
+	case nil, unix.EINTR, unix.EBUSY, unix.EAGAIN:
+		// EINTR: a signal (the runtime's preemption); EBUSY, EAGAIN: the
+		// completion queue overflowed and must be reaped first.
+	default:
+		panic(fmt.Sprintf("io_uring_enter: %v", err))
+	}
+}
+
+// reap hands the ready completions to h.
+func (u *uringIO) reap(h handler) int {
+	n := 0
+	for c := u.ring.PeekCQE(); c != nil; c = u.ring.PeekCQE() {
+		cqe := *c
+		u.ring.Advance(1)
+		n++
+		u.complete(&cqe, h)
+	}
+	for _, s := range u.rearm {
+		if s.armWanted {
+			s.armWanted = false
+			u.arm(s)
+		}
+	}
+	u.rearm = u.rearm[:0]
+	u.bufs.Publish()
+	return n
+}
+
+// complete applies one completion to its socket and tells the driver.
+func (u *uringIO) complete(c *uring.CQE, h handler) {
+	op, idx := int(c.UserData>>56), int32(uint32(c.UserData))
+	gen := uint32(c.UserData>>32) & ugenMask
+	if op == uopWake {
+		unix.Read(u.wakefd, u.wakeb[:])
+		if !c.More() {
+			u.sqe().PrepPollMultishot(u.wakefd, unix.POLLIN, uud(uopWake, 0, 0))
+		}
+		return
+	}
+	var s *uringSock
+	if int(idx) < len(u.socks) {
+		s = u.socks[idx]
+	}
+	if s == nil || s.fd < 0 || uint32(s.gen)&ugenMask != gen {
+		// A completion of a socket closed since: give its buffer back.
+		if id, ok := c.Buffer(); ok {
+			u.bufs.Recycle(id)
+		}
+		return
+	}
+	var ev uint32
+	switch op {
+	case uopConnect:
+		s.connecting = false
+		if c.Res < 0 {
+			s.connErr = unix.Errno(-c.Res)
+			ev = unix.EPOLLOUT | unix.EPOLLERR
+			break
+		}
+		u.arm(s)
+		ev = unix.EPOLLOUT
+	case uopRecv:
+		ev = s.received(c)
+	case uopSend:
+		ev = s.sent(c)
+	default:
+		return
+	}
+	if ev != 0 {
+		h.event(s.idx, s.gen, ev)
+	}
+}
+
+// closeSock cancels what the socket has in flight (a pending request holds
+// the file open) and closes it through the ring: its descriptor stays taken
+// until the entries already queued for it have run, so a new socket cannot
+// get its number and their bytes.
+func (u *uringIO) closeSock(s *uringSock) {
+	if s.armed {
+		u.cancel(uud(uopRecv, s.idx, s.gen))
+	}
+	if s.sending {
+		u.cancel(uud(uopSend, s.idx, s.gen))
+		s.tx = nil // the kernel may still read it: the next socket gets its own
+	}
+	if s.connecting {
+		u.cancel(uud(uopConnect, s.idx, s.gen))
+	}
+	s.Release()
+	c := u.sqe()
+	c.PrepClose(s.fd, uud(uopCancel, 0, 0))
+	c.Flags |= uring.SqeCQESkipSuccess
+	s.fd = -1
+}
+
+func (u *uringIO) cancel(target uint64) {
+	s := u.sqe()
+	s.PrepCancel(target, uud(uopCancel, 0, 0))
+	s.Flags |= uring.SqeCQESkipSuccess
+}
+
+// uringSock is a connected socket on the ring and its byte stream (the
+// plain one; TLS runs over it). The loop owns it; not safe for concurrent
+// use.
+type uringSock struct {
+	u        *uringIO
+	fd       int
+	idx, gen int32
+
+	connecting bool
+	connErr    error
+	armed      bool // the multishot receive is in flight
+	armWanted  bool // it ended for lack of buffers: rearm after the round
+	eof        bool
+	err        error // sticky: the receive or a send failed
+
+	rx    []ubuf // buffers received, not yet read; rxOff into rx[0]
+	rxOff int
+
+	tx      []byte // the bytes of the send in flight
+	sending bool
+	txq     []byte // bytes written while a send is in flight
+}
+
+// ubuf is one received buffer: its id in the ring, payload bounds within
+// the buffer, and the arrival time of its data (stamps).
+type ubuf struct {
+	id       uint16
+	off, end int
+	at       int64
+}
+
+func (s *uringSock) open(u *uringIO, fd int, idx, gen int32) {
+	s.u, s.fd, s.idx, s.gen = u, fd, idx, gen
+	s.connecting, s.connErr, s.armed, s.armWanted, s.eof, s.err = false, nil, false, false, false, nil
+	s.rx, s.rxOff = s.rx[:0], 0
+	s.tx, s.txq, s.sending = s.tx[:0], s.txq[:0], false
+}
+
+// received takes a receive completion; it returns the driver's event.
+func (s *uringSock) received(c *uring.CQE) uint32 {
+	if !c.More() {
+		s.armed = false
+	}
+	switch {
+	case c.Res > 0:
+		id, ok := c.Buffer()
+		if !ok {
+			s.err = unix.EIO
+			return unix.EPOLLERR
+		}
+		b := ubuf{id: id, end: int(c.Res)}
+		if s.u.stamps {
+			control, payload, ok := uring.ParseRecvmsg(s.u.bufs.Buf(id, int(c.Res)), 0, uringCtrl)
+			if !ok {
+				s.u.bufs.Recycle(id)
+				s.err = unix.EIO
+				return unix.EPOLLERR
+			}
+			b.off = int(c.Res) - len(payload)
+			b.at = uring.TimestampNs(control)
+		}
+		s.rx = append(s.rx, b)
+		if !s.armed {
+			s.rearm()
+		}
+		return unix.EPOLLIN
+	case c.Res == 0:
+		s.eof = true
+		return unix.EPOLLIN | unix.EPOLLRDHUP
+	case c.Res == -int32(unix.ENOBUFS):
+		s.rearm()
+		return 0
+	default:
+		s.err = unix.Errno(-c.Res)
+		return unix.EPOLLIN | unix.EPOLLERR
+	}
+}
+
+// rearm asks for the receive again once this round's buffers are back.
+func (s *uringSock) rearm() {
+	if !s.armWanted {
+		s.armWanted = true
+		s.u.rearm = append(s.u.rearm, s)
+	}
+}
+
+// sent takes a send completion: the next queued bytes go out.
+func (s *uringSock) sent(c *uring.CQE) uint32 {
+	s.sending = false
+	if c.Res < 0 {
+		s.err = unix.Errno(-c.Res)
+		return unix.EPOLLOUT | unix.EPOLLERR
+	}
+	if len(s.txq) > 0 {
+		s.tx, s.txq = s.txq, s.tx[:0]
+		s.submitSend()
+	}
+	return unix.EPOLLOUT
+}
+
+func (s *uringSock) submitSend() {
+	s.u.sqe().PrepSend(s.fd, s.tx, unix.MSG_WAITALL|unix.MSG_NOSIGNAL, uud(uopSend, s.idx, s.gen))
+	s.sending = true
+}
+
+// The sock.Stream methods.
+
+func (s *uringSock) Handshake([]byte) (bool, error) { return true, nil }
+func (s *uringSock) Resumed() bool                  { return false }
+
+// Read copies what the kernel received, oldest first: EAGAIN once it is
+// all read and the socket is still open.
+func (s *uringSock) Read(b []byte) (int, error) {
+	if len(s.rx) == 0 {
+		switch {
+		case s.err != nil:
+			return 0, s.err
+		case s.eof:
+			return 0, nil
+		}
+		return 0, unix.EAGAIN
+	}
+	h := &s.rx[0]
+	data := s.u.bufs.Buf(h.id, h.end)[h.off+s.rxOff:]
+	n := copy(b, data)
+	s.rxOff += n
+	s.u.last = h.at
+	if n == len(data) {
+		s.u.bufs.Recycle(h.id)
+		s.rxOff = 0
+		copy(s.rx, s.rx[1:])
+		s.rx = s.rx[:len(s.rx)-1]
+	}
+	return n, nil
+}
+
+// DrainsOnShortRead: no, the buffers are read to EAGAIN (no system call).
+func (s *uringSock) DrainsOnShortRead() bool { return false }
+
+// Write queues b for the kernel (copied: the caller may reuse it at once)
+// and reports it all taken; a failure shows at the send's completion, as
+// EPOLLERR and the error of the next read or write.
+func (s *uringSock) Write(b []byte) (int, error) {
+	if s.err != nil {
+		return 0, s.err
+	}
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if s.sending {
+		s.txq = append(s.txq, b...)
+		return len(b), nil
+	}
+	s.tx = append(s.tx[:0], b...)
+	s.submitSend()
+	return len(b), nil
+}
+
+// Pending: bytes wait for the send in flight (its completion sends them).
+func (s *uringSock) Pending() bool { return len(s.txq) > 0 }
+func (s *uringSock) Flush() error  { return s.err }
+
+// Release gives the unread buffers back.
+func (s *uringSock) Release() {
+	for _, b := range s.rx {
+		s.u.bufs.Recycle(b.id)
+	}
+	s.rx, s.rxOff = s.rx[:0], 0
+}
+
+// take returns the arrival time of the last data read once (stamps).
+func (u *uringIO) take() int64 {
+	t := u.last
+	u.last = 0
+	return t
+}
+
+// defaultIO is what an unset Config.IO means: DefaultIO, except in the
+// package's tests, which run under each path (LOADLAB_TEST_IO, TestMain).
+var defaultIO = DefaultIO
+
+// chooseIO settles Config.IO for the TCP engines: what the loops use, and
+// why (generator.io_note).
+func chooseIO(r *run) (io, note string, err error) {
+	cfg := r.cfg
+	asked := cfg.IO
+	if asked == "" {
+		asked = defaultIO
+	}
+	if asked == IOEpoll {
+		return IOEpoll, "epoll: asked for (--io epoll)", nil
+	}
+	f := uringFeatures()
+	why := ""
+	switch {
+	case len(f.Missing()) > 0:
+		why = f.String()
+	case cfg.HTTP2:
+		why = "the io_uring path does not drive HTTP/2 yet"
+	case r.tls != nil:
+		why = "the io_uring path does not drive TLS yet"
+	}
+	if why != "" {
+		if cfg.IO == IOUring {
+			return "", "", fieldErr("IO", "uring: %s; use --io epoll (or auto, which falls back to it)", why)
+		}
+		return IOEpoll, "epoll: --io auto fell back from io_uring: " + why, nil
+	}
+	if asked == IOUring {
+		return IOUring, "io_uring: asked for (--io uring); " + f.String(), nil
+	}
+	return IOUring, "io_uring: --io auto found " + f.String(), nil
+}
+
+// setupUring makes the loop's ring on its locked thread, with the wake-up
+// eventfd the other goroutines write to.
+func (l *epollLoop) setupUring() error {
+	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err != nil {
+		return fmt.Errorf("eventfd: %w", err)
+	}
+	l.wakefd = wfd
+	if l.ur, err = newUringIO(l.conns, l.batch, l.r.dst, wfd); err != nil {
+		return fmt.Errorf("--io uring: %w (use --io epoll)", err)
+	}
+	l.buf = make([]byte, readBufSize)
+	l.acct.init(l.cpu)
+	return nil
+}
+
+// waitUring is waitEvents on the ring: one io_uring_enter submits what the
+// round queued and sleeps until a completion or the deadline.
+//
+// Batched pacing: the completions the last sleep ended with are handled
+// first (their data keeps its receive time); then, if quiet(), the loop
+// sleeps through completions until the deadline, asking the kernel for
+// more completions than can come, so that only the deadline (or a signal)
+// ends the sleep.
+func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
+	u := l.ur
+	at := min(until, l.nextScan)
+	if l.batch {
+		l.setWallOff()
+		u.reap(h)
+		if quiet() {
+			u.enter(u.ring.CQEntries(), at-l.now())
+			return
+		}
+		now = l.now()
+	}
+	u.enter(1, at-now)
+	if l.batch {
+		l.setWallOff()
+	}
+	u.reap(h)
+}
+
+// setWallOff notes the wall clock's offset from the run's clock, which
+// turns receive timestamps into the run's time.
+func (l *epollLoop) setWallOff() {
+	t := time.Now()
+	l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
+}

@@ -1,0 +1,76 @@
+package gen
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// needUring skips a test where io_uring cannot run the loops.
+func needUring(t *testing.T) {
+	t.Helper()
+	f := uringFeatures()
+	if m := f.Missing(); len(m) > 0 {
+		t.Skipf("io_uring: %v", m)
+	}
+}
+
+// TestIOChoice: --io picks the path and the result says which ran and why;
+// what the ring cannot drive is an error when asked for and a fallback
+// under auto.
+func TestIOChoice(t *testing.T) {
+	needUring(t)
+	srv := startServer(t, reply(okResp))
+	base := Config{URL: srv.url("http"), Connections: 2, Duration: 300 * time.Millisecond, Timeout: time.Second}
+	for _, tc := range []struct{ io, want string }{{IOEpoll, "epoll"}, {IOUring, "uring"}, {IOAuto, "uring"}} {
+		cfg := base
+		cfg.IO = tc.io
+		res := runOnTime(t, cfg)
+		if res.Generator.IO != tc.want || res.Generator.IONote == "" || res.OK == 0 || res.ErrorCount() != 0 {
+			t.Errorf("--io %s: generator.io %q (note %q), ok %d errors %v: want %s", tc.io, res.Generator.IO, res.Generator.IONote, res.OK, res.Errors, tc.want)
+		}
+	}
+	bad := base
+	bad.IO = "kqueue"
+	if _, err := Run(context.Background(), bad); err == nil || !strings.Contains(err.Error(), "epoll, uring or auto") {
+		t.Errorf("--io kqueue: %v, want a usage error", err)
+	}
+	tlsCfg := base
+	tlsCfg.URL = srv.url("https")
+	tlsCfg.IO = IOUring
+	if _, err := Run(context.Background(), tlsCfg); err == nil || !strings.Contains(err.Error(), "TLS") {
+		t.Errorf("--io uring over TLS: %v, want the error that says the ring does not drive it", err)
+	}
+}
+
+// TestUringNewConnCloses: a new connection per request, reset on close:
+// connects and closes go through the ring, every request is answered, and
+// no descriptor outlives the run (a close queued behind a pending receive
+// would keep the socket open).
+func TestUringNewConnCloses(t *testing.T) {
+	needUring(t)
+	srv := startServer(t, reply(okResp))
+	before := openFds(t)
+	for _, mode := range []CloseMode{CloseFIN, CloseRST} {
+		res := runOnTime(t, Config{URL: srv.url("http"), Connections: 4, Duration: 500 * time.Millisecond,
+			Timeout: time.Second, NewConn: true, Close: mode, IO: IOUring})
+		if res.OK < 50 || res.ErrorCount() != 0 || res.Handshakes < res.OK {
+			t.Errorf("close %v: ok %d handshakes %d errors %v %v", mode, res.OK, res.Handshakes, res.Errors, res.ErrorSamples)
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after := openFds(t); after > before+2 {
+		t.Errorf("%d descriptors open after the runs, %d before", after, before)
+	}
+}
+
+func openFds(t *testing.T) int {
+	t.Helper()
+	d, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip(err)
+	}
+	return len(d)
+}

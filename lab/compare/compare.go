@@ -1,0 +1,393 @@
+// Package compare answers "is this difference real?" for two results: two
+// gen runs (JSON or HdrHistogram logs), two lab results directories, or
+// two sets of repeated runs of either. Per row and metric (2xx/s, p50,
+// p99, p99.9, errors, proxy CPU, memory) it gives both values, the ratio
+// B/A with its confidence interval, and a verdict (faster, slower, higher,
+// lower, or within noise), with lab/spread's rules:
+//
+//   - 4 or more runs a side: a Mann-Whitney U test over the runs' values at
+//     p < 0.05;
+//   - fewer: the test over the runs' per-second values, and a difference
+//     must also exceed a floor (±10% unless set otherwise; a search's rate
+//     found has no per-second values, its floor is the search's
+//     precision), since one run's seconds understate the run-to-run noise
+//     (10–20% on a small machine); with 2 or 3 runs a side, runs whose
+//     min–max ranges overlap are within noise whatever the seconds say;
+//   - a value without per-second data (a search's rate found): its runs'
+//     ranges widened by the floor, no test.
+//
+// Each metric says which basis it used. Check applies --fail-if rules.
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
+
+	"github.com/loadlab/loadlab/lab/spread"
+)
+
+// Metric is one compared quantity.
+type Metric string
+
+// The compared metrics, in output order.
+const (
+	Rate   Metric = "rate"   // 2xx/s (a search: the rate found)
+	P50    Metric = "p50"    // corrected latency, µs
+	P99    Metric = "p99"    // corrected latency, µs
+	P999   Metric = "p99.9"  // corrected latency, µs
+	Errors Metric = "errors" // share of requests failed or non-2xx
+	CPU    Metric = "cpu"    // proxy CPU, cores (lab)
+	Mem    Metric = "mem"    // proxy memory under load, anon+kernel bytes (lab)
+)
+
+// Metrics are all metrics in output order.
+var Metrics = []Metric{Rate, P50, P99, P999, Errors, CPU, Mem}
+
+// higherBetter reports whether a higher value of m is an improvement.
+func higherBetter(m Metric) bool { return m == Rate }
+
+// DefaultFloor is the floor a difference found in one run's per-second
+// values must exceed: the run-to-run noise of a small machine.
+const DefaultFloor = 0.10
+
+// maxSeconds bounds the per-second values a side's ratio interval uses:
+// longer series are averaged in consecutive groups down to about this.
+const maxSeconds = 300
+
+// Verdicts.
+const (
+	Faster = "faster"
+	Slower = "slower"
+	Higher = "higher"
+	Lower  = "lower"
+	Noise  = "within noise"
+	NoData = "no data"
+	// Other is a search row's metric measured at each side's own rate
+	// found, which differ: shown, not judged.
+	Other   = "at other rates"
+	OnlyInA = "only in A"
+	OnlyInB = "only in B"
+)
+
+// Bases.
+const (
+	BasisRuns      = "runs"       // U test over the runs' values
+	BasisPerSecond = "per-second" // U test over the runs' seconds, and the floor
+	BasisValues    = "values"     // no test: ranges widened by the floor
+)
+
+// Result is one metric of one row.
+type Result struct {
+	Metric     Metric   `json:"metric"`
+	A          float64  `json:"a"` // median of A's runs
+	B          float64  `json:"b"`
+	RunsA      int      `json:"runs_a"`
+	RunsB      int      `json:"runs_b"`
+	SecondsA   int      `json:"seconds_a,omitempty"` // per-second values the test used
+	SecondsB   int      `json:"seconds_b,omitempty"`
+	Ratio      *float64 `json:"ratio"` // B/A; null when A is 0 and B is not
+	RatioLo    *float64 `json:"ratio_lo,omitempty"`
+	RatioHi    *float64 `json:"ratio_hi,omitempty"`
+	CILevel    float64  `json:"ci_level,omitempty"`
+	Basis      string   `json:"basis"`
+	Floor      float64  `json:"floor"` // the change a difference must exceed (per-second and values bases)
+	P          *float64 `json:"p,omitempty"`
+	Tested     bool     `json:"tested"`      // a significance test ran
+	Different  bool     `json:"different"`   // the verdict is not "within noise"
+	Worse      bool     `json:"worse"`       // different, and B is the worse
+	Verdict    string   `json:"verdict"`     // faster, slower, higher, lower, within noise, no data
+	BasisWords string   `json:"basis_words"` // the basis in words
+}
+
+// Change is B/A - 1 (+Inf when A is 0 and B is not; 0 for no data).
+func (r Result) Change() float64 {
+	if r.Ratio == nil {
+		if r.B > r.A {
+			return math.Inf(1)
+		}
+		return 0
+	}
+	return *r.Ratio - 1
+}
+
+// RowResult is one row's metrics.
+type RowResult struct {
+	Key     string   `json:"row"`
+	Method  string   `json:"method,omitempty"`
+	Only    string   `json:"only,omitempty"` // "A" or "B": the other side lacks the row
+	Metrics []Result `json:"metrics"`
+}
+
+// Different lists the row's metrics that differ.
+func (r RowResult) Different() []Result {
+	var out []Result
+	for _, m := range r.Metrics {
+		if m.Different {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// SideInfo says what a side held.
+type SideInfo struct {
+	Arg    string   `json:"arg"`
+	Kind   string   `json:"kind"`
+	Inputs []string `json:"inputs"`
+}
+
+// Report is a whole comparison.
+type Report struct {
+	A      SideInfo     `json:"a"`
+	B      SideInfo     `json:"b"`
+	Floor  float64      `json:"floor"`
+	Alpha  float64      `json:"alpha"`
+	Rows   []RowResult  `json:"rows"`
+	Checks []RuleResult `json:"fail_if,omitempty"`
+	Failed bool         `json:"failed"` // a --fail-if rule found a real regression
+}
+
+// Options set a comparison's floor (0: DefaultFloor).
+type Options struct {
+	Floor float64
+}
+
+// Compare compares side b against side a, row by row.
+func Compare(a, b *Side, o Options) (*Report, error) {
+	if a.Kind != b.Kind {
+		return nil, inputErr("A holds %s and B %s: compare gen results with gen results, lab results with lab results", kindWords(a.Kind), kindWords(b.Kind))
+	}
+	floor := o.Floor
+	if floor == 0 {
+		floor = DefaultFloor
+	}
+	if floor < 0 || floor >= 10 || math.IsNaN(floor) {
+		return nil, inputErr("floor %g: want a share such as 0.1 for ±10%%", floor)
+	}
+	rep := &Report{A: info(a), B: info(b), Floor: floor, Alpha: spread.Alpha}
+	for _, ra := range a.Rows {
+		rb := b.Row(ra.Key)
+		if rb == nil {
+			rep.Rows = append(rep.Rows, RowResult{Key: ra.Key, Method: ra.Method, Only: "A"})
+			continue
+		}
+		rr := RowResult{Key: ra.Key, Method: ra.Method}
+		for _, m := range Metrics {
+			if res, ok := compareMetric(m, ra, rb, floor); ok {
+				rr.Metrics = append(rr.Metrics, res)
+			}
+		}
+		rep.Rows = append(rep.Rows, rr)
+	}
+	for _, rb := range b.Rows {
+		if a.Row(rb.Key) == nil {
+			rep.Rows = append(rep.Rows, RowResult{Key: rb.Key, Method: rb.Method, Only: "B"})
+		}
+	}
+	return rep, nil
+}
+
+func info(s *Side) SideInfo { return SideInfo{Arg: s.Arg, Kind: s.Kind, Inputs: s.Inputs} }
+
+// values are the runs' whole-run values of m and their pooled seconds.
+func values(r *Row, m Metric) (vals, secs []float64) {
+	for _, run := range r.Runs {
+		if v, ok := run.vals[m]; ok && v.ok {
+			vals = append(vals, v.v)
+			secs = append(secs, v.secs...)
+		}
+	}
+	return vals, secs
+}
+
+// compareMetric compares metric m of two rows; false when neither side
+// has it (a gen result has no proxy CPU).
+func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
+	va, sa := values(ra, m)
+	vb, sb := values(rb, m)
+	res := Result{Metric: m, RunsA: len(va), RunsB: len(vb), Floor: floor}
+	if len(va) == 0 && len(vb) == 0 {
+		return res, false
+	}
+	if len(va) == 0 || len(vb) == 0 {
+		res.Verdict, res.Basis, res.BasisWords = NoData, "", "one side has no value"
+		return res, true
+	}
+	res.A, res.B = spread.Of(va).Median, spread.Of(vb).Median
+	switch {
+	case res.A != 0:
+		res.Ratio = ptr(res.B / res.A)
+	case res.B == 0:
+		res.Ratio = ptr(1)
+	}
+	if m == Rate && (ra.Floor > 0 || rb.Floor > 0) {
+		res.Floor = max(ra.Floor, rb.Floor) // a search's rate found is known to its precision
+	}
+	n := func(a, b int, unit string) string { return fmt.Sprintf("%d+%d %s", a, b, unit) }
+	if m != Rate && ra.Method == "search" {
+		if at, bt := ratesFound(ra), ratesFound(rb); !slices.Equal(at, bt) {
+			// Latency, errors, CPU and memory of a search come from its
+			// last passing confirmation, at the rate it found: at
+			// different rates they measure different loads.
+			res.Verdict, res.Basis = Other, BasisValues
+			res.BasisWords = fmt.Sprintf("not compared: each side's confirmation at its own rate found (%s vs %s req/s)", rateList(at), rateList(bt))
+			return res, true
+		}
+	}
+	switch {
+	case len(va) >= spread.MinTest && len(vb) >= spread.MinTest:
+		c := spread.Compare(va, vb, 0)
+		res.Basis, res.Tested, res.P, res.Floor = BasisRuns, true, ptr(c.P), 0
+		res.Different = c.Significant
+		setCI(&res, c)
+		res.BasisWords = fmt.Sprintf("U test over %s, %s", n(len(va), len(vb), "runs"), pWords(c.P))
+	case len(sa) >= spread.MinTest && len(sb) >= spread.MinTest:
+		c := spread.Compare(sa, sb, 0)
+		res.Basis, res.Tested, res.P = BasisPerSecond, true, ptr(c.P)
+		res.SecondsA, res.SecondsB = len(sa), len(sb)
+		ga, gb := group(sa), group(sb)
+		beyond := math.Abs(res.Change()) > res.Floor
+		res.BasisWords = fmt.Sprintf("U test over %s, %s; floor ±%s", n(len(sa), len(sb), "seconds"), pWords(c.P), pct(res.Floor))
+		if hl, ok := spread.RatioEstimate(ga, gb); ok {
+			// The seconds' typical ratio must say the same: a run's p99
+			// can be set by one stalled second.
+			if math.Abs(hl-1) <= res.Floor || (hl > 1) != (res.Change() > 0) {
+				beyond = false
+			}
+			if lo, hi, cl, ok := spread.RatioCI(ga, gb); ok {
+				res.RatioLo, res.RatioHi, res.CILevel = ptr(lo), ptr(hi), cl
+				if r := res.Change() + 1; !math.IsInf(r, 0) && (r < lo || r > hi) {
+					res.BasisWords += fmt.Sprintf("; the runs' values are set by a few seconds: the seconds' ratio is %.3f", hl)
+				}
+			}
+		}
+		res.Different = c.Significant && beyond
+		if len(va) > 1 && len(vb) > 1 {
+			res.BasisWords += fmt.Sprintf(" (%s pooled)", n(len(va), len(vb), "runs"))
+			if spread.Tied(va, vb, 0) {
+				res.Different = false
+				res.BasisWords += "; the runs' ranges overlap"
+			}
+		}
+	default:
+		c := spread.Compare(va, vb, res.Floor)
+		res.Basis = BasisValues
+		res.Different = !c.Tied
+		setCI(&res, c)
+		what := "one run each"
+		if len(va) > 1 || len(vb) > 1 {
+			what = n(len(va), len(vb), "runs") + ", their ranges"
+		}
+		why := ""
+		if m == Rate && ra.Method == "search" {
+			why = " (the search's precision)"
+		}
+		res.BasisWords = fmt.Sprintf("no test: %s, floor ±%s%s", what, pct(res.Floor), why)
+	}
+	res.Verdict = Noise
+	if res.Different {
+		up := res.B > res.A
+		res.Worse = up != higherBetter(m)
+		res.Verdict = direction(m, up)
+	}
+	return res, true
+}
+
+// ratesFound are the rates a search row's runs found, sorted.
+func ratesFound(r *Row) []float64 {
+	v, _ := values(r, Rate)
+	slices.Sort(v)
+	return v
+}
+
+func rateList(v []float64) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, units.Rate(x))
+	}
+	return strings.Join(s, ", ")
+}
+
+// direction is the verdict word for B above (up) or below A.
+func direction(m Metric, up bool) string {
+	switch m {
+	case Rate:
+		if up {
+			return Faster
+		}
+		return Slower
+	case P50, P99, P999:
+		if up {
+			return Slower
+		}
+		return Faster
+	}
+	if up {
+		return Higher
+	}
+	return Lower
+}
+
+func setCI(res *Result, c spread.Comparison) {
+	if c.HasRatioCI {
+		res.RatioLo, res.RatioHi, res.CILevel = ptr(c.RatioLo), ptr(c.RatioHi), c.RatioCL
+	}
+}
+
+// group averages xs in consecutive groups so that at most about
+// maxSeconds remain (the ratio interval sorts every pair).
+func group(xs []float64) []float64 {
+	if len(xs) <= maxSeconds {
+		return xs
+	}
+	k := (len(xs) + maxSeconds - 1) / maxSeconds
+	var out []float64
+	for i := 0; i < len(xs); i += k {
+		chunk := xs[i:min(i+k, len(xs))]
+		sum := 0.0
+		for _, x := range chunk {
+			sum += x
+		}
+		out = append(out, sum/float64(len(chunk)))
+	}
+	return out
+}
+
+func ptr(f float64) *float64 { return &f }
+
+// pWords writes a test's p: "p=0.042", "p<0.001".
+func pWords(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return fmt.Sprintf("p=%.3f", p)
+}
+
+// pct writes a share as a percentage: 0.1 -> "10%", 0.075 -> "7.5%".
+func pct(f float64) string {
+	s := fmt.Sprintf("%.1f", 100*f)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + "%"
+}
+
+// Summary counts the rows compared, those within noise on every metric,
+// and those only on one side.
+func (r *Report) Summary() (compared, quiet, onlyOne int) {
+	for _, row := range r.Rows {
+		if row.Only != "" {
+			onlyOne++
+			continue
+		}
+		compared++
+		if !slices.ContainsFunc(row.Metrics, func(m Result) bool { return m.Different }) {
+			quiet++
+		}
+	}
+	return compared, quiet, onlyOne
+}

@@ -1,0 +1,118 @@
+package compare
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+const labPlan = `
+name: t
+profiles: [nginx-stock]
+search: {precision: 0.15}
+scenarios:
+  - kind: keepalive-1k
+  - kind: sustained
+    duration: 10s
+`
+
+// labDir writes a results directory: a search that found rate (its
+// confirmation at p50 lat µs, proxy CPU cpu), and a closed-loop unit with
+// one run per value of closed.
+func labDir(t *testing.T, rate float64, lat int64, cpu float64, closed []float64) string {
+	t.Helper()
+	p, err := plan.Parse([]byte(labPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	step := func(ok uint64, lat int64, phase string, rate float64, run int) *results.Step {
+		st := &results.Step{Phase: phase, Rate: rate, Run: run, Verdict: string(search.Pass), Result: mkResult(t, repeat(ok, 8), repeat(lat, 8))}
+		for i := 0; i < 8; i++ {
+			st.Proxy = append(st.Proxy, results.ProxySample{T: float64(i + 1), CPU: cpu * (1 + 0.01*float64(i%3)), MemAnon: 8 << 20, MemKernel: 1 << 20})
+		}
+		st.ProxySum = results.Summarize(st.Proxy, 1)
+		return st
+	}
+	f := &results.File{Version: results.Version, Plan: p, Finished: true}
+	f.Units = append(f.Units, &results.Unit{ID: "keepalive-1k/nginx-stock/p256/1cpu", Scenario: "keepalive-1k", Method: plan.MethodSearch, Status: results.StatusDone,
+		Search: &search.Result{Rate: rate, Confirmed: true},
+		Steps:  []*results.Step{step(uint64(rate), lat, string(search.PhaseConfirm), rate, 0)}})
+	u := &results.Unit{ID: "sustained/nginx-stock/p256/1cpu", Scenario: "sustained", Method: plan.MethodClosed, Status: results.StatusDone}
+	for i, v := range closed {
+		u.Steps = append(u.Steps, step(uint64(v), 2000, results.PhaseRun, 0, i+1))
+	}
+	f.Units = append(f.Units, u)
+	dir := t.TempDir()
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func TestLabDirectories(t *testing.T) {
+	a := labDir(t, 10000, 2000, 0.5, []float64{5000})
+	near := labDir(t, 11000, 2000, 0.5, []float64{5100}) // 10% above: within the 15% precision
+	far := labDir(t, 13000, 4000, 0.9, []float64{7000})  // 30% above, twice the latency, more CPU
+	rep, err := Compare(load(t, a), load(t, near), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	row := "keepalive-1k/nginx-stock/p256/1cpu"
+	if r := metric(t, rep, row, Rate); r.Verdict != Noise || r.Basis != BasisValues || r.Floor != 0.15 || !strings.Contains(r.BasisWords, "precision") {
+		t.Fatalf("search 10%% apart: %+v", r)
+	}
+	if compared, quiet, _ := rep.Summary(); compared != 2 || quiet != 2 {
+		t.Fatalf("summary %d %d: %+v", compared, quiet, rep.Rows)
+	}
+	rep, _ = Compare(load(t, a), load(t, far), Options{})
+	// the confirmations ran at different rates: their latency, CPU and
+	// memory are shown, not judged
+	for m, want := range map[Metric]string{Rate: Faster, P50: Other, CPU: Other, Mem: Other} {
+		if r := metric(t, rep, row, m); r.Verdict != want {
+			t.Fatalf("%s: %+v, want %s", m, r, want)
+		}
+	}
+	// at the same rate found they are compared
+	same := labDir(t, 10000, 4000, 0.9, []float64{5000})
+	rep2, _ := Compare(load(t, a), load(t, same), Options{})
+	for m, want := range map[Metric]string{Rate: Noise, P50: Slower, CPU: Higher, Mem: Noise} {
+		if r := metric(t, rep2, row, m); r.Verdict != want {
+			t.Fatalf("same rate, %s: %+v, want %s", m, r, want)
+		}
+	}
+	if r := metric(t, rep, "sustained/nginx-stock/p256/1cpu", Rate); r.Verdict != Faster || r.Basis != BasisPerSecond {
+		t.Fatalf("closed loop 40%% above: %+v", r)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"2 rows compared: 0 within noise on every metric, 2 with a difference.", row + ": 2xx/s faster: 10,000 → 13,000, ratio 1.300", "at other rates"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, text.String())
+		}
+	}
+	// Repeated lab runs add up: 2 directories a side, 2 runs each.
+	rep, _ = Compare(load(t, a+","+near), load(t, far+","+far), Options{})
+	if r := metric(t, rep, row, Rate); r.RunsA != 2 || r.RunsB != 2 || r.Verdict != Faster {
+		t.Fatalf("2+2 searches: %+v", r)
+	}
+	// A gen result against a lab directory is refused.
+	g := writeResult(t, t.TempDir(), "g.json", mkResult(t, []uint64{1, 1, 1, 1}, []int64{1, 1, 1, 1}))
+	if _, err := Compare(load(t, a), load(t, g), Options{}); err == nil || !IsInput(err) {
+		t.Fatalf("lab vs gen: %v", err)
+	}
+	if _, err := Load(a + "," + g); err == nil || !strings.Contains(err.Error(), "one kind") {
+		t.Fatalf("mixed side: %v", err)
+	}
+}

@@ -1,0 +1,322 @@
+package compare
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// Input kinds: what one side of a comparison holds.
+const (
+	KindGen = "gen" // gen results (JSON or HdrHistogram logs): one row
+	KindLab = "lab" // lab results directories: a row per unit (and rate)
+)
+
+// Side is one side of a comparison: every run of every row its inputs
+// hold. Repeated runs (several inputs, or a lab scenario's runs) add runs
+// to the same rows.
+type Side struct {
+	Arg    string   // as given
+	Kind   string   // KindGen or KindLab
+	Inputs []string // the files and directories it read
+	Rows   []*Row   // in the order first seen
+	byKey  map[string]*Row
+}
+
+// Row is one measured thing (a gen run's target, a lab unit, a fixed
+// rate of a unit) with its runs.
+type Row struct {
+	Key    string
+	Method string  // search, fixed, closed; "" for gen results
+	Floor  float64 // a search's precision: the resolution of its rate found
+	Runs   []*Run
+}
+
+// Run is one measurement of a row: per metric its whole-run value and,
+// where the source has them, its per-second values over the measured
+// window.
+type Run struct {
+	Source string
+	vals   map[Metric]value
+}
+
+type value struct {
+	v    float64
+	ok   bool
+	secs []float64
+}
+
+// InputError is bad input: a file that cannot be read or is not a
+// result, mixed kinds. Its text is one line.
+type InputError struct{ msg string }
+
+func (e *InputError) Error() string { return e.msg }
+
+func inputErr(format string, args ...any) error {
+	return &InputError{msg: fmt.Sprintf(format, args...)}
+}
+
+// IsInput reports whether err is bad input (exit status 2 on the CLI).
+func IsInput(err error) bool {
+	var ie *InputError
+	var ue *gen.UsageError
+	return errors.As(err, &ie) || errors.As(err, &ue)
+}
+
+// Load reads one side: a comma-separated list of gen result files (JSON
+// as gen --json writes it; several results in one file are the shards of
+// one run and are merged; *.hlog are gen --hdr-log files) or of lab
+// results directories (or their results.json). Every input is one run of
+// its rows; all must be of one kind.
+func Load(arg string) (*Side, error) {
+	s := &Side{Arg: arg, byKey: map[string]*Row{}}
+	if strings.TrimSpace(arg) == "" {
+		return nil, inputErr("an empty side: give a file, a directory or a comma-separated list of them")
+	}
+	for _, p := range strings.Split(arg, ",") {
+		p = strings.TrimSpace(p)
+		if p == "" {
+			return nil, inputErr("%q: an empty name in the list", arg)
+		}
+		kind, err := s.loadPath(p)
+		if err != nil {
+			return nil, err
+		}
+		if s.Kind != "" && s.Kind != kind {
+			return nil, inputErr("%s: a %s input among %s inputs: one side holds runs of one kind", p, kindWords(kind), kindWords(s.Kind))
+		}
+		s.Kind = kind
+		s.Inputs = append(s.Inputs, p)
+	}
+	return s, nil
+}
+
+func kindWords(k string) string {
+	if k == KindLab {
+		return "lab results"
+	}
+	return "gen result"
+}
+
+// loadPath adds the runs of one input and returns its kind.
+func (s *Side) loadPath(p string) (string, error) {
+	fi, err := os.Stat(p)
+	if err != nil {
+		return "", inputErr("%v", err)
+	}
+	if fi.IsDir() || filepath.Base(p) == results.FileName {
+		dir := p
+		if !fi.IsDir() {
+			dir = filepath.Dir(p)
+		}
+		if _, err := os.Stat(filepath.Join(dir, results.FileName)); err != nil {
+			return "", inputErr("%s: a directory without %s: give a lab results directory (lab run --out) or gen result files", p, results.FileName)
+		}
+		f, err := results.Load(dir)
+		if err != nil {
+			return "", inputErr("%s: %s", p, oneLine(err.Error()))
+		}
+		s.addLab(p, f)
+		return KindLab, nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", inputErr("%v", err)
+	}
+	if strings.HasSuffix(p, ".hlog") {
+		r, err := gen.ReadHdrLog(p, data)
+		if err != nil {
+			return "", err
+		}
+		s.add("run", "", 0, genRun(p, r, true, nil))
+		return KindGen, nil
+	}
+	rs, err := gen.ReadResults(p, data)
+	if err != nil {
+		return "", err
+	}
+	r := rs[0]
+	if len(rs) > 1 { // the shards of one run, as kubectl logs prints them
+		var m gen.Merger
+		for i, x := range rs {
+			if err := m.Add(fmt.Sprintf("%s#%d", p, i+1), x); err != nil {
+				return "", inputErr("%s holds %d results that are not the shards of one run: %s", p, len(rs), oneLine(err.Error()))
+			}
+		}
+		if r, err = m.Result(); err != nil {
+			return "", inputErr("%s: %s", p, oneLine(err.Error()))
+		}
+	}
+	s.add("run", "", 0, genRun(p, r, false, nil))
+	return KindGen, nil
+}
+
+func oneLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+// add appends run to the row key, creating it.
+func (s *Side) add(key, method string, floor float64, run *Run) {
+	r := s.byKey[key]
+	if r == nil {
+		r = &Row{Key: key, Method: method, Floor: floor}
+		s.byKey[key] = r
+		s.Rows = append(s.Rows, r)
+	}
+	r.Runs = append(r.Runs, run)
+}
+
+// Row returns the row called key, nil if none.
+func (s *Side) Row(key string) *Row { return s.byKey[key] }
+
+// proxyData is what the lab measured of the proxy during a step.
+type proxyData struct {
+	sum     results.ProxySummary
+	samples []results.ProxySample
+	from    float64 // the warmup: samples before it are left out
+}
+
+// genRun takes the metrics of one gen result. hlog: an HdrHistogram log
+// (latency only: no status, so no 2xx rate or errors).
+func genRun(src string, r *gen.Result, hlog bool, px *proxyData) *Run {
+	run := &Run{Source: src, vals: map[Metric]value{}}
+	var secs []gen.PerSecond
+	for _, ps := range r.PerSecond {
+		if !hlog && float64(ps.T) < r.WarmupS {
+			continue
+		}
+		if ps.DurS != 0 && ps.DurS < 0.5 { // a partial last second
+			continue
+		}
+		secs = append(secs, ps)
+	}
+	dur := func(ps gen.PerSecond) float64 {
+		if ps.DurS > 0 {
+			return ps.DurS
+		}
+		return 1
+	}
+	if !hlog {
+		v := value{v: r.AchievedRate, ok: true}
+		for _, ps := range secs {
+			v.secs = append(v.secs, float64(ps.OK)/dur(ps))
+		}
+		run.vals[Rate] = v
+		e := value{ok: r.Requests > 0}
+		if r.Requests > 0 {
+			e.v = float64(r.Requests-min(r.OK, r.Requests)) / float64(r.Requests)
+		}
+		for _, ps := range secs {
+			if n := ps.OK + ps.Non2xx + ps.Errors; n > 0 {
+				e.secs = append(e.secs, float64(ps.Non2xx+ps.Errors)/float64(n))
+			}
+		}
+		run.vals[Errors] = e
+	}
+	for _, m := range []struct {
+		m     Metric
+		v     int64
+		q     float64
+		ofSec func(gen.PerSecond) int64
+	}{
+		{P50, r.Latency.P50, 50, nil},
+		{P99, r.Latency.P99, 99, func(ps gen.PerSecond) int64 { return ps.P99us }},
+		{P999, r.Latency.P999, 99.9, nil},
+	} {
+		if m.v <= 0 {
+			continue
+		}
+		v := value{v: float64(m.v), ok: true}
+		for _, ps := range secs {
+			var x int64
+			if h, err := gen.DecodeHist(ps.Hist); err == nil && h != nil && h.TotalCount() > 0 {
+				x = h.ValueAtQuantile(m.q)
+			} else if m.ofSec != nil {
+				x = m.ofSec(ps)
+			}
+			if x > 0 {
+				v.secs = append(v.secs, float64(x))
+			}
+		}
+		run.vals[m.m] = v
+	}
+	if px != nil && px.sum.Samples > 0 {
+		cpu := value{v: px.sum.CPUAvg, ok: true}
+		mem := value{v: float64(px.sum.NeedAvg), ok: true}
+		for _, sm := range px.samples {
+			if sm.T >= px.from {
+				cpu.secs = append(cpu.secs, sm.CPU)
+				mem.secs = append(mem.secs, float64(sm.MemAnon+sm.MemKernel))
+			}
+		}
+		run.vals[CPU], run.vals[Mem] = cpu, mem
+	}
+	return run
+}
+
+// stepRun is genRun of a lab step, with the proxy's samples.
+func stepRun(src string, st *results.Step) *Run {
+	from := 0.0
+	if st.Result != nil {
+		from = st.Result.WarmupS
+	}
+	return genRun(src, st.Result, false, &proxyData{sum: st.ProxySum, samples: st.Proxy, from: from})
+}
+
+// addLab adds the rows of a lab results file: per unit, every search
+// (its rate found, and the rest from its last passing confirmation), or
+// every run of a fixed rate or a closed loop.
+func (s *Side) addLab(src string, f *results.File) {
+	for _, u := range f.Units {
+		if u.Status != results.StatusDone || len(u.Steps) == 0 {
+			continue
+		}
+		switch u.Method {
+		case plan.MethodSearch:
+			prec := 0.0
+			if sc := f.Scenario(u.Scenario); sc != nil {
+				prec = sc.Eff.Search.Precision
+			}
+			all, tags := u.AllSearches()
+			for k, sr := range all {
+				if sr == nil || !sr.Confirmed {
+					continue
+				}
+				run := &Run{Source: src, vals: map[Metric]value{}}
+				if st := u.ConfirmedStep(sr, tags[k]); st != nil && st.Result != nil {
+					run = stepRun(src, st)
+				}
+				run.vals[Rate] = value{v: sr.Rate, ok: true} // the rate found: no per-second values
+				s.add(u.ID, u.Method, prec, run)
+			}
+		case plan.MethodFixed:
+			var rates []float64
+			for _, st := range u.Steps {
+				if st.Result != nil && !st.Interrupted && !slices.Contains(rates, st.Rate) {
+					rates = append(rates, st.Rate)
+				}
+			}
+			for _, rate := range rates {
+				for _, st := range u.Steps {
+					if st.Result != nil && !st.Interrupted && st.Rate == rate {
+						s.add(fmt.Sprintf("%s @ %g req/s", u.ID, rate), u.Method, 0, stepRun(src, st))
+					}
+				}
+			}
+		default:
+			for _, st := range u.Steps {
+				if st.Result != nil && !st.Interrupted {
+					s.add(u.ID, u.Method, 0, stepRun(src, st))
+				}
+			}
+		}
+	}
+}
