@@ -461,8 +461,6 @@ func chooseIO(r *run) (io, note string, err error) {
 	switch {
 	case len(f.Missing()) > 0:
 		why = f.String()
-	case cfg.HTTP2:
-		why = "the io_uring path does not drive HTTP/2 yet"
 	case r.tls != nil:
 		why = "the io_uring path does not drive TLS yet"
 	}
