@@ -461,8 +461,6 @@ func chooseIO(r *run) (io, note string, err error) {
 	switch {
 	case len(f.Missing()) > 0:
 		why = f.String()
-	case r.tls != nil:
-		why = "the io_uring path does not drive TLS yet"
 	}
 	if why != "" {
 		if cfg.IO == IOUring {
