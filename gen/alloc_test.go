@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/net/http2"
@@ -280,7 +282,7 @@ func TestZeroAllocOpenLoopPaced(t *testing.T) {
 	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond}); n != 0 {
 		t.Fatalf("paced open loop: %v allocations per request, want 0", n)
 	}
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	taddr := startAllocServer(t, "tls", 1024, dir)
 	cfg := Config{URL: "https://" + taddr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond,
 		TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
@@ -297,22 +299,12 @@ func TestZeroAllocLargeBody(t *testing.T) {
 }
 
 func TestZeroAllocTLSKeepAlive(t *testing.T) {
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	addr := startAllocServer(t, "tls", 1024, dir)
 	cfg := Config{URL: "https://" + addr + "/", Connections: 1, TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
 	if n := allocsPerRequest(t, cfg); n != 0 {
 		t.Fatalf("TLS keep-alive: %v allocations per request after the handshake, want 0", n)
 	}
-}
-
-// testCertDir returns a certificate directory shared by the test binaries
-// (certs.Ensure locks it and reuses valid files).
-func testCertDir(t testing.TB) string {
-	dir := os.TempDir() + "/loadlab-test-certs"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 func BenchmarkRequestKeepAlive(b *testing.B) {
@@ -338,7 +330,7 @@ func h2AllocsPerRequest(t *testing.T, cfg Config) float64 {
 }
 
 func TestZeroAllocH2(t *testing.T) {
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	ca := certs.PathsFor(dir, certs.P256).CA
 	h2c := startAllocServer(t, "h2", 1024, "")
 	h2tls := startAllocServer(t, "h2tls", 1024, dir)

@@ -25,7 +25,7 @@ const (
 )
 
 // epollLoop is what the loop of an engine on raw sockets is made of
-// (HTTP/1.1 today; HTTP/2 next): a locked OS thread pinned to one CPU, an
+// (HTTP/1.1 and HTTP/2): a locked OS thread pinned to one CPU, an
 // epoll instance with its wake-up eventfd, the raw socket calls that dial
 // the target, each connection's byte stream (plain or TLS), the loop's read
 // buffer, the timeout scan's clock and the thread's CPU account. The

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"syscall"
@@ -27,11 +28,11 @@ const (
 	ErrAddrNotAvail                     // EADDRNOTAVAIL: no local port/address left
 	ErrReset                            // ECONNRESET: the peer reset the connection
 	ErrBrokenPipe                       // EPIPE: writing to a connection the peer closed
-	ErrTimeout                          // no complete response within --timeout
+	ErrTimeout                          // no complete response within Config.Timeout
 	ErrParse                            // the response is not valid HTTP/1.x, or the server broke HTTP/2 (a connection error)
 	ErrClosed                           // the peer closed before the response was complete
 	ErrTLS                              // TLS handshake or record failure
-	ErrBodyMismatch                     // body digest differs from --verify-sha256
+	ErrBodyMismatch                     // body digest differs from Config.VerifySHA256
 	ErrOther                            // anything else (the first sample message says what)
 	ErrDropped                          // open loop: evicted from a full pending queue, never sent
 	ErrStreamReset                      // HTTP/2: the server reset the stream (RST_STREAM; its code in the sample and in h2.reset_codes)
@@ -55,6 +56,22 @@ func (c ErrorClass) String() string {
 
 // ErrorClasses lists every class name, in a stable order.
 func ErrorClasses() []string { return errorClassNames[:] }
+
+// explained is an error whose text already says what its cause means: it
+// wraps the cause (errors.Is and errors.As find it) without repeating the
+// cause's own text after it.
+type explained struct {
+	msg string
+	err error
+}
+
+func (e *explained) Error() string { return e.msg }
+func (e *explained) Unwrap() error { return e.err }
+
+// explain words err as format says, keeping err as the cause.
+func explain(err error, format string, args ...any) error {
+	return &explained{msg: fmt.Sprintf(format, args...), err: err}
+}
 
 // Errors recorded for requests the generator gave up on.
 var (

@@ -1,9 +1,17 @@
 package gen
 
 import (
+	"context"
 	"crypto/tls"
+	"errors"
+	"fmt"
 	"io"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 	"github.com/loadlab/loadlab/gen/tls13"
@@ -49,5 +57,16 @@ func TestClassifyTLS(t *testing.T) {
 	}
 	if got := classifyHandshake(&tlsfd.Error{Msg: "tls: x"}); got != ErrTLS {
 		t.Errorf("classifyHandshake(tlsfd.Error) = %v, want tls", got)
+	}
+}
+
+// A run against a port where nothing listens fails before it starts with
+// one line that names the cause once (it used to end with the errno's
+// text again) and still wraps it.
+func TestRefusedSaysItOnce(t *testing.T) {
+	cfg := Config{URL: fmt.Sprintf("http://127.0.0.1:%d/", testutil.RefusedPort(t)), Duration: time.Second}
+	_, err := Run(context.Background(), cfg)
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) || strings.Count(err.Error(), "connection refused") != 1 {
+		t.Fatalf("err %v: want ECONNREFUSED, named once", err)
 	}
 }

@@ -2,141 +2,28 @@ package gen
 
 import (
 	"bytes"
-	"context"
-	"crypto/tls"
 	"io"
 	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
-// h2TestServer is x/net's HTTP/2 server on 127.0.0.1: h2c with prior
-// knowledge, or TLS with ALPN h2 (a certificate from a fresh local CA).
-// Each connection gets its own http2.Server, so that one connection can be
-// shut down (a graceful GOAWAY) without the others.
-type h2TestServer struct {
-	url    string // http:// or https://127.0.0.1:PORT/
-	caFile string // https: the CA's PEM
-	ln     net.Listener
-	opts   h2Opts
-
-	conns    atomic.Int64 // connections accepted
-	requests atomic.Int64 // requests handled
-	inflight atomic.Int64
-	peak     atomic.Int64 // most requests in the handler at once, over all connections
-
-	mu    sync.Mutex
-	bases []*http.Server
-	wg    sync.WaitGroup
-}
-
-// h2Opts configure an h2TestServer.
-type h2Opts struct {
-	tls        bool
-	maxStreams uint32 // SETTINGS_MAX_CONCURRENT_STREAMS (0: x/net's default, 250)
-	// goAwayAfter, if set, shuts each connection down gracefully once it
-	// has received that many requests: x/net sends GOAWAY(2^31-1), a PING,
-	// then GOAWAY with the last stream it took, as nginx does at
-	// keepalive_requests.
-	goAwayAfter int64
-}
-
-// h2ConnKey finds a request's connection state in its context.
-type h2ConnKey struct{}
-
-type h2ConnState struct {
-	base *http.Server
-	n    atomic.Int64
-}
-
-// startH2Server serves h over HTTP/2 until the test ends.
-func startH2Server(t testing.TB, h http.Handler, o h2Opts) *h2TestServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &h2TestServer{ln: ln, opts: o, url: "http://" + ln.Addr().String() + "/"}
-	if o.tls {
-		p := testCA(t)
-		cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert}, NextProtos: []string{http2.NextProtoTLS}})
-		s.url, s.caFile = "https://"+ln.Addr().String()+"/", p.CA
-	}
-	counted := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.requests.Add(1)
-		n := s.inflight.Add(1)
-		defer s.inflight.Add(-1)
-		for p := s.peak.Load(); n > p && !s.peak.CompareAndSwap(p, n); p = s.peak.Load() {
-		}
-		if cs, ok := r.Context().Value(h2ConnKey{}).(*h2ConnState); ok && o.goAwayAfter > 0 && cs.n.Add(1) == o.goAwayAfter {
-			go cs.base.Shutdown(context.Background())
-		}
-		h.ServeHTTP(w, r)
-	})
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		for {
-			c, err := s.ln.Accept()
-			if err != nil {
-				return
-			}
-			s.conns.Add(1)
-			s.serve(c, counted)
-		}
-	}()
-	t.Cleanup(func() {
-		s.ln.Close()
-		s.mu.Lock()
-		for _, b := range s.bases {
-			b.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *h2TestServer) serve(c net.Conn, h http.Handler) {
-	base := &http.Server{Handler: h}
-	h2s := &http2.Server{MaxConcurrentStreams: s.opts.maxStreams}
-	_ = http2.ConfigureServer(base, h2s)
-	s.mu.Lock()
-	s.bases = append(s.bases, base)
-	s.mu.Unlock()
-	ctx := context.WithValue(context.Background(), h2ConnKey{}, &h2ConnState{base: base})
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer c.Close()
-		if tc, ok := c.(*tls.Conn); ok {
-			if err := tc.Handshake(); err != nil {
-				return
-			}
-		}
-		h2s.ServeConn(c, &http2.ServeConnOpts{Context: ctx, BaseConfig: base, Handler: h})
-	}()
-}
-
 // h2Config is a short HTTP/2 run against s.
-func (s *h2TestServer) config(path string) Config {
+func h2Config(s *testutil.H2Server, path string) Config {
 	return Config{
-		URL:         s.url + path[1:],
+		URL:         s.URL + path[1:],
 		HTTP2:       true,
 		Connections: 4,
 		Duration:    1500 * time.Millisecond,
 		Timeout:     5 * time.Second, // generous: this machine is shared, and -race is slow
-		TLS:         TLSOptions{CAFile: s.caFile},
+		TLS:         TLSOptions{CAFile: s.CAFile},
 	}
 }
 

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/net/http2"
@@ -59,24 +61,24 @@ func TestH2ClosedLoop(t *testing.T) {
 		tls          bool
 	}{{"h2c", "", false}, {"tls-lean", "lean", true}, {"tls-std", "std", true}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := startH2Server(t, gate(t, 40, fixedBody(1024)), h2Opts{tls: tc.tls})
-			cfg := s.config("/1k")
+			s := testutil.StartH2Server(t, gate(t, 40, fixedBody(1024)), testutil.H2Options{TLS: tc.tls})
+			cfg := h2Config(s, "/1k")
 			cfg.Streams = 10
 			cfg.TLS.Engine = tc.engine
 			res := runH2Test(t, cfg)
 			if res.OK == 0 || res.ErrorCount() != 0 || res.Requests != res.OK || res.Status["200"] != res.OK {
 				t.Fatalf("requests %d ok %d status %v errors %v %v", res.Requests, res.OK, res.Status, res.Errors, res.ErrorSamples)
 			}
-			if got := s.requests.Load(); got != int64(res.OK) {
+			if got := s.Requests.Load(); got != int64(res.OK) {
 				t.Errorf("server handled %d requests, the result counts %d", got, res.OK)
 			}
-			if p := s.peak.Load(); p != 40 {
+			if p := s.Peak.Load(); p != 40 {
 				t.Errorf("server saw at most %d requests at once, want 40 (4 connections x 10 streams)", p)
 			}
 			if res.BytesRead != res.OK*1024 {
 				t.Errorf("bytes_read %d, want %d (the 1 KiB bodies)", res.BytesRead, res.OK*1024)
 			}
-			if n := s.conns.Load() - probeConns; n != 4 || res.H2.GoAways != 0 || res.H2.Refused != 0 {
+			if n := s.Conns.Load() - probeConns; n != 4 || res.H2.GoAways != 0 || res.H2.Refused != 0 {
 				t.Errorf("%d connections, goaways %d refused %d: want 4 kept alive", n, res.H2.GoAways, res.H2.Refused)
 			}
 			if tc.tls {
@@ -93,15 +95,15 @@ func TestH2ClosedLoop(t *testing.T) {
 // Open loop at 400 requests/s for 1.5 s: every request of the schedule
 // is sent once and answered.
 func TestH2OpenLoop(t *testing.T) {
-	s := startH2Server(t, fixedBody(100), h2Opts{})
-	cfg := s.config("/")
+	s := testutil.StartH2Server(t, fixedBody(100), testutil.H2Options{})
+	cfg := h2Config(s, "/")
 	cfg.Rate = 400
 	res := runH2Test(t, cfg)
 	checkOpenAccounting(t, res, cfg)
-	if res.Mode != "open" || res.OK != 600 || res.ErrorCount() != 0 || s.requests.Load() != 600 {
-		t.Fatalf("mode %s ok %d errors %v, server handled %d: want the 600 of the schedule", res.Mode, res.OK, res.Errors, s.requests.Load())
+	if res.Mode != "open" || res.OK != 600 || res.ErrorCount() != 0 || s.Requests.Load() != 600 {
+		t.Fatalf("mode %s ok %d errors %v, server handled %d: want the 600 of the schedule", res.Mode, res.OK, res.Errors, s.Requests.Load())
 	}
-	if raceEnabled {
+	if testutil.Race {
 		return
 	}
 	if res.AchievedRate < 360 || res.AchievedRate > 440 {
@@ -113,14 +115,14 @@ func TestH2OpenLoop(t *testing.T) {
 // connections carry 6 requests at once, never more, and the result says
 // why.
 func TestH2ServerMaxStreamsLower(t *testing.T) {
-	s := startH2Server(t, gate(t, 6, fixedBody(1024)), h2Opts{maxStreams: 3})
-	cfg := s.config("/1k")
+	s := testutil.StartH2Server(t, gate(t, 6, fixedBody(1024)), testutil.H2Options{MaxStreams: 3})
+	cfg := h2Config(s, "/1k")
 	cfg.Connections = 2
 	res := runH2Test(t, cfg)
 	if res.OK == 0 || res.ErrorCount() != 0 || res.H2.Refused != 0 {
 		t.Fatalf("ok %d errors %v refused %d", res.OK, res.Errors, res.H2.Refused)
 	}
-	if p := s.peak.Load(); p != 6 {
+	if p := s.Peak.Load(); p != 6 {
 		t.Errorf("server saw at most %d requests at once, want 6 (2 connections x its limit of 3)", p)
 	}
 	if res.Streams != DefaultStreams || res.H2.ServerMaxStreams != 3 {
@@ -137,8 +139,8 @@ func TestH2ServerMaxStreamsLower(t *testing.T) {
 func TestH2GoAwayMidRun(t *testing.T) {
 	for _, open := range []bool{false, true} {
 		t.Run(map[bool]string{false: "closed", true: "open"}[open], func(t *testing.T) {
-			s := startH2Server(t, fixedBody(1024), h2Opts{goAwayAfter: 50})
-			cfg := s.config("/1k")
+			s := testutil.StartH2Server(t, fixedBody(1024), testutil.H2Options{GoAwayAfter: 50})
+			cfg := h2Config(s, "/1k")
 			cfg.Connections = 2
 			if open {
 				cfg.Rate = 400
@@ -147,10 +149,10 @@ func TestH2GoAwayMidRun(t *testing.T) {
 			if res.OK == 0 || res.ErrorCount() != 0 || res.Requests != res.OK {
 				t.Fatalf("requests %d ok %d errors %v %v", res.Requests, res.OK, res.Errors, res.ErrorSamples)
 			}
-			if got := s.requests.Load(); got != int64(res.OK) {
+			if got := s.Requests.Load(); got != int64(res.OK) {
 				t.Errorf("server handled %d requests, the result counts %d answered: a request went out twice or was lost", got, res.OK)
 			}
-			conns := s.conns.Load() - probeConns
+			conns := s.Conns.Load() - probeConns
 			if g := int64(res.H2.GoAways); g < conns-2 || g > conns || g < 2 {
 				t.Errorf("goaways %d over %d connections: want one per connection but the last of each slot", g, conns)
 			}
@@ -285,15 +287,15 @@ func TestH2TimeoutCancels(t *testing.T) {
 // --new-conn: one stream per connection, a connection (and over TLS a
 // handshake) per request.
 func TestH2NewConn(t *testing.T) {
-	s := startH2Server(t, fixedBody(1024), h2Opts{tls: true})
-	cfg := s.config("/1k")
+	s := testutil.StartH2Server(t, fixedBody(1024), testutil.H2Options{TLS: true})
+	cfg := h2Config(s, "/1k")
 	cfg.NewConn = true
 	cfg.Duration = time.Second
 	res := runH2Test(t, cfg)
 	if res.OK == 0 || res.ErrorCount() != 0 || res.Streams != 1 {
 		t.Fatalf("ok %d errors %v %v streams %d", res.OK, res.Errors, res.ErrorSamples, res.Streams)
 	}
-	if n := s.conns.Load() - probeConns; n != int64(res.OK) || res.Handshakes != res.OK {
+	if n := s.Conns.Load() - probeConns; n != int64(res.OK) || res.Handshakes != res.OK {
 		t.Errorf("%d connections and %d handshakes for %d requests: want one each per request", n, res.Handshakes, res.OK)
 	}
 }
@@ -301,10 +303,10 @@ func TestH2NewConn(t *testing.T) {
 // Bodies: 1 MiB downloads are not throttled by flow control and hash to
 // the right digest; a wrong digest makes every response body_mismatch.
 func TestH2BodiesVerified(t *testing.T) {
-	body := fixedBodyBytes(1 << 20)
+	body := testutil.Body(1 << 20)
 	sum := sha256.Sum256(body)
-	s := startH2Server(t, fixedBody(1<<20), h2Opts{tls: true})
-	cfg := s.config("/1m")
+	s := testutil.StartH2Server(t, fixedBody(1<<20), testutil.H2Options{TLS: true})
+	cfg := h2Config(s, "/1m")
 	cfg.Connections = 2
 	cfg.Streams = 4
 	cfg.Duration = time.Second
@@ -371,11 +373,11 @@ func TestH2ResetOnAccept(t *testing.T) {
 // responses, collected at the next tick, keep the kernel's receive time
 // (uncorrected median the server's ~3 ms, not the tick's 10 ms).
 func TestH2PacingToleranceBatches(t *testing.T) {
-	s := startH2Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	s := testutil.StartH2Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		time.Sleep(3 * time.Millisecond)
 		w.Write([]byte("ok"))
-	}), h2Opts{})
-	cfg := s.config("/")
+	}), testutil.H2Options{})
+	cfg := h2Config(s, "/")
 	cfg.Connections, cfg.Rate, cfg.Duration, cfg.Timeout = 2, 230, 2*time.Second, time.Second
 	cfg.PacingTolerance, cfg.CPUs = 10*time.Millisecond, pin.CPUSet{lastCPU(t)}
 	res := runH2Test(t, cfg)
@@ -385,7 +387,7 @@ func TestH2PacingToleranceBatches(t *testing.T) {
 	if res.Requests != 460 || res.OK != 460 {
 		t.Fatalf("requests %d ok %d errors %v", res.Requests, res.OK, res.Errors)
 	}
-	if raceEnabled {
+	if testutil.Race {
 		return
 	}
 	if u.P50 < 2_900 || u.P50 > 6_000 {

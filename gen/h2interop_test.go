@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/tlsservers"
 )
@@ -20,7 +22,7 @@ func TestH2Interop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	p := certs.PathsFor(dir, certs.P256)
 	sum := sha256.Sum256(tlsservers.Body1k())
 	run := func(t *testing.T, url string, mod func(*Config)) *Result {

@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/findbin"
 )
@@ -33,7 +35,7 @@ func startCaddy(t *testing.T, bin, ca, dir string, site func(port int) string) i
 		t.Fatal(err)
 	}
 	for attempt := 1; ; attempt++ {
-		port := freeTCPUDPPort(t)
+		port := testutil.FreeTCPUDPPort(t)
 		conf := fmt.Sprintf("{\n\tadmin off\n\tauto_https off\n\tpersist_config off\n\tstorage file_system %s\n\tservers {\n\t\tprotocols h1 h2 h3\n\t}\n}\n%s",
 			filepath.Join(dir, "data"), site(port))
 		confFile := filepath.Join(dir, "Caddyfile")
@@ -88,27 +90,6 @@ func startCaddy(t *testing.T, bin, ca, dir string, site func(port int) string) i
 	}
 }
 
-// freeTCPUDPPort returns a port that was free for both TCP and UDP on
-// 127.0.0.1 a moment ago (startCaddy retries when it is taken meanwhile).
-func freeTCPUDPPort(t *testing.T) int {
-	t.Helper()
-	for range 20 {
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := ln.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
-		ln.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no port free for both TCP and UDP")
-	return 0
-}
-
 // TestH3Caddy runs against Caddy serving a file over HTTPS and HTTP/3. Caddy
 // answers a request whose Host matches no site with an empty 200, so the
 // test sends the site's Host and checks every body's digest; a second run
@@ -118,13 +99,13 @@ func TestH3Caddy(t *testing.T) {
 	if err != nil {
 		t.Skipf("no Caddy: %v", err)
 	}
-	p := testCA(t)
+	p := testutil.Cert(t, certs.P256)
 	dir := t.TempDir()
 	www := filepath.Join(dir, "www")
 	if err := os.Mkdir(www, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	body := fixedBodyBytes(4096)
+	body := testutil.Body(4096)
 	if err := os.WriteFile(filepath.Join(www, "4k"), body, 0o644); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/pin"
 	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/sys/unix"
@@ -87,7 +89,7 @@ func TestH3OpenLoopCorrection(t *testing.T) {
 	if res.Mode != "open" || errorTotal(res) != 0 {
 		t.Fatalf("mode %s errors %v %v", res.Mode, res.Errors, res.ErrorSamples)
 	}
-	if raceEnabled {
+	if testutil.Race {
 		t.Skip("the race detector makes 200 requests/s on one connection more than this machine does")
 	}
 	if res.AchievedRate < 180 || res.AchievedRate > 220 {
@@ -114,7 +116,7 @@ func TestH3OpenLoopRate(t *testing.T) {
 	if errorTotal(res) != 0 {
 		t.Errorf("errors %v %v", res.Errors, res.ErrorSamples)
 	}
-	if raceEnabled {
+	if testutil.Race {
 		t.Skip("the race detector makes 500 requests/s more than this machine does")
 	}
 	if res.AchievedRate < 450 || res.AchievedRate > 550 {
@@ -182,7 +184,7 @@ func TestH3ZeroRTT(t *testing.T) {
 func TestH3WrongCA(t *testing.T) {
 	s := startH3Server(t, fixedBody(100))
 	cfg := h3Config(s)
-	cfg.TLS.CAFile = testCA(t).CA // another CA
+	cfg.TLS.CAFile = testutil.OtherCA(t) // another CA
 	cfg.Duration = time.Second
 	res := runH3Test(t, cfg)
 	if res.OK != 0 || res.Errors["tls"] == 0 {
@@ -194,7 +196,7 @@ func TestH3WrongCA(t *testing.T) {
 }
 
 func TestH3NothingListening(t *testing.T) {
-	port := freeUDPPort(t)
+	port := strconv.Itoa(testutil.SilentUDPPort(t))
 	cfg := Config{URL: "https://127.0.0.1:" + port + "/", HTTP3: true, Duration: time.Second, Timeout: time.Second, Connections: 2, TLS: TLSOptions{Insecure: true}}
 	start := time.Now()
 	res, err := Run(context.Background(), cfg)
@@ -328,7 +330,7 @@ func TestH3VerifyMismatch(t *testing.T) {
 	if res.OK != 0 || res.Errors["body_mismatch"] == 0 {
 		t.Errorf("ok %d errors %v", res.OK, res.Errors)
 	}
-	good := sha256.Sum256(fixedBodyBytes(100))
+	good := sha256.Sum256(testutil.Body(100))
 	cfg.VerifySHA256 = good[:]
 	res = runH3Test(t, cfg)
 	if res.OK == 0 || errorTotal(res) != 0 {

@@ -220,7 +220,7 @@ func (e *h3Engine) probe() error {
 		}
 		var errno unix.Errno
 		if errors.As(err, &errno) && errno == unix.ECONNREFUSED {
-			return fmt.Errorf("nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL: %w", r.dst, errno)
+			return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
 		}
 		return nil
 	})

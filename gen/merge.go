@@ -13,7 +13,7 @@ import (
 )
 
 // MaxStartSkew is how far apart the schedule starts of two shards may be
-// for Merge to treat them as one run. Shards given one absolute start time
+// for a Merger to treat them as one run. Shards given one absolute start time
 // have identical starts; shards given "+5s" each start 5 s after their own
 // launch, which a script launches within milliseconds of each other (tens
 // or hundreds of milliseconds on a loaded machine or over ssh). Below half

@@ -18,7 +18,7 @@ type Mergeable struct {
 	Shard *ShardInfo `json:"shard,omitempty"`
 	// Host is the name of the machine (or pod) that ran the generator.
 	Host string `json:"host,omitempty"`
-	// Schedule is what every shard of one run has in common; Merge refuses
+	// Schedule is what every shard of one run has in common; a Merger refuses
 	// results whose schedules differ.
 	Schedule *ScheduleInfo `json:"schedule,omitempty"`
 	// Histograms are the run's latency histograms, encoded.

@@ -94,7 +94,7 @@ func (e *tcpEngine) probe() error {
 				r.startDiag()
 				return nil
 			case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
-				return fmt.Errorf("nothing is listening on %s (connection refused): start the server or check the URL: %w", r.dst, errno)
+				return explain(errno, "nothing is listening on %s (connection refused): start the server or check the URL", r.dst)
 			case isTimeout(err):
 				return fmt.Errorf("%s did not accept a TCP connection within %v: check that the server is up and reachable: %w", r.dst, d.Timeout, err)
 			}

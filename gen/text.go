@@ -65,7 +65,10 @@ func (r *Result) WriteText(w io.Writer) {
 		keys := sortedKeys(errs)
 		for _, k := range keys {
 			if s, ok := r.ErrorSamples[k]; ok {
-				p("            %s: %s\n", k, s)
+				if !strings.HasPrefix(s, k+": ") { // "tls: tls: ..." says it twice
+					s = k + ": " + s
+				}
+				p("            %s\n", s)
 			}
 		}
 	}

@@ -2,10 +2,11 @@ package gen
 
 import (
 	"crypto/sha256"
-	"os"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/tlsservers"
@@ -23,8 +24,8 @@ func TestLeanInterop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}
-	dir := testCertDir(t)
-	wrongCA := otherTestCA(t)
+	dir := testutil.CertDir(t)
+	wrongCA := testutil.OtherCA(t)
 	sum := sha256.Sum256(tlsservers.Body1k())
 	run := func(t *testing.T, s *tlsservers.Server, mod func(*Config)) *Result {
 		t.Helper()
@@ -82,14 +83,4 @@ func TestLeanInterop(t *testing.T) {
 			}
 		})
 	}
-}
-
-// otherTestCA returns the CA file of a second certificate directory: a CA
-// that signed none of testCertDir's certificates.
-func otherTestCA(t testing.TB) string {
-	dir := os.TempDir() + "/loadlab-test-certs-other"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
-		t.Fatal(err)
-	}
-	return certs.PathsFor(dir, certs.P256).CA
 }

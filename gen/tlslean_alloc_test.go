@@ -9,6 +9,8 @@ import (
 	"crypto/sha256"
 	"testing"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen/tls13"
 )
@@ -72,7 +74,7 @@ func p256ExchangeAllocs(t *testing.T) float64 {
 }
 
 func TestLeanHandshakeAllocs(t *testing.T) {
-	dir := testCertDir(t)
+	dir := testutil.CertDir(t)
 	addr := startAllocServer(t, "tls", 1024, dir)
 	aes, chacha := aeadAllocs(false), aeadAllocs(true)
 	verify, p256 := ecdsaVerifyAllocs(t), p256ExchangeAllocs(t)

@@ -13,8 +13,9 @@
 # Server (SERVER=auto|loadlab|caddy, default auto = the first available):
 #   loadlab  `loadlab serve --h3` (SERVE_LOADLAB, default the loadlab below),
 #            when that binary has the serve command; GET /1k = 1024 bytes
-#   caddy    Caddy (CADDY, default /root/proxybin/caddy or
-#            /work/main/.cache/bin/caddy) serving a 1 KiB file
+#   caddy    Caddy (CADDY, default the repository's .cache/bin/caddy that
+#            scripts/install-proxies.sh builds, else caddy on PATH) serving
+#            a 1 KiB file
 #   or any HTTP/3 server as H3_SERVER_CMD, a shell command with {port}
 #   {cert} {key} {dir} placeholders that serves GET /1k (1024 bytes).
 #
@@ -91,8 +92,8 @@ if [ -n "${H3_SERVER_CMD:-}" ]; then
 	SERVER_PID=$!
 else
 	CADDY=${CADDY:-}
-	for c in /root/proxybin/caddy /work/main/.cache/bin/caddy; do
-		[ -z "$CADDY" ] && [ -x "$c" ] && CADDY=$c
+	for c in "$ROOT/.cache/bin/caddy" "$(command -v caddy || true)"; do
+		[ -z "$CADDY" ] && [ -n "$c" ] && [ -x "$c" ] && CADDY=$c
 	done
 	if [ -z "$CADDY" ]; then
 		echo "bench-h3: no HTTP/3 server: build loadlab with 'serve --h3', install Caddy (CADDY=path) or set H3_SERVER_CMD" >&2

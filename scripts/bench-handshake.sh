@@ -51,7 +51,7 @@ for t in "${TOOLS[@]}"; do
 done
 [[ " ${TOOLS[*]} " == *" loadlab "* && " ${TOOLS[*]} " == *" bombardier "* ]] ||
 	die "TOOLS must include loadlab and bombardier (the target compares them)"
-BOMBARDIER_VERSION=v1.2.6 # /work/.library/env/packages/go-partial.tsv
+BOMBARDIER_VERSION=v1.2.6 # github.com/codesenberg/bombardier release, pinned
 
 TAG=${TAG:-}
 [[ $TAG =~ ^[A-Za-z0-9._-]*$ ]] || die "TAG may hold only letters, digits, . _ - (got '$TAG')"

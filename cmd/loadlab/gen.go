@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"os"
 	"os/signal"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/pin"
@@ -106,7 +107,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.IntVarP(&c.Requests, "requests", "n", 0, "stop after this many requests (0 = no limit; --duration still bounds the run)")
 	fl.StringVar(&f.cpus, "cpus", "", "CPUs to run one event loop each on, e.g. 1 or 2-5 (default: every CPU this process may use)")
 	fl.DurationVar(&c.Warmup, "warmup", 0, "leading part of the run left out of the results")
-	fl.DurationVar(&c.Timeout, "timeout", gen.DefaultTimeout, "per-request timeout, from the request's write")
+	fl.DurationVar(&c.Timeout, "timeout", gen.DefaultTimeout, "per-request timeout, from when work on the request begins (connect, handshake, write)")
 	fl.StringArrayVarP(&c.Headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
 	fl.StringVarP(&c.Method, "method", "m", gen.DefaultMethod, "request method")
 	fl.StringVar(&f.bodyFile, "body-file", "", "send this file as the request body")
@@ -259,6 +260,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 		return err
 	}
+	hintUnknownCA(res)
 	if jsonW != nil {
 		if err := writeJSON(jsonW, closeJSON, res); err != nil {
 			return err
@@ -331,4 +333,17 @@ func signalContext(parent context.Context) (context.Context, caughtSignal, func(
 	}()
 	var once sync.Once
 	return ctx, got, func() { once.Do(func() { close(done); cancel() }) }
+}
+
+// caHint says what to do about a server certificate signed by a CA the
+// run does not trust.
+const caHint = "pass --ca FILE (the CA that signed the server's certificate), or --insecure"
+
+// hintUnknownCA adds caHint to the tls error sample of a run whose
+// handshakes failed on an unknown certificate authority.
+func hintUnknownCA(res *gen.Result) {
+	s, ok := res.ErrorSamples["tls"]
+	if ok && strings.Contains(s, "certificate signed by unknown authority") && !strings.Contains(s, caHint) {
+		res.ErrorSamples["tls"] = s + ": " + caHint
+	}
 }

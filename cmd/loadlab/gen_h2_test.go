@@ -1,10 +1,11 @@
 package main
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
@@ -16,11 +17,7 @@ import (
 // through the CLI; every request the result counts is one the backend
 // served, and /close (a GOAWAY after each response) costs none.
 func TestGenH2AgainstServe(t *testing.T) {
-	dir := os.TempDir() + "/loadlab-test-certs"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
-		t.Fatal(err)
-	}
-	p := certs.PathsFor(dir, certs.P256)
+	p := testutil.Cert(t, certs.P256)
 	for _, tc := range []struct {
 		name string
 		tls  bool

@@ -1,10 +1,12 @@
 package main
 
 import (
-	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
@@ -18,11 +20,8 @@ import (
 // tls error; --insecure works), on crypto/tls (--tls-engine std), and
 // --new-conn --resume (resumed, crypto/tls).
 func TestGenTLSPerKeyType(t *testing.T) {
-	dir := os.TempDir() + "/loadlab-test-certs"
-	keys := []certs.KeyType{certs.P256, certs.RSA2048, certs.RSA4096}
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: keys}); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.CertDir(t)
+	keys := certs.AllKeyTypes()
 	for _, k := range keys {
 		t.Run(string(k), func(t *testing.T) {
 			p := certs.PathsFor(dir, k)
@@ -80,7 +79,7 @@ func TestGenTLSPerKeyType(t *testing.T) {
 				}
 			}
 			wrong := nc
-			wrong.TLS.CAFile = otherCA(t)
+			wrong.TLS.CAFile = testutil.OtherCA(t)
 			res = runGenCfg(t, wrong)
 			if res.OK != 0 || res.Requests == 0 || res.Errors["tls"] != res.Requests || !strings.Contains(res.ErrorSamples["tls"], "certificate signed by unknown authority") {
 				t.Fatalf("wrong --ca: ok %d of %d, errors %v %v", res.OK, res.Requests, res.Errors, res.ErrorSamples)
@@ -96,12 +95,29 @@ func TestGenTLSPerKeyType(t *testing.T) {
 	}
 }
 
-// otherCA returns the CA file of a second certificate directory: a CA that
-// did not sign the server's certificate.
-func otherCA(t *testing.T) string {
-	dir := os.TempDir() + "/loadlab-test-certs-other"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
+// A server whose certificate the run cannot verify: the tls sample says
+// what to do (--ca FILE or --insecure), once, and the text output does not
+// repeat the class name.
+func TestGenUnknownCAHint(t *testing.T) {
+	p := testutil.Cert(t, certs.P256)
+	srv, err := backend.Start(backend.Config{Listen: "127.0.0.1:0", TLSCert: p.FullChain, TLSKey: p.Key})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return certs.PathsFor(dir, certs.P256).CA
+	defer srv.Close()
+	out := filepath.Join(t.TempDir(), "res.json")
+	code, stderr := captureRun(t, "gen", "-c", "1", "-d", "300ms", "--ca", testutil.OtherCA(t), "--json", out, "https://"+srv.Addr()+"/1k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	res := loadResult(t, out)
+	s := res.ErrorSamples["tls"]
+	if res.Errors["tls"] == 0 || !strings.Contains(s, "certificate signed by unknown authority") || strings.Count(s, caHint) != 1 {
+		t.Fatalf("errors %v, tls sample %q: want the unknown authority and, once, %q", res.Errors, s, caHint)
+	}
+	var text strings.Builder
+	res.WriteText(&text)
+	if strings.Contains(text.String(), "tls: tls:") {
+		t.Fatalf("text output repeats the class:\n%s", text.String())
+	}
 }

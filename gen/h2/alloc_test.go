@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -82,9 +84,9 @@ func nginxReplay(headers string, body int) *replay {
 func recordXNet(t testing.TB, path string) []byte {
 	t.Helper()
 	var count atomic.Int64
-	s := newH2Server(t, testHandler(&count), nil, false)
+	s := testutil.StartH2Server(t, testHandler(&count), testutil.H2Options{Pipe: true})
 	for range 3 {
-		res := drive(t, s.dial, Config{MaxStreams: 1}, Request{Path: path}, 3, nil, nil)
+		res := drive(t, s.Dial, Config{MaxStreams: 1}, Request{Path: path}, 3, nil, nil)
 		rp := newReplay(res.serverSeen, 5)
 		if !inserts(rp) {
 			return res.serverSeen
@@ -209,7 +211,7 @@ func allocCases(t testing.TB) []allocCase {
 }
 
 func TestZeroAllocsPerRequest(t *testing.T) {
-	if raceEnabled {
+	if testutil.Race {
 		t.Skip("the race detector allocates")
 	}
 	for _, tc := range allocCases(t) {

@@ -2,31 +2,22 @@ package h2
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"golang.org/x/net/http2"
 )
 
-// testBody returns n bytes of a fixed pattern.
-func testBody(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte('a' + i%26)
-	}
-	return b
-}
-
-var body1k, body1m = testBody(1024), testBody(1 << 20)
+var body1k, body1m = testutil.Body(1024), testutil.Body(1 << 20)
 
 // testHandler serves /1k, /1m, /reset (the handler aborts: RST_STREAM
 // INTERNAL_ERROR), /status/NNN and /sum (the sha256 of the request body).
@@ -51,97 +42,6 @@ func testHandler(count *atomic.Int64) http.Handler {
 			w.WriteHeader(404)
 		}
 	})
-}
-
-// h2Server serves HTTP/2 with x/net's server, one http2.Server and base
-// http.Server per connection so a test can shut one connection down
-// (graceful GOAWAY) without touching the next.
-type h2Server struct {
-	t       testing.TB
-	handler http.Handler
-	conf    func() *http2.Server
-	tcp     bool
-	ln      net.Listener
-
-	mu    sync.Mutex
-	bases []*http.Server
-	wg    sync.WaitGroup
-}
-
-func newH2Server(t testing.TB, h http.Handler, conf func() *http2.Server, tcp bool) *h2Server {
-	s := &h2Server{t: t, handler: h, conf: conf, tcp: tcp}
-	if conf == nil {
-		s.conf = func() *http2.Server { return &http2.Server{} }
-	}
-	if tcp {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		s.ln = ln
-		s.wg.Add(1)
-		go func() {
-			defer s.wg.Done()
-			for {
-				c, err := ln.Accept()
-				if err != nil {
-					return
-				}
-				s.serve(c)
-			}
-		}()
-	}
-	t.Cleanup(func() {
-		if s.ln != nil {
-			s.ln.Close()
-		}
-		s.mu.Lock()
-		for _, b := range s.bases {
-			b.Close()
-		}
-		s.mu.Unlock()
-		s.wg.Wait()
-	})
-	return s
-}
-
-func (s *h2Server) serve(c net.Conn) {
-	base := &http.Server{Handler: s.handler}
-	h2s := s.conf()
-	if err := http2.ConfigureServer(base, h2s); err != nil {
-		s.t.Error(err)
-	}
-	s.mu.Lock()
-	s.bases = append(s.bases, base)
-	s.mu.Unlock()
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer c.Close()
-		h2s.ServeConn(c, &http2.ServeConnOpts{BaseConfig: base, Handler: s.handler})
-	}()
-}
-
-// dial returns a client connection to the server.
-func (s *h2Server) dial() net.Conn {
-	if s.tcp {
-		c, err := net.Dial("tcp", s.ln.Addr().String())
-		if err != nil {
-			s.t.Fatal(err)
-		}
-		return c
-	}
-	cli, srv := net.Pipe()
-	s.serve(srv)
-	return cli
-}
-
-// shutdown gracefully shuts connection i down (GOAWAY).
-func (s *h2Server) shutdown(i int) {
-	s.mu.Lock()
-	b := s.bases[i]
-	s.mu.Unlock()
-	go b.Shutdown(context.Background())
 }
 
 // runResult is what drive saw.
@@ -249,8 +149,8 @@ func drive(t testing.TB, dial func() net.Conn, cfg Config, req Request, total in
 
 func TestServerCounts(t *testing.T) {
 	var count atomic.Int64
-	s := newH2Server(t, testHandler(&count), nil, false)
-	res := drive(t, s.dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, 2000, sha(body1k), nil)
+	s := testutil.StartH2Server(t, testHandler(&count), testutil.H2Options{Pipe: true})
+	res := drive(t, s.Dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, 2000, sha(body1k), nil)
 	rec := res.rec
 	if rec.done != 2000 || rec.responses != 2000 || rec.resets != 0 || rec.refused != 0 || count.Load() != 2000 {
 		t.Fatalf("done %d responses %d resets %d refused %d, server saw %d", rec.done, rec.responses, rec.resets, rec.refused, count.Load())
@@ -262,14 +162,14 @@ func TestServerCounts(t *testing.T) {
 
 func TestServerStatusAndReset(t *testing.T) {
 	var count atomic.Int64
-	s := newH2Server(t, testHandler(&count), nil, false)
-	res := drive(t, s.dial, Config{MaxStreams: 4}, Request{Path: "/status/418"}, 50, nil, nil)
+	s := testutil.StartH2Server(t, testHandler(&count), testutil.H2Options{Pipe: true})
+	res := drive(t, s.Dial, Config{MaxStreams: 4}, Request{Path: "/status/418"}, 50, nil, nil)
 	for _, st := range res.rec.status {
 		if st != 418 {
 			t.Fatalf("statuses %v, want 418", res.rec.status)
 		}
 	}
-	res = drive(t, s.dial, Config{MaxStreams: 4}, Request{Path: "/reset"}, 50, nil, nil)
+	res = drive(t, s.Dial, Config{MaxStreams: 4}, Request{Path: "/reset"}, 50, nil, nil)
 	if res.rec.resets != 50 || res.rec.done != 0 || res.conns != 1 {
 		t.Fatalf("/reset: %d resets, %d done over %d connections", res.rec.resets, res.rec.done, res.conns)
 	}
@@ -307,8 +207,8 @@ func TestServerMaxConcurrentStreamsLower(t *testing.T) {
 		}
 		inner.ServeHTTP(w, r)
 	})
-	s := newH2Server(t, h, func() *http2.Server { return &http2.Server{MaxConcurrentStreams: limit} }, false)
-	res := drive(t, s.dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), nil)
+	s := testutil.StartH2Server(t, h, testutil.H2Options{Pipe: true, Server: func() *http2.Server { return &http2.Server{MaxConcurrentStreams: limit} }})
+	res := drive(t, s.Dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), nil)
 	if res.rec.done != total || res.rec.refused != 0 || res.rec.resets != 0 {
 		t.Fatalf("done %d refused %d resets %d", res.rec.done, res.rec.refused, res.rec.resets)
 	}
@@ -319,16 +219,16 @@ func TestServerMaxConcurrentStreamsLower(t *testing.T) {
 
 func TestServerGoAwayMidRun(t *testing.T) {
 	var count atomic.Int64
-	s := newH2Server(t, testHandler(&count), nil, false)
+	s := testutil.StartH2Server(t, testHandler(&count), testutil.H2Options{Pipe: true})
 	// Every 100 responses the server shuts the current connection down
 	// gracefully, as nginx does at keepalive_requests: a GOAWAY with
 	// 2^31-1, a PING, then the GOAWAY with the real last stream id.
 	const total, per = 1000, 100
 	conn := 0
 	var res runResult
-	res = drive(t, s.dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), func(done int) {
-		if done < total && done/per > conn && conn < len(s.bases) {
-			s.shutdown(conn)
+	res = drive(t, s.Dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), func(done int) {
+		if done < total && done/per > conn && int64(conn) < s.Conns.Load() {
+			s.Shutdown(conn)
 			conn++
 		}
 	})
@@ -351,21 +251,21 @@ func TestServerLargeBodiesAndFlowControl(t *testing.T) {
 	small := func() *http2.Server {
 		return &http2.Server{MaxUploadBufferPerStream: 1 << 16, MaxUploadBufferPerConnection: 1 << 16}
 	}
-	s := newH2Server(t, testHandler(&count), small, true)
+	s := testutil.StartH2Server(t, testHandler(&count), testutil.H2Options{Server: small})
 	for _, cfg := range []Config{
 		{MaxStreams: 4},
 		{MaxStreams: 4, StreamWindow: initialWindow, ConnWindow: initialWindow},
 		{MaxStreams: 4, StreamWindow: 1 << 17, MaxFrameSize: 1 << 20},
 	} {
-		res := drive(t, s.dial, cfg, Request{Path: "/1m"}, 20, sha(body1m), nil)
+		res := drive(t, s.Dial, cfg, Request{Path: "/1m"}, 20, sha(body1m), nil)
 		if res.rec.done != 20 || res.rec.bodyBytes != 20<<20 {
 			t.Fatalf("%+v: done %d, %d body bytes", cfg, res.rec.done, res.rec.bodyBytes)
 		}
 	}
 	// Upload 3 MiB through the server's 64 KiB windows.
-	up := testBody(3 << 20)
+	up := testutil.Body(3 << 20)
 	upSum := sha256.Sum256(up)
-	res := drive(t, s.dial, Config{MaxStreams: 2}, Request{Method: "POST", Path: "/sum", Body: up}, 4, sha([]byte(hex.EncodeToString(upSum[:]))), nil)
+	res := drive(t, s.Dial, Config{MaxStreams: 2}, Request{Method: "POST", Path: "/sum", Body: up}, 4, sha([]byte(hex.EncodeToString(upSum[:]))), nil)
 	if res.rec.done != 4 || res.rec.bodyBytes != 4*64 {
 		t.Fatalf("uploads: done %d, %d body bytes", res.rec.done, res.rec.bodyBytes)
 	}

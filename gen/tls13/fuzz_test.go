@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/cloudflare/circl/dh/x25519"
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/tlsservers"
@@ -245,10 +247,7 @@ func TestCaptureSeeds(t *testing.T) {
 	}
 	addr, _ := serve(t, &tls.Config{Certificates: []tls.Certificate{p.leaves["p256"]}, CurvePreferences: []tls.CurveID{tls.CurveP256}})
 	targets = append(targets, target{"go-p256-retry", addr, []Group{X25519, P256}})
-	dir := filepath.Join(os.TempDir(), "loadlab-test-certs")
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256, certs.RSA2048}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.CertDir(t)
 	for _, kind := range tlsservers.All {
 		if tlsservers.Binary(kind) == "" {
 			t.Logf("%s not installed: no seeds from it", kind)

@@ -2,6 +2,7 @@ package testutil
 
 import (
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,4 +181,52 @@ func RefusedPort(t testing.TB) int {
 		t.Fatal(err)
 	}
 	return sa.(*unix.SockaddrInet4).Port
+}
+
+// FreePort returns a TCP port on 127.0.0.1 that the kernel chose (port 0)
+// and that was free a moment ago, for a child process to listen on: the
+// port is released before FreePort returns, so a caller that starts a
+// server on it must retry with another port when the bind fails.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// FreeTCPUDPPort is FreePort for a server that listens on both TCP and UDP
+// on the same port (HTTP/3 beside HTTP/1.1 and HTTP/2).
+func FreeTCPUDPPort(t testing.TB) int {
+	t.Helper()
+	for range 20 {
+		ln, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := ln.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		ln.Close()
+		if err == nil {
+			u.Close()
+			return port
+		}
+	}
+	t.Fatal("no port free for both TCP and UDP")
+	return 0
+}
+
+// SilentUDPPort returns a UDP port on 127.0.0.1 where nothing answers: a
+// socket the test holds until it ends is bound there (port 0, the kernel's
+// choice) and never reads, so no other program can take the port meanwhile.
+func SilentUDPPort(t testing.TB) int {
+	t.Helper()
+	c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c.LocalAddr().(*net.UDPAddr).Port
 }

@@ -228,3 +228,13 @@ func TLSHandshake(c net.Conn) error {
 	}
 	return tc.Handshake()
 }
+
+// Body returns n bytes of the tests' fixed body pattern (a to z, again and
+// again), so that a client can check what it read byte by byte.
+func Body(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte('a' + i%26)
+	}
+	return b
+}

@@ -21,6 +21,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/findbin"
+	"github.com/loadlab/loadlab/internal/testutil"
+
 	"github.com/loadlab/loadlab/certs"
 )
 
@@ -97,45 +100,14 @@ func Body1k() []byte {
 	return b
 }
 
-// Binary returns the path of k's program, or "" when it is not installed.
+// Binary returns the path of k's program, or "" when it is not installed
+// (looked up as the lab does: internal/findbin).
 func Binary(k Kind) string {
-	name := string(k)
-	var dirs []string
-	if v := os.Getenv("LOADLAB_PROXY_BIN"); v != "" {
-		dirs = filepath.SplitList(v)
-	}
-	if root := moduleRoot(); root != "" {
-		dirs = append(dirs, filepath.Join(root, ".cache", "bin"))
-	}
-	dirs = append(dirs, "/root/proxybin", "/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin")
-	for _, d := range dirs {
-		p := filepath.Join(d, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p
-		}
-	}
-	if p, err := exec.LookPath(name); err == nil {
-		return p
-	}
-	return ""
-}
-
-// moduleRoot returns the directory of go.mod above the working directory.
-func moduleRoot() string {
-	d, err := os.Getwd()
+	p, err := findbin.FindBinary(string(k))
 	if err != nil {
 		return ""
 	}
-	for {
-		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
-			return d
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return ""
-		}
-		d = parent
-	}
+	return p
 }
 
 // Start starts a server of kind k, waits until it serves /1k, and stops it
@@ -183,17 +155,10 @@ func start(t testing.TB, k Kind, bin string, o Options) (*Server, error) {
 	if err := os.WriteFile(filepath.Join(www, "1k"), body, 0o644); err != nil {
 		return nil, err
 	}
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
+	port := testutil.FreePort(t)
 	s := &Server{Kind: k, Addr: net.JoinHostPort("127.0.0.1", strconv.Itoa(port)), Body: body, Dir: dir}
 	if o.HTTP2 {
-		p2, err := freePort()
-		if err != nil {
-			return nil, err
-		}
-		s.H2CAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(p2))
+		s.H2CAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(testutil.FreePort(t)))
 	}
 	conf, args := render(k, bin, s, www, o)
 	confFile := filepath.Join(dir, map[Kind]string{Nginx: "nginx.conf", HAProxy: "haproxy.cfg", H2O: "h2o.conf", Caddy: "Caddyfile"}[k])
@@ -244,15 +209,6 @@ func tail(b []byte) string {
 		b = b[len(b)-2000:]
 	}
 	return string(b)
-}
-
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
 // waitReady polls until GET /1k over TLS returns the body, the process

@@ -1,8 +1,9 @@
 package tlsservers
 
 import (
-	"os"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 )
@@ -13,10 +14,7 @@ func TestStartEach(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts real servers")
 	}
-	dir := os.TempDir() + "/loadlab-test-certs"
-	if _, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}}); err != nil {
-		t.Fatal(err)
-	}
+	dir := testutil.CertDir(t)
 	for _, k := range All {
 		t.Run(string(k), func(t *testing.T) {
 			s := Start(t, k, Options{Cert: certs.PathsFor(dir, certs.P256), P256Only: CanP256Only(k)})

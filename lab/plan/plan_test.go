@@ -87,7 +87,7 @@ func TestOverridesArePartial(t *testing.T) {
 		}
 	}
 	e := hs.Eff.Search
-	if e.Start != 500 || e.Max != 8000 {
+	if e.Start != 1000 || e.Max != 8000 {
 		t.Fatalf("override not applied: %+v", e)
 	}
 	if hs.Name != "handshake" {
@@ -244,15 +244,20 @@ func TestScale(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	p, _ := Load("quick")
 	ka := p.Scenarios[0].Estimate()
-	// probes 2000..32000 (5), bisect to 15% (3), 1 confirmation
-	if ka.Steps != 9 {
+	// probes 4000..32000 (4), bisect to 15% (3), 1 confirmation
+	if ka.Steps != 8 {
 		t.Fatalf("keepalive steps %d", ka.Steps)
 	}
-	want := 8*3*time.Second + 4*time.Second + 2*5*time.Second
+	want := 7*3*time.Second + 3*time.Second + 2*5*time.Second
 	if ka.Time != want || ka.Cooldowns != 2*5*time.Second {
 		t.Fatalf("keepalive time %v (cool-downs %v), want %v", ka.Time, ka.Cooldowns, want)
 	}
-	fixed := p.Scenarios[len(p.Scenarios)-1].Estimate()
+	var fixed Estimate
+	for _, s := range p.Scenarios {
+		if s.Name == KindFixedRate {
+			fixed = s.Estimate()
+		}
+	}
 	if fixed.Steps != 1 || fixed.Time != 6*time.Second {
 		t.Fatalf("fixed %+v", fixed)
 	}

@@ -6,8 +6,8 @@ import (
 	"strings"
 )
 
-// Seed is one finding of a published benchmark (a seed, /work/shared/seeds
-// in the lab's own notes) that the plan sets out to show again: the seed's
+// Seed is one finding of a published benchmark (a seed: the benchmarks
+// the lab reproduces) that the plan sets out to show again: the seed's
 // own number, cited word for word with its sentence, and where this run
 // measures it. The report opens with one row per Seed: the seed's number,
 // this run's, and whether the run reproduced it (the same effect in the

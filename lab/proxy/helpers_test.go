@@ -3,18 +3,9 @@ package proxy
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/hex"
-	"encoding/pem"
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/testutil"
-	"math/big"
 	"net"
 	"net/http"
 	"os"
@@ -27,68 +18,28 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 const testServerName = "bench.lab"
 
-// testCert is a self-signed leaf for testServerName written as the three
-// files Params names.
+// testCert is a certificate for testServerName (and 127.0.0.1) as the
+// three files Params names.
 type testCert struct{ Cert, Key, Combined string }
 
-// writeTestCert creates a self-signed certificate with the given key type
-// ("p256" or "rsa2048") in dir.
+// writeTestCert returns the shared test certificate with the given key type
+// ("p256" or "rsa2048"; testutil.CertDir, which covers testServerName). dir
+// is unused: the files are shared by the tests, read-only.
 func writeTestCert(t *testing.T, dir, kind string) testCert {
 	t.Helper()
-	var key any
-	var pub any
-	switch kind {
-	case "p256":
-		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key, pub = k, &k.PublicKey
-	case "rsa2048":
-		k, err := rsa.GenerateKey(rand.Reader, 2048)
-		if err != nil {
-			t.Fatal(err)
-		}
-		key, pub = k, &k.PublicKey
-	default:
+	k := certs.KeyType(kind)
+	if !k.Valid() {
 		t.Fatalf("unknown key kind %q", kind)
 	}
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: testServerName},
-		DNSNames:              []string{testServerName},
-		IPAddresses:           []net.IP{net.ParseIP("127.0.0.1")},
-		NotBefore:             time.Now().Add(-time.Hour),
-		NotAfter:              time.Now().Add(30 * 24 * time.Hour),
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, pub, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pk, err := x509.MarshalPKCS8PrivateKey(key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: pk})
-	c := testCert{
-		Cert:     filepath.Join(dir, kind+"-cert.pem"),
-		Key:      filepath.Join(dir, kind+"-key.pem"),
-		Combined: filepath.Join(dir, kind+"-combined.pem"),
-	}
-	for path, b := range map[string][]byte{c.Cert: certPEM, c.Key: keyPEM, c.Combined: append(append([]byte{}, certPEM...), keyPEM...)} {
-		if err := os.WriteFile(path, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return c
+	p := testutil.Cert(t, k)
+	return testCert{Cert: p.FullChain, Key: p.Key, Combined: p.Combined}
 }
 
 // standInBackend is a TEST-LOCAL STAND-IN for lab/backend (not on this
@@ -148,18 +99,6 @@ func (b *standInBackend) last() (proto, conn, host string) {
 	return b.lastProto, b.lastConn, b.lastHost
 }
 
-// freePort returns a TCP port on 127.0.0.1 that was free a moment ago
-// (startReady tries others when it is taken meanwhile).
-func freePort(t *testing.T) int {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
-}
-
 // testParams builds Params for a fresh run directory in front of backend.
 func testParams(t *testing.T, cert testCert, backendPort int) Params {
 	t.Helper()
@@ -173,7 +112,7 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 	}
 	return Params{
 		Dir: dir, ListenHost: "127.0.0.1",
-		HTTPPort: freePort(t), HTTPSPort: freePort(t),
+		HTTPPort: testutil.FreePort(t), HTTPSPort: testutil.FreePort(t),
 		BackendHost: "127.0.0.1", BackendPort: backendPort,
 		CertFile: cert.Cert, KeyFile: cert.Key, CombinedPEM: cert.Combined,
 		ServerName: testServerName, Workers: 2, MaxConn: 1024, Root: root,

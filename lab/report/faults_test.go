@@ -24,7 +24,7 @@ func TestProxyDiedRowMarkedAndFinding(t *testing.T) {
 	if !strings.Contains(md, "| nginx-keepalive ✗ |") {
 		t.Errorf("row not marked ✗:\n%s", md)
 	}
-	if !strings.Contains(md, "Ranking by rate found: 1. nginx-stock 4,000 (left out, proxy died: nginx-keepalive)") {
+	if !strings.Contains(md, "Ranking by rate found: 1. nginx-stock 4,000 ±4% (left out, proxy died: nginx-keepalive)") {
 		t.Errorf("ranking:\n%s", md)
 	}
 	want := "nginx-keepalive was killed by SIGKILL at t=6.2 s into keepalive-1k at 20,000 req/s; 31,024 requests failed after that; it was started again for the next step."
@@ -59,7 +59,7 @@ func TestBackendDiedAndOOMWords(t *testing.T) {
 			t.Errorf("finding %q not in:\n%s", want, all)
 		}
 	}
-	if !strings.Contains(md, "1. nginx-keepalive 9,000 (left out, backend died: nginx-stock) (left out, proxy died: caddy-stock)") {
+	if !strings.Contains(md, "1. nginx-keepalive 9,000 ±4% (left out, backend died: nginx-stock) (left out, proxy died: caddy-stock)") {
 		t.Errorf("ranking:\n%s", md)
 	}
 }

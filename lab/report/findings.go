@@ -48,6 +48,7 @@ func findings(f *results.File) []string {
 	out = append(out, deaths(f)...)
 	out = append(out, portExhaustion(f, explained)...)
 	out = append(out, workFailCycles(f)...)
+	out = append(out, knobFindings(f, explained)...)
 	out = append(out, connChurn(f, explained)...)
 	out = append(out, poolLeak(f, explained)...)
 	out = append(out, fileFindings(f)...)

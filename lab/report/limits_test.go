@@ -47,7 +47,7 @@ func TestLimitedByColumnAndBackendMark(t *testing.T) {
 		"| bottleneck above this rate | generator |",
 		"| ok | ports |",
 		"| 1,000 | 3,750 |", // the fixed row (median run)...
-		"Ranking by rate found: 1. caddy-stock 6,000 (capped by the backend), 2. nginx-stock 4,000 (left out, generator-limited: nginx-keepalive)",
+		"Ranking by rate found: 1. caddy-stock 6,000 ±4% (capped by the backend), 2. nginx-stock 4,000 ±4% (left out, generator-limited: nginx-keepalive)",
 		"Limited by backend, caddy-stock (ECDSA P-256): the backend used 0.95 cores on average of 1 CPU(s) (95%).",
 		"Limited by ports, nginx-stock (ECDSA P-256): TIME_WAIT in the proxy's namespace reached 28200",
 	} {

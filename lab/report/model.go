@@ -40,9 +40,9 @@ type row struct {
 // label is the row's proxy cell: the profile and, when it matters, the key.
 func (r row) label(withKey bool) string {
 	if withKey {
-		return r.profile + " (" + keyName(r.key) + ")"
+		return r.profile + knobsLabel(r) + " (" + keyName(r.key) + ")"
 	}
-	return r.profile
+	return r.profile + knobsLabel(r)
 }
 
 // newRow fills what every kind of row shares from step st.

@@ -49,6 +49,21 @@ func (r row) valueText() string {
 	return fmtRate(r.rate)
 }
 
+// rankText is the row's value in a ranking: valueText, and for a single
+// run the interval the tie rule gives it (± half the floor: two rows
+// whose intervals overlap share a place).
+func (r row) rankText() string {
+	if len(r.vals) == 1 && r.floor > 0 {
+		return fmtRate(r.rate) + " ±" + pctWords(r.floor/2)
+	}
+	return r.valueText()
+}
+
+// pctWords writes a share as a percentage: 0.075 -> "7.5%", 0.05 -> "5%".
+func pctWords(f float64) string {
+	return strings.TrimSuffix(fmt.Sprintf("%.1f", 100*f), ".0") + "%"
+}
+
 // searchRuns is every confirmed rate found of a unit's searches (one per
 // search), and the precision of its scenario.
 func searchRuns(f *results.File, u *results.Unit) ([]float64, float64) {
@@ -89,7 +104,7 @@ func tieNote(rows []row) string {
 		if what == "search" {
 			why = "the search's precision"
 		}
-		return fmt.Sprintf("one %s per row, so an order is not tested: rows within %.0f%% of each other (%s) share a place (=); set runs: %d or more for a test", what, 100*floor, why, spread.MinTest)
+		return fmt.Sprintf("one %s per row, so an order is not tested: each value stands for ±%s (half of %s, %s), and rows whose intervals overlap share a place (=); set runs: %d or more for a test", what, pctWords(floor/2), pctWords(floor), why, spread.MinTest)
 	case fewest < spread.MinTest:
 		return fmt.Sprintf("%d %s per row at least: rows whose min–max ranges overlap share a place (=); %d or more per row are needed for a significance test", fewest, plural(what), spread.MinTest)
 	}

@@ -31,7 +31,7 @@ func TestRankingTiesByNoise(t *testing.T) {
 		one[i].setRuns([]float64{one[i].rate}, noiseFloor)
 	}
 	markRows(one)
-	want = "Ranking by 2xx/s: =1. x 14,614, =1. y 13,959, 3. z 10,000. One run per row, so an order is not tested: rows within 10% of each other (the machine's run-to-run noise) share a place (=); set runs: 4 or more for a test"
+	want = "Ranking by 2xx/s: =1. x 14,614 ±5%, =1. y 13,959 ±5%, 3. z 10,000 ±5%. One run per row, so an order is not tested: each value stands for ±5% (half of 10%, the machine's run-to-run noise), and rows whose intervals overlap share a place (=); set runs: 4 or more for a test"
 	if got := ranking(one, false, "2xx/s"); got != want {
 		t.Fatalf("ranking:\n got %s\nwant %s", got, want)
 	}

@@ -133,7 +133,7 @@ func ranking(rows []row, withKey bool, what string) string {
 		if tied || (i+1 < len(ok) && rowsTied != nil && rowsTied(r, ok[i+1])) {
 			p = fmt.Sprintf("=%d.", place)
 		}
-		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), r.valueText())
+		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), r.rankText())
 		var notes []string
 		for _, m := range r.marks {
 			if m.note != "" {

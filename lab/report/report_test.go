@@ -38,16 +38,16 @@ func build(t *testing.T, f *results.File) (*Report, string) {
 func TestTableRows(t *testing.T) {
 	_, md := build(t, fullFile(t))
 	for _, row := range []string{
-		"| Proxy | Rate found (req/s) | p50 | p95 | p99 | Errors | Proxy CPU | Idle anon+kernel | Load anon+kernel | Load page cache | Load memory.current | Generator |",
-		"| nginx-keepalive | 20,000 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 5.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | ok |",
-		"| caddy-stock | 11,960 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 10.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | ok |",
+		"| Proxy | Rate found (req/s) | p50 | p95 | p99 | Errors | Proxy CPU | Idle anon+kernel | Load anon+kernel | Load page cache | Load memory.current | Throttled | Procs/threads | Generator |",
+		"| nginx-keepalive | 20,000 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 5.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | - | - | ok |",
+		"| caddy-stock | 11,960 | 500 µs | 1.50 ms | 2.50 ms | 0% | 0.80 cores | 10.0 MiB | 8.0 MiB | 1.0 MiB | 9.0 MiB | - | - | ok |",
 		"| nginx-stock (ECDSA P-256) | 4,100 |",
 		"| nginx-stock (RSA 4096) | 410 |",
 		"| nginx-stock | 4,100 | 410 |", // key matrix
 		"| nginx-stock | 1,176 | 500 µs | 1.25 ms | 2.00 ms | 94.7% | 28,200 | t=7 s, after 28,231 2xx |",
 		"| nginx-keepalive | 75,000 | 500 µs | 1.25 ms | 2.00 ms | 0% | 0 | none |",
 		"| keepalive-1k | nginx-stock (ECDSA P-256) | 4,000 | 15,200 | 3.8x on 4x the CPUs |",
-		"Ranking by rate found: 1. nginx-keepalive 20,000, 2. caddy-stock 11,960, 3. nginx-stock 4,000.",
+		"Ranking by rate found: 1. nginx-keepalive 20,000 ±4%, 2. caddy-stock 11,960 ±4%, 3. nginx-stock 4,000 ±4%.",
 		"- keepalive-1k on h2o (p256, 1cpu): skipped: not installed: h2o",
 		"| nginx-stock | nginx 1.22.1 | ECDSA P-256 | 1cpu | 5.0 MiB | 1.0 MiB | 6.0 MiB | 5.0 MiB |",
 	} {
@@ -71,7 +71,7 @@ func TestGeneratorLimitedRowsMarkedAndExcluded(t *testing.T) {
 	if !strings.Contains(md, "| nginx-keepalive † | ≥ 9,000 |") || !strings.Contains(md, "| bottleneck above this rate |") {
 		t.Fatalf("generator-limited row not marked:\n%s", md)
 	}
-	if !strings.Contains(md, "Ranking by rate found: 1. nginx-stock 4,000 (left out, generator-limited: nginx-keepalive)") {
+	if !strings.Contains(md, "Ranking by rate found: 1. nginx-stock 4,000 ±4% (left out, generator-limited: nginx-keepalive)") {
 		t.Fatalf("ranking:\n%s", md)
 	}
 	if !strings.Contains(md, "at 16,000 req/s: loop 0 (cpu 1) was 97% busy") {
@@ -390,7 +390,7 @@ func TestCeilingInReport(t *testing.T) {
 		"| nginx-keepalive | ≥ 16,000 (generator ceiling on this machine) |",
 		"| none: at the ceiling |",
 		"| ceiling 16,000, 4.0x |",
-		"Ranking by rate found: 1. nginx-stock 4,000.",
+		"Ranking by rate found: 1. nginx-stock 4,000 ±4%.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
@@ -503,7 +503,7 @@ scenarios:
 		"| caddy-stock | 5,000 |",
 		"| HTTP/2, 10 streams per connection |",
 		"over HTTP/2 (ALPN h2 on the proxy's TLS listener)",
-		"Ranking by rate found: 1. nginx-stock 6,000, 2. caddy-stock 5,000.",
+		"Ranking by rate found: 1. nginx-stock 6,000 ±4%, 2. caddy-stock 5,000 ±4%.",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)

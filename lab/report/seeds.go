@@ -47,6 +47,10 @@ var seedMeasures = map[string]seedMeasure{
 	"sendfile":     sendfileSeed,
 	"https-faster": httpsFasterSeed,
 	"per-core":     perCoreSeed,
+	// the machine's knobs (findings_knobs.go)
+	"tw-reuse":      twReuseSeed,
+	"tw-buckets":    twBucketsSeed,
+	"quota-workers": quotaWorkersSeed,
 }
 
 // seedLevelFactor: a level (an amount, not a comparison) is reproduced

@@ -124,6 +124,9 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	if c := ceilingIntro(f, s); c != "" {
 		out += " " + c
 	}
+	if k := knobsIntro(f, s, layout); k != "" {
+		out += " " + k
+	}
 	return out
 }
 
@@ -183,14 +186,14 @@ func latencyCells(r row) []string {
 // proxyHeader names proxyCells' columns: what the proxy needs (anon +
 // kernel) idle and under load, then the page cache and memory.current
 // under load, so nobody reads the seeds' total as the proxy's need.
-var proxyHeader = []string{"Proxy CPU", "Idle anon+kernel", "Load anon+kernel", "Load page cache", "Load memory.current"}
+var proxyHeader = concat([]string{"Proxy CPU", "Idle anon+kernel", "Load anon+kernel", "Load page cache", "Load memory.current"}, knobsHeader)
 
 func proxyCells(r row) []string {
 	if r.step == nil {
-		return []string{"-", fmtMiB(r.memIdle), "-", "-", "-"}
+		return append([]string{"-", fmtMiB(r.memIdle), "-", "-", "-"}, knobsCells(r)...)
 	}
 	ps := r.step.ProxySum
-	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.NeedMax), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}
+	return append([]string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.NeedMax), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}, knobsCells(r)...)
 }
 
 // headroomFootnote says what the headroom column is.
@@ -218,7 +221,7 @@ func finish(t *Table, rows []row) {
 	}
 	t.Footnotes = append(t.Footnotes, caveatFootnotes(rows)...)
 	t.Footnotes = append(t.Footnotes, limitFootnotes(rows)...)
-	t.Footnotes = append(t.Footnotes, memoryFootnote)
+	t.Footnotes = append(t.Footnotes, memoryFootnote, knobsFootnote)
 }
 
 func searchTable(rows []row, withKey bool) Table {

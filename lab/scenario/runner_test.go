@@ -402,14 +402,17 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	}
 	b := MakeBudget(p, mustUnitsAll(t, p, lay))
 	// keepalive-1k and handshake on four proxies, handshake-rsa4096 on
-	// one, the cliff on one, the pool leak on four, fixed-rate on four;
-	// a ceiling per search scenario and key
-	if len(b.Profiles) != 6 || b.Units != 18 || b.Ceilings != 3 || len(b.Missing) != 0 {
+	// one, the cliff on one and its tw_reuse and tw_buckets copies, the
+	// pool leak on four, fixed-rate on four, cpu-cpuset and cpu-quota on
+	// two; a ceiling per search scenario and key
+	if len(b.Profiles) != 6 || b.Units != 24 || b.Ceilings != 3 || len(b.Missing) != 0 {
 		t.Fatalf("budget %+v", b)
 	}
 	// make lab: at most 15 minutes on 2 cores, installs (about 3.5
-	// minutes on a fresh machine) included
-	if b.Time > 11*time.Minute || b.Time < 5*time.Minute {
+	// minutes on a fresh machine) included. The estimate is an upper
+	// bound: it counts every probe up to the search's max (10m47s
+	// estimated for the 11m43s make lab of issue 20, installs included).
+	if b.Time > 11*time.Minute+30*time.Second || b.Time < 5*time.Minute {
 		t.Fatalf("quick plan budget %s", FormatDuration(b.Time))
 	}
 	t.Logf("quick: %s", b)
@@ -417,7 +420,7 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nc := MakeBudget(p, units); nc.Units != 13 || strings.Join(nc.Missing, ",") != "caddy-stock,caddy-pool128" || nc.Time >= b.Time {
+	if nc := MakeBudget(p, units); nc.Units != 17 || strings.Join(nc.Missing, ",") != "caddy-stock,caddy-pool128" || nc.Time >= b.Time {
 		t.Fatalf("without Caddy: %+v", nc)
 	}
 }

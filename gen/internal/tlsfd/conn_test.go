@@ -2,23 +2,19 @@ package tlsfd
 
 import (
 	"bufio"
-	"crypto/ecdsa"
-	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
 	"iter"
-	"math/big"
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/gen/internal/sock"
 
@@ -29,31 +25,9 @@ import (
 // Our client (handshake by crypto/tls or uTLS, then our record layer)
 // against crypto/tls servers over socketpairs.
 
-var rlCertOnce = sync.OnceValues(func() (tls.Certificate, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "localhost"},
-		DNSNames:     []string{"localhost"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(time.Hour),
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		return tls.Certificate{}, err
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, nil
-})
-
+// rlServerConfig serves the shared test certificate (P-256).
 func rlServerConfig(t testing.TB) *tls.Config {
-	cert, err := rlCertOnce()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &tls.Config{Certificates: []tls.Certificate{cert}}
+	return &tls.Config{Certificates: []tls.Certificate{testutil.KeyPair(t, certs.P256)}}
 }
 
 // rlSocketpair returns a non-blocking client socket connected over
