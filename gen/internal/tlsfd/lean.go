@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"io"
 
-
 	"github.com/loadlab/loadlab/gen/tls13"
 	"golang.org/x/sys/unix"
 )
