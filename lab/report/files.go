@@ -370,7 +370,32 @@ func cpuBoundFinding(rows []fileRow) []string {
 	if len(below) > 3 {
 		which = fmt.Sprintf("%d of the %d rows, %s among them,", len(below), n, strings.Join(below[:3], ", "))
 	}
-	return []string{fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, other load on the machine, the network) limited it there; the Limited by column says what.", lo, hi, cpuWords(cpus), which, 100*cpuBoundShare)}
+	s := fmt.Sprintf("Not every server was CPU-bound in the file tests (%.2f to %.2f of %s): %s used less than %.0f%% of its CPUs, so something else (the generator, other load on the machine, the network) limited it there; the Limited by column says what", lo, hi, cpuWords(cpus), which, 100*cpuBoundShare)
+	if st := maxStarved(rows); st >= starvedShare {
+		s += fmt.Sprintf("; the generator's loop waited for a CPU up to %.0f%% of a run (starved): the machine was busy with other work, so these rates are not the servers' own", 100*st)
+	}
+	return []string{s + "."}
+}
+
+// starvedShare: a generator loop starved (runnable, no CPU) this share of
+// a run says the machine was busy with other work.
+const starvedShare = 0.2
+
+// maxStarved is the largest starved share of a generator loop in the
+// rows' runs.
+func maxStarved(rows []fileRow) float64 {
+	m := 0.0
+	for _, r := range rows {
+		for _, st := range r.unit.Steps {
+			if st.Result == nil {
+				continue
+			}
+			for _, v := range st.Result.Generator.Starved {
+				m = max(m, v)
+			}
+		}
+	}
+	return m
 }
 
 // notBound says, for a finding about rows, which of them no CPU of the

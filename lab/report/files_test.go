@@ -176,11 +176,22 @@ func TestFilesNotCPUBound(t *testing.T) {
 	runs := seed003Runs()
 	runs[0].cpu = 0.4
 	runs[8].cpu = 0.5 // nginx-files, 100 KB over HTTP
-	r, err := Build(filesFile(t, runs))
+	f := filesFile(t, runs)
+	r, err := Build(f)
 	if err != nil {
 		t.Fatal(err)
 	}
+	if all := strings.Join(r.Findings, "\n"); strings.Contains(all, "starved") {
+		t.Errorf("starved without a starved generator:\n%s", all)
+	}
+	f.Units[3].Steps[1].Result.Generator.Starved = []float64{0.05, 0.45}
+	if r, err = Build(f); err != nil {
+		t.Fatal(err)
+	}
 	all := strings.Join(r.Findings, "\n")
+	if !strings.Contains(all, "the generator's loop waited for a CPU up to 45% of a run (starved): the machine was busy with other work") {
+		t.Errorf("no starved generator in:\n%s", all)
+	}
 	if !strings.Contains(all, "Not every server was CPU-bound in the file tests (0.40 to 0.98 of 1 server CPU): nginx-files on 1 KB over HTTP (0.40), nginx-files on 100 KB over HTTP (0.50) used less than 85% of its CPUs") ||
 		!strings.Contains(all, "(30,000 2xx/s with it, 29,950 without, ±0%)") ||
 		!strings.Contains(all, "With sendfile off, nginx's 100 KB over HTTP fell from 35,000 to 14,000 2xx/s (-60%); per core 70,000 vs 14,286 (not CPU-bound: nginx-files at 0.50 of 1 server CPU).") {
