@@ -186,6 +186,7 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 		tb.Fatal(err)
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
+	lc.rec.withTargets(len(r.cfg.reqs), r.histMax)
 	d, err := r.eng.newDriver(lc, cfg.Connections)
 	if err != nil {
 		tb.Fatal(err)
@@ -254,7 +255,7 @@ func allocsPerRequest(t *testing.T, cfg Config) float64 {
 	if !l.open {
 		now := l.now()
 		for i := range l.conns {
-			l.dispatch(&l.conns[i], now, now)
+			l.dispatch(&l.conns[i], now, l.closedTarget(), now)
 		}
 	}
 	l.pump(t, 50) // connect, handshake, warm buffers
@@ -291,6 +292,31 @@ func TestZeroAllocOpenLoopPaced(t *testing.T) {
 	}
 }
 
+// TestZeroAllocTargets: with several targets (each with its own headers,
+// weighted or round-robin) and with a staged rate, a request still
+// allocates nothing: each target's request is serialized once, and the
+// stages' intended times are computed in place.
+func TestZeroAllocTargets(t *testing.T) {
+	addr := startAllocServer(t, "plain", 1024, "")
+	u := "http://" + addr
+	targets := []Request{{Method: "GET", URL: u + "/a", Headers: []string{"Host: a.example"}},
+		{Method: "GET", URL: u + "/b?x=1", Headers: []string{"Host: b.example", "X-B: 1"}},
+		{Method: "GET", URL: u + "/c"}}
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed loop", Config{Targets: targets, Connections: 2}},
+		{"open loop, weighted", Config{Targets: targets, TargetWeights: []int{3, 2, 1}, Connections: 4, Rate: 20000}},
+		{"staged", Config{URL: u + "/", Connections: 4, Stages: []Stage{{0, 20000}, {time.Hour, 20000}}}},
+		{"staged targets", Config{Targets: targets, Connections: 4, Stages: []Stage{{time.Second, 20000}, {time.Hour, 20000}}}},
+	} {
+		if n := allocsPerRequest(t, tc.cfg); n != 0 {
+			t.Errorf("%s: %v allocations per request, want 0", tc.name, n)
+		}
+	}
+}
+
 func TestZeroAllocLargeBody(t *testing.T) {
 	addr := startAllocServer(t, "plain", 1<<20, "")
 	if n := allocsPerRequest(t, Config{URL: "http://" + addr + "/", Connections: 1}); n != 0 {
@@ -311,7 +337,7 @@ func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
 	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
 	now := l.now()
-	l.dispatch(&l.conns[0], now, now)
+	l.dispatch(&l.conns[0], now, 0, now)
 	l.pump(b, 10)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -95,6 +95,15 @@ type Config struct {
 	// Thresholds are checked on the result at the end of the run
 	// (Result.Thresholds; see threshold.go).
 	Thresholds []Threshold
+	// Stages, if set, ramp the open-loop rate (stages.go) instead of Rate,
+	// which must then be 0; Duration is their sum (Defaults sets it).
+	Stages []Stage
+	// Targets, if set, are the requests of the run, sent round-robin or by
+	// TargetWeights (targets.go); URL is then the first target's (or
+	// empty), Method is each target's own, Headers go with every target,
+	// Body with those that have none.
+	Targets       []Request
+	TargetWeights []int
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
@@ -102,9 +111,13 @@ type Config struct {
 	// per second, corrected latency in microseconds).
 	HdrLog io.Writer
 
-	// Set by Validate: the URL and the headers, parsed once for the engines.
+	// Set by Validate: the URL and the headers, parsed once for the engines;
+	// the requests (one, or one per target) and the weighted target table.
 	target  Target
 	headers []Header
+	reqs    []reqSpec
+	pick    []int32
+	rampFn  *ramp // Stages' rate function
 }
 
 // Header is one request header line, split once.
@@ -226,6 +239,9 @@ func (c *Config) Defaults() {
 	if c.Connections == 0 {
 		c.Connections = DefaultConnections
 	}
+	if c.Duration == 0 && len(c.Stages) > 0 {
+		c.Duration = StagesDuration(c.Stages)
+	}
 	if c.Duration == 0 {
 		c.Duration = DefaultDuration
 	}
@@ -261,7 +277,11 @@ func (c *Config) Defaults() {
 // and the headers once for the engines. Errors are UsageErrors with one line
 // that says what is wrong and what to do.
 func (c *Config) Validate() error {
-	t, err := ParseTarget(c.URL)
+	raw := c.URL
+	if raw == "" && len(c.Targets) > 0 {
+		raw = c.Targets[0].URL
+	}
+	t, err := ParseTarget(raw)
 	if err != nil {
 		return err
 	}
@@ -269,14 +289,11 @@ func (c *Config) Validate() error {
 	if c.Method == "" || strings.ContainsAny(c.Method, " \r\n\t") {
 		return fieldErr("Method", "bad method %q: use a token such as GET or POST", c.Method)
 	}
-	c.headers = c.headers[:0]
-	for _, h := range c.Headers {
-		name, val, ok := strings.Cut(h, ":")
-		name = strings.TrimSpace(name)
-		if !ok || name == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(name, " \t") {
-			return fieldErr("Headers", "bad header %q: use \"Name: value\"", h)
-		}
-		c.headers = append(c.headers, Header{Name: name, Value: strings.TrimSpace(val)})
+	if c.headers, err = parseHeaders(c.Headers); err != nil {
+		return err
+	}
+	if err := c.validateTargets(); err != nil {
+		return err
 	}
 	if c.Connections < 1 {
 		return fieldErr("Connections", "must be at least 1 (got %d)", c.Connections)
@@ -296,8 +313,21 @@ func (c *Config) Validate() error {
 	if c.Rate < 0 || math.IsNaN(c.Rate) {
 		return fieldErr("Rate", "must be >= 0 (0 = closed loop; got %g)", c.Rate)
 	}
-	if c.Rate > 10e6 {
+	if c.Rate > maxRate {
 		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
+	}
+	c.rampFn = nil
+	if len(c.Stages) > 0 {
+		if err := validateStages(c.Stages); err != nil {
+			return err
+		}
+		if c.Rate != 0 {
+			return fieldErr("Stages", "and {Rate} exclude each other: a constant rate is the one-stage case (e.g. 0s:%g,%v:%g)", c.Rate, c.Duration, c.Rate)
+		}
+		if d := StagesDuration(c.Stages); c.Duration != d {
+			return fieldErr("Stages", "last %v, but {Duration} is %v: the stages set the run time; leave {Duration} unset", d, c.Duration)
+		}
+		c.rampFn = newRamp(c.Stages)
 	}
 	switch c.IO {
 	case "", IOEpoll, IOUring, IOAuto:
@@ -403,7 +433,16 @@ func (c *Config) validateH3() error {
 	return nil
 }
 
-func (c *Config) openLoop() bool { return c.Rate > 0 }
+func (c *Config) openLoop() bool { return c.Rate > 0 || len(c.Stages) > 0 }
+
+// peakRate is the highest rate of the run, requests/s: Rate, or the
+// stages' highest (validated).
+func (c *Config) peakRate() float64 {
+	if c.rampFn != nil {
+		return c.rampFn.peak()
+	}
+	return c.Rate
+}
 
 // validateStart checks the shard and the start time. A start time already
 // past by more than the tolerance is refused here, before any work: the
@@ -446,8 +485,9 @@ func (c *Config) startTolerance() time.Duration {
 // shardConnections is this shard's part of Config.Connections.
 func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
 
-// shardRate is this shard's part of Config.Rate, requests/s.
-func (c *Config) shardRate() float64 { return c.Rate / float64(c.Shard.count()) }
+// shardRate is this shard's part of the peak rate (Config.Rate, or the
+// stages' highest), requests/s.
+func (c *Config) shardRate() float64 { return c.peakRate() / float64(c.Shard.count()) }
 
 // curveNames maps --curves names to Go's group IDs.
 var curveNames = map[string]tls.CurveID{
@@ -536,4 +576,106 @@ func unwrapPathError(err error) error {
 		return pe.Err
 	}
 	return err
+}
+
+// validateTargets parses the targets (or the Config's one request) into
+// c.reqs, checks they share one scheme and host:port, and builds the
+// weighted table.
+func (c *Config) validateTargets() error {
+	if len(c.Targets) == 0 {
+		if len(c.TargetWeights) > 0 {
+			return fieldErr("TargetWeights", "weights need {Targets}")
+		}
+		c.reqs = []reqSpec{{method: c.Method, url: c.URL, target: c.target, headers: c.headers, body: c.Body}}
+		c.pick = nil
+		return nil
+	}
+	if len(c.Targets) > MaxTargets {
+		return fieldErr("Targets", "%d targets, more than %d", len(c.Targets), MaxTargets)
+	}
+	if c.URL != "" && c.URL != c.Targets[0].URL {
+		return fieldErr("Targets", "{URL} %q must be the first target's (%q) or empty with targets", c.URL, c.Targets[0].URL)
+	}
+	if c.HTTP3 {
+		return fieldErr("Targets", "work over HTTP/1.1 and HTTP/2, not yet {HTTP3}: run one generator per URL for HTTP/3")
+	}
+	first := c.target
+	c.reqs = c.reqs[:0]
+	for i, tr := range c.Targets {
+		t, err := ParseTarget(tr.URL)
+		if err != nil {
+			return fieldErr("Targets", "target %d: %v", i+1, err)
+		}
+		if t.Scheme != first.Scheme || !strings.EqualFold(t.Host, first.Host) || t.Port != first.Port {
+			return fieldErr("Targets", "target %d (%s) is not on %s://%s: every target of a run shares one scheme and host:port (one connection pool); give other names with a Host header, or run one generator per origin",
+				i+1, tr.URL, first.Scheme, hostPort(first))
+		}
+		if tr.Method == "" || strings.ContainsAny(tr.Method, " \r\n\t") {
+			return fieldErr("Targets", "target %d: bad method %q", i+1, tr.Method)
+		}
+		own, err := parseHeaders(tr.Headers)
+		if err != nil {
+			return fieldErr("Targets", "target %d: %v", i+1, err)
+		}
+		hs := make([]Header, 0, len(c.headers)+len(own))
+		for _, h := range c.headers {
+			if !hasHeader(own, h.Name) {
+				hs = append(hs, h)
+			}
+		}
+		hs = append(hs, own...)
+		body := tr.Body
+		if body == nil {
+			body = c.Body
+		}
+		c.reqs = append(c.reqs, reqSpec{method: tr.Method, url: tr.URL, target: t, headers: hs, body: body})
+	}
+	c.pick = nil
+	if len(c.TargetWeights) > 0 {
+		if len(c.TargetWeights) != len(c.Targets) {
+			return fieldErr("TargetWeights", "%d weights for %d targets: give one per target, in file order", len(c.TargetWeights), len(c.Targets))
+		}
+		tab, err := weightTable(c.TargetWeights)
+		if err != nil {
+			return err
+		}
+		c.pick = tab
+	}
+	return nil
+}
+
+// targetOf returns the target of global request j.
+func (c *Config) targetOf(j int64) int32 {
+	switch {
+	case len(c.reqs) <= 1:
+		return 0
+	case c.pick != nil:
+		return c.pick[j%int64(len(c.pick))]
+	}
+	return int32(j % int64(len(c.reqs)))
+}
+
+// validateThresholds refuses a threshold the run cannot judge: a share of
+// the offered rate needs one (Rate or Stages).
+func (c *Config) validateThresholds() error {
+	for _, t := range c.Thresholds {
+		if t.needsOffered() && !c.openLoop() {
+			return fieldErr("Thresholds", "%s compares with the offered rate, and a closed-loop run has none: give {Rate} (or {Stages}), or a rate in requests/s such as rate>=5000", t)
+		}
+		if negate(t.Op) == "" {
+			return fieldErr("Thresholds", "%s: unknown operator %q: use <, <=, > or >=", t, t.Op)
+		}
+	}
+	return nil
+}
+
+// offeredBy returns the requests the whole run's schedule offers from the
+// start to t seconds: N(t) of the stages, or Rate x t, never beyond the
+// run's end.
+func (c *Config) offeredBy(t float64) float64 {
+	t = min(max(t, 0), c.Duration.Seconds())
+	if c.rampFn != nil {
+		return c.rampFn.count(t)
+	}
+	return c.Rate * t
 }

@@ -22,6 +22,7 @@ type conn struct {
 	wrOff   int
 
 	intended int64 // when the request was due
+	tgt      int32 // its target (Config.Targets; 0 with one)
 	started  int64 // when work on the request began (timeout reference)
 	written  int64 // when its first byte was written
 	retryAt  int64 // closed loop: reconnect not before this time
@@ -125,7 +126,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 // writeRequest writes (the rest of) the serialized request, then what the
 // stream still has queued (a TLS handshake's last flight leaves with it).
 func (l *loop) writeRequest(c *conn, now int64) {
-	req := l.e.req
+	req := l.e.reqs[c.tgt]
 	if c.wrOff == 0 {
 		c.written = now
 	}
@@ -213,7 +214,7 @@ func (l *loop) complete(c *conn, eof bool) {
 		}
 		c.sum.Reset()
 	}
-	l.rec.response(c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
+	l.rec.response(c.tgt, c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
 	c.busy = false
 	l.busy--
 	c.reqs++
@@ -231,7 +232,7 @@ func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
 		l.retry(c, now)
 		return
 	}
-	l.rec.failure(class, err, c.intended, now)
+	l.rec.failure(c.tgt, class, err, c.intended, now)
 	if c.busy {
 		c.busy = false
 		l.busy--

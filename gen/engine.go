@@ -48,15 +48,15 @@ type driver interface {
 	begin(now int64) // the run starts: in closed loop every connection starts a request
 	lock()
 	unlock()
-	idle() (conn int, ok bool)          // under lock: a free connection for a due request
-	send(conn int, intended, now int64) // under lock: start a request intended at intended on it
-	inflight() int                      // under lock: requests in flight
-	tick(now int64)                     // once per wakeup: time out requests, restart backed-off connections
-	giveUp(now int64) int               // under lock: the drain is over; fail what is in flight as timeouts, return how many
-	wait(now, until int64)              // sleep until until (ns since the start) at the latest, handling what arrives
-	wake()                              // interrupt wait
-	accountBegin()                      // the measured window begins (CPU accounts)
-	accountEnd()                        // and ends
-	finish()                            // after the loop: stop the engine's goroutines
-	teardown()                          // close sockets and descriptors
+	idle() (conn int, ok bool)                           // under lock: a free connection for a due request
+	send(conn int, intended int64, tgt int32, now int64) // under lock: start a request for target tgt intended at intended on it
+	inflight() int                                       // under lock: requests in flight
+	tick(now int64)                                      // once per wakeup: time out requests, restart backed-off connections
+	giveUp(now int64) int                                // under lock: the drain is over; fail what is in flight as timeouts, return how many
+	wait(now, until int64)                               // sleep until until (ns since the start) at the latest, handling what arrives
+	wake()                                               // interrupt wait
+	accountBegin()                                       // the measured window begins (CPU accounts)
+	accountEnd()                                         // and ends
+	finish()                                             // after the loop: stop the engine's goroutines
+	teardown()                                           // close sockets and descriptors
 }

@@ -5,7 +5,7 @@ package gen
 // (conn.go), whose byte stream is a plain socket or TLS (package sock).
 type h1Engine struct {
 	tcpEngine
-	req []byte // the request, serialized once
+	reqs [][]byte // the request of each target, serialized once
 }
 
 // newH1Engine checks that the target accepts connections and serializes
@@ -15,7 +15,11 @@ func newH1Engine(r *run) (*h1Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &h1Engine{tcpEngine: tcp, req: buildRequest(r.cfg)}, nil
+	e := &h1Engine{tcpEngine: tcp}
+	for i := range r.cfg.reqs {
+		e.reqs = append(e.reqs, buildRequest(&r.cfg.reqs[i]))
+	}
+	return e, nil
 }
 
 func (e *h1Engine) protocol() string { return "http/1.1" }

@@ -44,6 +44,7 @@ type h2Slot struct {
 // h2Req is one request on a stream.
 type h2Req struct {
 	intended int64 // when it was due
+	tgt      int32 // its target (Config.Targets; 0 with one)
 	started  int64 // when work on it began (timeout reference)
 	written  int64 // when its bytes had all left (0 until then)
 	status   int
@@ -278,7 +279,7 @@ func (l *h2Loop) connFail(c *h2Slot, class ErrorClass, err error, now int64) {
 	for i := range c.reqs {
 		if c.c.Busy(i) {
 			l.busy--
-			l.rec.failure(class, err, c.reqs[i].intended, now)
+			l.rec.failure(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 		}
 	}
 	l.closeH2(c)
@@ -329,12 +330,12 @@ func (c *h2Slot) Done(i int) {
 		ok := string(r.sum.Sum(d[:0])) == string(l.r.cfg.VerifySHA256)
 		r.sum.Reset()
 		if !ok {
-			l.rec.failure(ErrBodyMismatch, errBodyMismatch, r.intended, now)
+			l.rec.failure(r.tgt, ErrBodyMismatch, errBodyMismatch, r.intended, now)
 			l.backoff(c, now)
 			return
 		}
 	}
-	l.rec.response(r.status, r.intended, w, now, r.bytes)
+	l.rec.response(r.tgt, r.status, r.intended, w, now, r.bytes)
 }
 
 // Reset records a stream the server reset (RST_STREAM, any code but
@@ -352,7 +353,7 @@ func (c *h2Slot) Reset(i int, code http2.ErrCode) {
 	if l.rec.firstErr[ErrStreamReset] == nil {
 		err = fmt.Errorf("the server reset the stream: RST_STREAM %s", code)
 	}
-	l.rec.failure(ErrStreamReset, err, r.intended, now)
+	l.rec.failure(r.tgt, ErrStreamReset, err, r.intended, now)
 	l.backoff(c, now)
 }
 
@@ -371,14 +372,14 @@ func (c *h2Slot) Refused(i int, _ http2.ErrCode) {
 		if l.rec.owed(r.intended) {
 			l.rec.dropped++
 		}
-		l.rec.failure(ErrDropped, errDropped, r.intended, now)
+		l.rec.failure(r.tgt, ErrDropped, errDropped, r.intended, now)
 		return
 	}
 	if l.rec.owed(r.intended) {
 		l.h2c.refused++
 	}
 	l.started-- // it will be started again: the quota counts it once
-	l.pending.pushFront(r.intended)
+	l.pending.pushFront(r.intended, r.tgt)
 	if !c.goAway {
 		// REFUSED_STREAM: the server is shedding load; in closed loop
 		// the slot pauses as after an error. After a GOAWAY the slot

@@ -17,7 +17,7 @@ import (
 // I/O) with up to Config.Streams requests in flight.
 type h2Engine struct {
 	tcpEngine
-	tmpl    *h2.Template // the request, encoded once (HPACK static table and literals)
+	tmpls   []*h2.Template // the request of each target, encoded once (HPACK static table and literals)
 	streams int
 	h2loops []*h2Loop
 }
@@ -25,22 +25,26 @@ type h2Engine struct {
 // newH2Engine encodes the request and checks that the target accepts
 // connections.
 func newH2Engine(r *run) (*h2Engine, error) {
-	tmpl, err := h2Template(r.cfg)
-	if err != nil {
-		return nil, err
+	var tmpls []*h2.Template
+	for i := range r.cfg.reqs {
+		tmpl, err := h2Template(&r.cfg.reqs[i])
+		if err != nil {
+			return nil, err
+		}
+		tmpls = append(tmpls, tmpl)
 	}
 	tcp, err := newTCPEngine(r)
 	if err != nil {
 		return nil, err
 	}
-	return &h2Engine{tcpEngine: tcp, tmpl: tmpl, streams: r.cfg.Streams}, nil
+	return &h2Engine{tcpEngine: tcp, tmpls: tmpls, streams: r.cfg.Streams}, nil
 }
 
 // h2Template encodes the run's request as HTTP/2 header block and body:
 // the URL's scheme, authority and path, the headers (a Host header becomes
 // :authority; fields HTTP/2 forbids are left out, as RFC 9113 8.2.2 says),
 // a user-agent unless one is given, content-length from the body.
-func h2Template(c *Config) (*h2.Template, error) {
+func h2Template(c *reqSpec) (*h2.Template, error) {
 	fields := make([]hpack.HeaderField, 0, len(c.headers))
 	for _, h := range c.headers {
 		name := strings.ToLower(h.Name)
@@ -48,12 +52,12 @@ func h2Template(c *Config) (*h2.Template, error) {
 			Sensitive: name == "authorization" || name == "proxy-authorization" || name == "cookie"})
 	}
 	t, err := h2.NewTemplate(h2.Request{
-		Method:    c.Method,
+		Method:    c.method,
 		Scheme:    c.target.Scheme,
 		Authority: c.target.HostHeader,
 		Path:      c.target.Path,
 		Header:    fields,
-		Body:      c.Body,
+		Body:      c.body,
 	})
 	if err != nil {
 		return nil, usage("HTTP/2 cannot carry the request ({Method}, the URL or {Headers}): %v", err)

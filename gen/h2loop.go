@@ -64,7 +64,7 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 		// Closed loop has no schedule to queue, but refused requests
 		// wait here to be sent again; there are never more of them than
 		// streams.
-		l.pending = newPendingRing(n * e.streams)
+		l.pending = newPendingRing(n*e.streams, len(cfg.reqs) > 1)
 	}
 	l.slots = make([]h2Slot, n)
 	l.ready = newRing32(n)
@@ -72,7 +72,7 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 	for j := range l.slots {
 		c := &l.slots[j]
 		c.l, c.idx, c.fd = l, int32(j), -1
-		conn, err := h2.NewConn(h2.Config{MaxStreams: e.streams}, e.tmpl, c)
+		conn, err := h2.NewConn(h2.Config{MaxStreams: e.streams}, e.tmpls[0], c)
 		if err != nil {
 			return nil, err
 		}
@@ -134,9 +134,9 @@ func (l *h2Loop) idle() (int, bool) {
 
 // send starts a request on slot i (which idle returned: the ring's front)
 // and moves the slot to the back of the ring if it can take more.
-func (l *h2Loop) send(i int, intended, now int64) {
+func (l *h2Loop) send(i int, intended int64, tgt int32, now int64) {
 	c := &l.slots[i]
-	l.start(c, intended, now)
+	l.start(c, intended, tgt, now)
 	if l.ready.len() > 0 && l.ready.front() == int32(i) {
 		l.ready.pop()
 		c.queued = false
@@ -161,7 +161,7 @@ func (l *h2Loop) giveUp(now int64) int {
 		for i := range c.reqs {
 			if c.c.Busy(i) {
 				c.c.Cancel(i)
-				l.rec.failure(ErrTimeout, errDrained, c.reqs[i].intended, now)
+				l.rec.failure(c.reqs[i].tgt, ErrTimeout, errDrained, c.reqs[i].intended, now)
 				n++
 			}
 		}
@@ -218,9 +218,10 @@ func (l *h2Loop) offer(c *h2Slot, now int64) {
 		var ok bool
 		switch {
 		case l.pending.len() > 0:
-			ok = l.start(c, l.pending.pop(), now)
+			due, tgt := l.pending.pop()
+			ok = l.start(c, due, tgt, now)
 		case !l.open && !l.stopping && !l.quotaSpent():
-			ok = l.start(c, now, now)
+			ok = l.start(c, now, l.closedTarget(), now)
 		default:
 			l.enqueueReady(c)
 			return
@@ -246,7 +247,7 @@ func (l *h2Loop) enqueueReady(c *h2Slot) {
 // open loop the slot tries again for the next one, as HTTP/1.1 does); start
 // reports false only when c had no stream after all, so that its caller
 // stops offering it requests.
-func (l *h2Loop) start(c *h2Slot, intended, now int64) bool {
+func (l *h2Loop) start(c *h2Slot, intended int64, tgt int32, now int64) bool {
 	l.started++
 	if now-intended > lateThreshold && l.rec.owed(intended) {
 		l.rec.lateSends++
@@ -254,22 +255,22 @@ func (l *h2Loop) start(c *h2Slot, intended, now int64) bool {
 	if c.fd < 0 {
 		c.connIntended = intended
 		if class, err := l.connect(c, now); err != nil {
-			l.rec.failure(class, err, intended, now)
+			l.rec.failure(tgt, class, err, intended, now)
 			l.closeH2(c)
 			l.backoff(c, now)
 			return true
 		}
 	}
-	i := c.c.Start()
+	i := c.c.StartWith(l.e.tmpls[tgt])
 	if i < 0 {
 		// canStart said there was a stream: not reached. Count the
 		// request rather than lose it.
-		l.rec.failure(ErrOther, errNoStream, intended, now)
+		l.rec.failure(tgt, ErrOther, errNoStream, intended, now)
 		return false
 	}
 	l.busy++
 	r := &c.reqs[i]
-	r.intended, r.started, r.written, r.status, r.bytes = intended, now, 0, 0, 0
+	r.intended, r.tgt, r.started, r.written, r.status, r.bytes = intended, tgt, now, 0, 0, 0
 	c.unsent = append(c.unsent, int32(i))
 	return true
 }
@@ -326,7 +327,7 @@ func (l *h2Loop) scan(now int64) {
 					if c.c.Busy(i) && now-c.reqs[i].started > to {
 						c.c.Cancel(i)
 						l.busy--
-						l.rec.failure(ErrTimeout, errTimeout, c.reqs[i].intended, now)
+						l.rec.failure(c.reqs[i].tgt, ErrTimeout, errTimeout, c.reqs[i].intended, now)
 						cancelled = true
 					}
 				}

@@ -125,7 +125,7 @@ func (l *h3Loop) idle() (int, bool) {
 }
 
 // send hands the request to c's worker (c was idle: its channel is empty).
-func (l *h3Loop) send(c int, intended, _ int64) {
+func (l *h3Loop) send(c int, intended int64, _ int32, _ int64) {
 	l.assign(l.conns[c], intended)
 	l.conns[c].work <- h3Job{intended: intended}
 }
@@ -145,7 +145,7 @@ func (l *h3Loop) giveUp(now int64) int {
 		if c.busy {
 			c.busy = false
 			l.busy--
-			l.rec.failure(ErrTimeout, errDrained, c.intended, now)
+			l.rec.failure(0, ErrTimeout, errDrained, c.intended, now)
 			n++
 		}
 	}
@@ -202,12 +202,12 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 		rec.zeroRTT++
 	}
 	if o.err != nil {
-		rec.failure(o.class, o.err, o.intended, o.failed)
+		rec.failure(0, o.class, o.err, o.intended, o.failed)
 	} else {
-		rec.response(o.status, o.intended, o.written, o.done, o.bytes)
+		rec.response(0, o.status, o.intended, o.written, o.done, o.bytes)
 	}
 	if l.open && l.pending.len() > 0 {
-		due := l.pending.pop()
+		due, _ := l.pending.pop() // HTTP/3 runs have one target
 		l.assign(c, due)
 		return h3Job{intended: due}, true
 	}

@@ -141,15 +141,15 @@ func (lc *lifecycle) admit(now int64, last bool) {
 	}
 	lc.rec.wokeLate(now, lc.nextDue)
 	for lc.due(now) {
-		due := lc.take()
+		due, tgt := lc.take()
 		if lc.pending.len() == 0 {
 			if c, ok := d.idle(); ok {
-				d.send(c, due, now)
+				d.send(c, due, tgt, now)
 				now = lc.now()
 				continue
 			}
 		}
-		lc.enqueue(lc.rec, due, now)
+		lc.enqueue(lc.rec, due, tgt, now)
 	}
 }
 

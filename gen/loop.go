@@ -45,7 +45,7 @@ func (l *loop) begin(now int64) {
 		if l.quotaSpent() {
 			break
 		}
-		l.dispatch(&l.conns[i], now, now)
+		l.dispatch(&l.conns[i], now, l.closedTarget(), now)
 	}
 }
 
@@ -57,7 +57,9 @@ func (l *loop) idle() (int, bool) {
 	return int(i), ok
 }
 
-func (l *loop) send(c int, intended, now int64) { l.dispatch(&l.conns[c], intended, now) }
+func (l *loop) send(c int, intended int64, tgt int32, now int64) {
+	l.dispatch(&l.conns[c], intended, tgt, now)
+}
 
 // tick fails requests past their timeout and restarts closed-loop
 // connections whose reconnect backoff has passed, every scanEvery.
@@ -111,9 +113,10 @@ func (l *loop) next(c *conn, now int64) {
 		if c.retryAt > now {
 			return // reconnect backoff: scan() dispatches it
 		}
-		l.dispatch(c, now, now)
+		l.dispatch(c, now, l.closedTarget(), now)
 	case l.pending.len() > 0:
-		l.dispatch(c, l.pending.pop(), now)
+		due, tgt := l.pending.pop()
+		l.dispatch(c, due, tgt, now)
 	default:
 		l.idles = append(l.idles, c.idx)
 	}
@@ -122,8 +125,9 @@ func (l *loop) next(c *conn, now int64) {
 // dispatch starts a request on c: connect first if needed, then write. The
 // request carries its intended time (the coordinated-omission correction,
 // see recorder): in open loop its schedule slot, in closed loop now.
-func (l *loop) dispatch(c *conn, intended, now int64) {
+func (l *loop) dispatch(c *conn, intended int64, tgt int32, now int64) {
 	c.intended = intended
+	c.tgt = tgt
 	c.started = now // the timeout runs from here, through connect and handshake
 	c.busy = true
 	c.reused = c.fd >= 0
@@ -155,7 +159,7 @@ func (l *loop) scan(now int64) {
 		}
 		if !l.open && !l.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now && !l.quotaSpent() {
 			c.retryAt = 0
-			l.dispatch(c, now, now)
+			l.dispatch(c, now, l.closedTarget(), now)
 		}
 	}
 }

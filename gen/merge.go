@@ -172,6 +172,12 @@ func compatible(q, p *part) error {
 	if sa.DurationS != sb.DurationS {
 		return differ("schedule duration", fmtSeconds(sa.DurationS), fmtSeconds(sb.DurationS))
 	}
+	if !slices.Equal(a.Stages, b.Stages) {
+		return differ("stages", fmtStages(a.Stages), fmtStages(b.Stages))
+	}
+	if !sameTargets(a.Targets, b.Targets) {
+		return usage("%s and %s are not shards of one run: their targets differ", q.name, p.name)
+	}
 	if sa.WarmupS != sb.WarmupS {
 		return differ("warmup", fmtSeconds(sa.WarmupS), fmtSeconds(sb.WarmupS))
 	}
@@ -184,6 +190,59 @@ func compatible(q, p *part) error {
 	if d := sb.Start.Sub(sa.Start); d > MaxStartSkew || d < -MaxStartSkew {
 		return usage("%s and %s are not shards of one run: their schedules started %v apart (more than %v); give every shard the same absolute start time",
 			q.name, p.name, d.Abs().Round(time.Millisecond), MaxStartSkew)
+	}
+	return nil
+}
+
+// fmtStages writes recorded stages as --stages reads them.
+func fmtStages(st []StageInfo) string {
+	parts := make([]string, len(st))
+	for i, s := range st {
+		parts[i] = fmtSeconds(s.DurationS) + ":" + strconv.FormatFloat(s.Rate, 'f', -1, 64)
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// sameTargets reports whether two results ran the same targets.
+func sameTargets(a, b []TargetResult) bool {
+	return slices.EqualFunc(a, b, func(x, y TargetResult) bool {
+		return x.Method == y.Method && x.URL == y.URL && x.Weight == y.Weight
+	})
+}
+
+// mergeTargets adds the parts' per-target counts and histograms.
+func mergeTargets(out *Result, parts []*part) error {
+	first := parts[0].res.Targets
+	if len(first) == 0 {
+		return nil
+	}
+	out.Targets = make([]TargetResult, len(first))
+	for i, t := range first {
+		sum := TargetResult{Method: t.Method, URL: t.URL, Weight: t.Weight}
+		var hs []*hdr.Histogram
+		for _, p := range parts {
+			pt := p.res.Targets[i]
+			sum.Requests += pt.Requests
+			sum.OK += pt.OK
+			sum.Non2xx += pt.Non2xx
+			sum.Errors += pt.Errors
+			h, err := DecodeHist(pt.Hist)
+			if err != nil {
+				return usage("%s: target %d's histogram: %v", p.name, i+1, err)
+			}
+			if h != nil {
+				hs = append(hs, h)
+			}
+		}
+		if len(hs) == len(parts) {
+			h := emptyLike(hs)
+			for _, x := range hs {
+				h.Merge(x)
+			}
+			sum.Latency = latencyOf(h)
+			sum.Hist, _ = EncodeHist(h)
+		}
+		out.Targets[i] = sum
 	}
 	return nil
 }
@@ -241,6 +300,10 @@ func (m *Merger) Result() (*Result, error) {
 		return nil, err
 	}
 	m.mergeCounts(out, parts)
+	if err := mergeTargets(out, parts); err != nil {
+		return nil, err
+	}
+	out.Stages = first.res.Stages
 	mergeGenerator(out, parts, missing)
 	if err := mergeSeconds(out, parts); err != nil {
 		return nil, err
@@ -257,7 +320,7 @@ func (m *Merger) Result() (*Result, error) {
 		if sched.StartSkewMs > 0 {
 			out.Generator.Notes = append(out.Generator.Notes, fmt.Sprintf("the shards' schedules started up to %.3f ms apart (each process's own +DURATION start): each shard's requests are offset by its skew; give every shard one absolute --start-at for the exact schedule", sched.StartSkewMs))
 		}
-		if len(missing) == 0 {
+		if len(missing) == 0 && len(out.Stages) == 0 {
 			out.RequestedRate = s.Rate // exact, not a sum of shares
 		}
 	}
@@ -525,6 +588,13 @@ func mergeSeconds(out *Result, parts []*part) error {
 			sl.ps.Non2xx += s.Non2xx
 			sl.ps.Errors += s.Errors
 			sl.ps.Bytes += s.Bytes
+			if s.Offered != nil {
+				v := *s.Offered
+				if sl.ps.Offered != nil {
+					v = round3(v + *sl.ps.Offered)
+				}
+				sl.ps.Offered = &v
+			}
 			sl.ps.DurS = max(sl.ps.DurS, s.DurS) // the span the shards' entries cover
 			sl.ps.P99us = max(sl.ps.P99us, s.P99us)
 			sl.ps.Maxus = max(sl.ps.Maxus, s.Maxus)

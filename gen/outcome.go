@@ -92,7 +92,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	}
 
 	res := &Result{
-		Target:             cfg.URL,
+		Target:             cfg.reqs[0].url,
 		Protocol:           o.protocol,
 		QUICVersion:        o.quicVersion,
 		Streams:            o.streams,
@@ -120,6 +120,8 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	if cfg.openLoop() {
 		res.Mode = "open"
 	}
+	res.Stages = stagesInfo(cfg.Stages)
+	res.Targets = targetResults(cfg, o.recs)
 	g.verdict(o.shares, res)
 	res.Generator = g
 	res.AchievedRate = round3(float64(total.okInWindow) / window)
@@ -156,6 +158,34 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
+// targetResults merges the loops' per-target tallies, in file order (nil
+// with one request).
+func targetResults(cfg *Config, recs []*recorder) []TargetResult {
+	if len(cfg.reqs) <= 1 || len(recs) == 0 || recs[0].targets == nil {
+		return nil
+	}
+	out := make([]TargetResult, len(cfg.reqs))
+	for i, rq := range cfg.reqs {
+		h := hdr.New(histMin, recs[0].targets[i].corrected.HighestTrackableValue(), targetSigFigs)
+		t := TargetResult{Method: rq.method, URL: rq.url}
+		for _, rec := range recs {
+			tt := &rec.targets[i]
+			t.OK += tt.ok
+			t.Non2xx += tt.non2xx
+			t.Errors += tt.errors
+			h.Merge(tt.corrected)
+		}
+		t.Requests = t.OK + t.Non2xx + t.Errors
+		t.Latency = latencyOf(h)
+		t.Hist, _ = EncodeHist(h)
+		if cfg.pick != nil {
+			t.Weight = cfg.TargetWeights[i]
+		}
+		out[i] = t
+	}
+	return out
+}
+
 // mergeable fills what makes res mergeable: shard, host, schedule and the
 // encoded histograms, and sets the shard's own share of the rate and the
 // connections (res carries the whole run's from the Config).
@@ -174,6 +204,20 @@ func (r *run) mergeable(res *Result, total *recorder) {
 		Requests: cfg.Requests, Connections: cfg.Connections, Shards: n,
 	}
 	res.RequestedRate = cfg.shardRate()
+	if cfg.rampFn != nil {
+		// Staged: the mean offered rate over the measured window.
+		from, to := cfg.Warmup.Seconds(), cfg.Warmup.Seconds()+res.DurationS
+		if to > from {
+			res.RequestedRate = round3((cfg.offeredBy(to) - cfg.offeredBy(from)) / (to - from) / float64(n))
+		}
+	}
+	if cfg.openLoop() {
+		for i := range res.PerSecond {
+			t := float64(res.PerSecond[i].T)
+			v := round3((cfg.offeredBy(t+1) - cfg.offeredBy(t)) / float64(n))
+			res.PerSecond[i].Offered = &v
+		}
+	}
 	res.Connections = cfg.shardConnections()
 	enc := &EncodedHistograms{}
 	var err error

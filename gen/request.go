@@ -9,11 +9,11 @@ import (
 // these same bytes for every request. With NewConn the request still asks
 // for keep-alive: the generator closes first after the response, so
 // TIME_WAIT lands on its side (see Config.Close and Config.SrcAddrs); send a
-// "Connection: close" header to make the server close first instead. cfg
-// must have been validated (it holds the parsed target and headers).
-func buildRequest(c *Config) []byte {
+// "Connection: close" header to make the server close first instead. c is
+// one of a validated Config's requests (its own, or a target's).
+func buildRequest(c *reqSpec) []byte {
 	var b strings.Builder
-	b.WriteString(c.Method)
+	b.WriteString(c.method)
 	b.WriteByte(' ')
 	b.WriteString(c.target.Path)
 	b.WriteString(" HTTP/1.1\r\n")
@@ -34,12 +34,12 @@ func buildRequest(c *Config) []byte {
 		b.WriteString(h.Value)
 		b.WriteString("\r\n")
 	}
-	if len(c.Body) > 0 || c.Method == "POST" || c.Method == "PUT" || c.Method == "PATCH" {
+	if len(c.body) > 0 || c.method == "POST" || c.method == "PUT" || c.method == "PATCH" {
 		b.WriteString("Content-Length: ")
-		b.WriteString(strconv.Itoa(len(c.Body)))
+		b.WriteString(strconv.Itoa(len(c.body)))
 		b.WriteString("\r\n")
 	}
 	b.WriteString("\r\n")
-	b.Write(c.Body)
+	b.Write(c.body)
 	return []byte(b.String())
 }

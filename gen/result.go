@@ -41,6 +41,10 @@ type PerSecond struct {
 	P99us  int64   `json:"p99_us"` // corrected, every outcome of the second
 	Maxus  int64   `json:"max_us"`
 	Bytes  uint64  `json:"bytes"`
+	// Offered (open loop) is the rate the schedule offered in this second,
+	// by intended time: the requests due in it (Config.Rate, or what the
+	// stages ramp to), this shard's share.
+	Offered *float64 `json:"offered,omitempty"`
 	// TimeWait is the number of the generator's sockets to the target in
 	// TIME_WAIT at the end of this second (-1 when it could not be read).
 	TimeWait int `json:"time_wait"`
@@ -163,6 +167,14 @@ type Result struct {
 	PerSecond   []PerSecond `json:"per_second"`
 	Generator   Generator   `json:"generator"`
 	Interrupted bool        `json:"interrupted"`
+
+	// Stages are Config.Stages (the whole run's rates); with them
+	// requested_rate is the mean offered rate of the measured window.
+	Stages []StageInfo `json:"stages,omitempty"`
+	// Targets are Config.Targets' own counts, in file order: each
+	// target's owed requests (ok + non-2xx + errors) add up to the
+	// totals.
+	Targets []TargetResult `json:"targets,omitempty"`
 
 	// Thresholds are Config.Thresholds checked on this result, in order
 	// (threshold.go); the CLI exits 3 when one failed.

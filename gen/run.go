@@ -224,6 +224,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	for i := 0; i < nloops; i++ {
 		lc := &lifecycle{id: i, cpu: cpus[i], r: r, rec: newRecorder(r.warmup, r.histMax),
 			schedule: newSchedule(cfg, i, nloops, maxPending), nextSecond: int64(time.Second)}
+		lc.rec.withTargets(len(cfg.reqs), r.histMax)
 		d, err := eng.newDriver(lc, share(conns, i, nloops))
 		if err != nil {
 			for _, built := range r.loops {

@@ -13,9 +13,19 @@ package gen
 // nanosecond whichever shard and loop sends it. Config.Requests is split
 // the same way: the shard's share is the number of j < Requests of the
 // shard, the loop's the number of those that are its own.
+//
+// With Config.Stages the intended time of j comes from the stages' rate
+// function instead (ramp.at: the first t where its integral reaches j),
+// and with Config.Targets request j goes to target cfg.targetOf(j); in
+// closed loop, which has no intended times, the loop's k-th request still
+// goes to the target of j, so targets are shared out the same way.
 type schedule struct {
 	open    bool
+	cfg     *Config
 	nsPer   float64 // ns between two requests of the global schedule (1e9/Rate)
+	ramp    *ramp   // Config.Stages' rate function, or nil
+	rampAt  int     // the ramp segment of the last intended time (a hint)
+	closedK int64   // closed loop: requests started, for their targets
 	first   int64   // global index of this loop's first request
 	stride  int64   // global indexes between two of this loop's requests (N*L)
 	seq     int64   // index of the next intended send of this loop
@@ -30,14 +40,18 @@ type schedule struct {
 
 // newSchedule returns loop i of nloops' schedule within the shard of cfg.
 func newSchedule(cfg *Config, i, nloops, maxPending int) schedule {
-	s := schedule{open: cfg.openLoop(), stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
+	s := schedule{open: cfg.openLoop(), cfg: cfg, stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
 	n := int64(cfg.Shard.count())
 	s.first = int64(cfg.Shard.Index) + n*int64(i)
 	s.stride = n * int64(nloops)
 	if s.open {
-		s.nsPer = 1e9 / cfg.Rate
+		if len(cfg.Stages) > 0 {
+			s.ramp = cfg.rampFn
+		} else {
+			s.nsPer = 1e9 / cfg.Rate
+		}
 		s.nextDue = s.intendedAt(0)
-		s.pending = newPendingRing((maxPending + nloops - 1) / nloops)
+		s.pending = newPendingRing((maxPending+nloops-1)/nloops, len(cfg.reqs) > 1)
 	}
 	if cfg.Requests > 0 {
 		s.quota = int64(share(cfg.Shard.Share(cfg.Requests), i, nloops))
@@ -61,6 +75,9 @@ func (s *schedule) global(k int64) int64 { return s.first + k*s.stride }
 // intendedAt returns the intended time of this loop's k-th request, ns
 // since the start.
 func (s *schedule) intendedAt(k int64) int64 {
+	if s.ramp != nil {
+		return s.ramp.at(s.global(k), &s.rampAt)
+	}
 	return int64(float64(s.global(k)) * s.nsPer)
 }
 
@@ -81,12 +98,20 @@ func (s *schedule) due(now int64) bool {
 	return s.nextDue <= now && s.nextDue < s.stopAt && !s.quotaSpent()
 }
 
-// take hands out the next intended send time and advances the schedule.
-func (s *schedule) take() int64 {
-	due := s.nextDue
+// take hands out the next intended send time and its target, and advances
+// the schedule.
+func (s *schedule) take() (int64, int32) {
+	due, tgt := s.nextDue, s.cfg.targetOf(s.global(s.seq))
 	s.seq++
 	s.nextDue = s.intendedAt(s.seq)
-	return due
+	return due, tgt
+}
+
+// closedTarget returns the target of the loop's next closed-loop request.
+func (s *schedule) closedTarget() int32 {
+	t := s.cfg.targetOf(s.global(s.closedK))
+	s.closedK++
+	return t
 }
 
 // quotaSpent reports whether the loop has started (or queued) every request
@@ -99,16 +124,16 @@ func (s *schedule) quotaSpent() bool {
 // the request that has waited longest is given up as dropped, with the wait
 // it had when it was evicted: under sustained overload the latency then
 // shows the queue instead of being capped by it.
-func (s *schedule) enqueue(rec *recorder, due, now int64) {
+func (s *schedule) enqueue(rec *recorder, due int64, tgt int32, now int64) {
 	if s.pending.full() {
-		old := s.pending.pop()
+		old, otgt := s.pending.pop()
 		s.started++ // it had its turn: the quota counts it
 		if rec.owed(old) {
 			rec.dropped++
 		}
-		rec.failure(ErrDropped, errDropped, old, now)
+		rec.failure(otgt, ErrDropped, errDropped, old, now)
 	}
-	s.pending.push(due)
+	s.pending.push(due, tgt)
 }
 
 // abandonPending gives up every pending request as a timeout at now (the
@@ -116,7 +141,8 @@ func (s *schedule) enqueue(rec *recorder, due, now int64) {
 func (s *schedule) abandonPending(rec *recorder, now int64) int64 {
 	n := int64(s.pending.len())
 	for s.pending.len() > 0 {
-		rec.failure(ErrTimeout, errDrained, s.pending.pop(), now)
+		due, tgt := s.pending.pop()
+		rec.failure(tgt, ErrTimeout, errDrained, due, now)
 	}
 	return n
 }

@@ -21,6 +21,9 @@ func (r *Result) WriteText(w io.Writer) {
 	if r.Mode == "open" {
 		rate = fmt.Sprintf("open loop at %s req/s", fmtFloat(r.RequestedRate))
 	}
+	if len(r.Stages) > 0 {
+		rate = fmt.Sprintf("open loop, stages %s (mean offered %s req/s)", fmtStages(r.Stages), fmtFloat(r.RequestedRate))
+	}
 	conns := fmt.Sprintf("%d connections", r.Connections)
 	if r.Streams > 0 {
 		conns += fmt.Sprintf(" x %d streams", r.Streams)
@@ -72,6 +75,7 @@ func (r *Result) WriteText(w io.Writer) {
 			}
 		}
 	}
+	r.writeTargets(p)
 	p("  read      %s, %.3f Gbit/s\n", fmtBytes(r.BytesRead), r.ThroughputGbps)
 	if r.HandshakeUs != nil {
 		h := r.HandshakeUs
@@ -136,6 +140,21 @@ func (r *Result) WriteText(w io.Writer) {
 		p("  verdict   the generator was not the bottleneck\n")
 	}
 	r.writeThresholds(p)
+}
+
+// writeTargets prints each target's counts and corrected latency.
+func (r *Result) writeTargets(p func(string, ...any)) {
+	if len(r.Targets) == 0 {
+		return
+	}
+	p("  targets   %-40s %9s %9s %8s %7s %10s %10s\n", "", "requests", "ok", "non-2xx", "errors", "p50", "p99")
+	for _, t := range r.Targets {
+		name := t.Method + " " + t.URL
+		if t.Weight > 0 {
+			name = fmt.Sprintf("%s (x%d)", name, t.Weight)
+		}
+		p("            %-40s %9d %9d %8d %7d %10s %10s\n", clip(name), t.Requests, t.OK, t.Non2xx, t.Errors, fmtUs(t.Latency.P50), fmtUs(t.Latency.P99))
+	}
 }
 
 // writeThresholds prints each threshold with its observed value: pass, or

@@ -298,17 +298,3 @@ func (r *Result) ThresholdsFailed() bool {
 	}
 	return false
 }
-
-// validateThresholds refuses a threshold the run cannot judge: a share of
-// the offered rate needs one (Rate or Stages).
-func (c *Config) validateThresholds() error {
-	for _, t := range c.Thresholds {
-		if t.needsOffered() && !c.openLoop() {
-			return fieldErr("Thresholds", "%s compares with the offered rate, and a closed-loop run has none: give {Rate} (or {Stages}), or a rate in requests/s such as rate>=5000", t)
-		}
-		if negate(t.Op) == "" {
-			return fieldErr("Thresholds", "%s: unknown operator %q: use <, <=, > or >=", t, t.Op)
-		}
-	}
-	return nil
-}

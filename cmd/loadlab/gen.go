@@ -35,13 +35,16 @@ type genFlags struct {
 	shard     string
 	startAt   string
 	threshold []string
+	stages    string
+	targets   string
+	weights   string
 }
 
 // newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
 func newGenCmd() *cobra.Command {
 	f := &genFlags{}
 	cmd := &cobra.Command{
-		Use:   "gen [flags] URL",
+		Use:   "gen [flags] URL  |  gen --targets FILE [flags]",
 		Short: "Generate HTTP load and measure latency from each request's intended send time",
 		Long: `gen drives HTTP/1.1 (or HTTP/2, HTTP/3) load from one event loop per pinned CPU.
 
@@ -83,6 +86,14 @@ up to 100%), or, in open loop, when the send lag beyond --pacing-tolerance at
 p50, p95 or p99 is above 1 ms and above 10% of the corrected latency at the
 same quantile. Such lag only at p99.9 is a caveat on that quantile.
 
+Stages (--stages 30s:1000,60s:5000,30s:0): the open-loop rate ramps
+linearly to each stage's rate over its length, the first from 0; request j
+is due where the rate's integral reaches j. Targets (--targets FILE,
+vegeta's format): several requests to one scheme and host:port, round-robin
+or by --targets-weight; the result counts each (targets). Thresholds
+(--threshold 'p99<50ms', 'errors<1%', 'rate>=97%') are checked at the end:
+exit status 3 when one fails.
+
 Shards (--shard i/N): several generators run one schedule, each taking
 request j when j mod N = i, and a share of --connections and --requests (the
 whole run's; the first shards take the remainder). Give them one
@@ -90,14 +101,28 @@ whole run's; the first shards take the remainder). Give them one
 		Example: `  loadlab gen -c 50 -d 10s http://127.0.0.1:8080/1k
   loadlab gen --rate 5000 -d 30s --warmup 6s --json out.json https://localhost:8443/1k --ca ca.pem
   loadlab gen --new-conn --src-addrs auto --close rst https://127.0.0.1:8443/1k --insecure
-  loadlab gen --h2 -c 10 --streams 10 -r 20000 http://127.0.0.1:8080/1k`,
+  loadlab gen --h2 -c 10 --streams 10 -r 20000 http://127.0.0.1:8080/1k
+  loadlab gen --stages 30s:1000,60s:5000,30s:0 --threshold 'p99<50ms' --threshold 'rate>=97%' http://127.0.0.1:8080/1k
+  loadlab gen --targets targets.txt --targets-weight 5,1,1 -r 2000 -d 30s`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if f.targets != "" {
+				if len(args) != 0 {
+					return usagef("gen --targets takes its URLs from the file: drop the URL argument (got %d)", len(args))
+				}
+				return nil
+			}
 			if len(args) != 1 {
 				return usagef("gen takes exactly one URL (got %d arguments)", len(args))
 			}
 			return nil
 		},
-		RunE: func(cmd *cobra.Command, args []string) error { return runGen(cmd, f, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url := ""
+			if len(args) == 1 {
+				url = args[0]
+			}
+			return runGen(cmd, f, url)
+		},
 	}
 	c := &f.cfg
 	fl := cmd.Flags()
@@ -140,6 +165,9 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this wall-clock time: RFC 3339 (2026-05-01T12:00:00.250Z) or +DURATION from now; the run prepares first and fails if it is ready later than --start-tolerance")
 	fl.DurationVar(&c.StartTolerance, "start-tolerance", gen.DefaultStartTolerance, "how late a --start-at run may be ready before it fails instead of running out of step")
 	fl.StringVar(&c.Host, "host", "", "name recorded as the result's host (default: the hostname)")
+	fl.StringVar(&f.stages, "stages", "", "ramp the rate linearly over stages DURATION:RATE,... (k6's stages), the first from 0, e.g. 30s:1000,60s:5000,30s:0 (0s:R jumps to R); replaces --rate and --duration")
+	fl.StringVar(&f.targets, "targets", "", "send the requests of this file (vegeta's format: METHOD URL, header lines, optional @body-file, blank lines between targets) round-robin; every target shares one scheme and host:port, -H headers go with every target, --body-file with those without @file")
+	fl.StringVar(&f.weights, "targets-weight", "", "with --targets: one whole-number weight per target in file order, e.g. 5,1,1 (requests in those proportions, spread out)")
 	fl.StringArrayVar(&f.threshold, "threshold", nil, "check the result at the end, e.g. 'p99<50ms', 'errors<1%', 'rate>=97%' (repeatable): METRIC (p50 p90 p95 p99 p99.9 max mean: corrected latency; errors: failed or non-2xx, share or count; rate: 2xx/s, share of the offered rate or req/s) OP (< <= > >=) VALUE. The result records each; the exit status is 3 when one fails")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
@@ -192,6 +220,34 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 		c.StartAt = at
 	}
+	if f.stages != "" {
+		if cmd.Flags().Changed("duration") || cmd.Flags().Changed("rate") {
+			return usagef("--stages sets the rate and the run time: drop --duration and --rate (a constant rate is --rate R -d D, or one stage 0s:R,D:R)")
+		}
+		st, err := gen.ParseStages(f.stages)
+		if err != nil {
+			return usageError{err}
+		}
+		c.Stages, c.Duration = st, gen.StagesDuration(st)
+	}
+	if f.weights != "" && f.targets == "" {
+		return usagef("--targets-weight needs --targets")
+	}
+	if f.targets != "" {
+		if cmd.Flags().Changed("method") {
+			return usagef("--method does not apply with --targets: each target names its own")
+		}
+		ts, err := readTargets(f.targets)
+		if err != nil {
+			return err
+		}
+		c.Targets, c.URL = ts, ts[0].URL
+		if f.weights != "" {
+			if c.TargetWeights, err = gen.ParseTargetWeights(f.weights); err != nil {
+				return usageError{err}
+			}
+		}
+	}
 	if len(f.threshold) > 0 {
 		ts, err := gen.ParseThresholds(f.threshold)
 		if err != nil {
@@ -203,7 +259,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		return usagef("--streams must be at least 1 (got 0)")
 	}
 	if f.srcAddrs != "" {
-		t, err := gen.ParseTarget(url)
+		t, err := gen.ParseTarget(c.URL)
 		if err != nil {
 			return usageError{err}
 		}
@@ -333,6 +389,21 @@ func signalContext(parent context.Context) (context.Context, caughtSignal, func(
 	}()
 	var once sync.Once
 	return ctx, got, func() { once.Do(func() { close(done); cancel() }) }
+}
+
+// readTargets reads a --targets file; @body paths are read as given
+// (relative to the working directory, as vegeta does).
+func readTargets(path string) ([]gen.Request, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, usagef("cannot read --targets: %v", err)
+	}
+	defer fh.Close()
+	ts, err := gen.ParseTargets(fh, os.ReadFile)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return ts, nil
 }
 
 // caHint says what to do about a server certificate signed by a CA the

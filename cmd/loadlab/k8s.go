@@ -168,6 +168,9 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 			return 0, usagef("gen argument --%s: the Job sets it for each shard (results are printed as JSON on stdout); leave it out", name)
 		}
 	}
+	if f := fl.Lookup("targets"); f != nil && f.Changed {
+		return 0, usagef("gen argument --targets: the pods cannot read a file of this machine; run the Job with one URL")
+	}
 	if n := len(fl.Args()); n != 1 {
 		return 0, usagef("gen arguments: give exactly one URL (got %d arguments)", n)
 	}
@@ -178,6 +181,13 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 		return 0, usagef("gen arguments: -c %d connections cannot be split over %d shards: give at least one per shard", c, shards)
 	}
 	d, _ := fl.GetDuration("duration")
+	if st, _ := fl.GetString("stages"); st != "" {
+		stages, err := gen.ParseStages(st)
+		if err != nil {
+			return 0, usagef("gen arguments: %w", err)
+		}
+		d = gen.StagesDuration(stages)
+	}
 	t, _ := fl.GetDuration("timeout")
 	if d <= 0 || t <= 0 {
 		return 0, usagef("gen arguments: --duration and --timeout must be > 0")

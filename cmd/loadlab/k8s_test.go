@@ -58,11 +58,32 @@ func TestK8sJobCLIRefuses(t *testing.T) {
 		{append(base, "--start-at", "2020-01-01T00:00:00Z", "--", "gen", "http://x/"), "not in the future"},
 		{append(base, "--cpus-per-shard", "0", "--", "gen", "http://x/"), "whole number"},
 		{append(base, "--name", "Bad_Name", "--", "gen", "http://x/"), "job name"},
+		{append(base, "--", "gen", "--targets", "t.txt"), "gen argument --targets: the pods cannot read a file"},
+		{append(base, "--", "gen", "--stages", "10s", "http://x/"), "gen arguments: --stages: bad stages"},
 	}
 	for _, c := range cases {
 		code, _, stderr := runCLI(t, c.args...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("%v: exit %d, stderr %q; want exit 2 and one line containing %q", c.args, code, stderr, c.want)
 		}
+	}
+}
+
+// TestK8sJobStagesDeadline: a staged run lasts its stages' sum, and the
+// Job's deadline covers it.
+func TestK8sJobStagesDeadline(t *testing.T) {
+	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
+	code, stdout, stderr := runCLI(t, "k8s", "job", "--shards", "2", "--image", "img", "--start-at", start.Format(time.RFC3339),
+		"--", "gen", "--stages", "1m:1000,2m:1000,1m:0", "-c", "10", "--allow-remote", "http://svc.ns:8080/1k")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatal(err)
+	}
+	want := int64((90*time.Second + 4*time.Minute + 20*time.Second + jobMargin).Seconds())
+	if d := *job.Spec.ActiveDeadlineSeconds; d < want-5 || d > want+1 {
+		t.Fatalf("deadline %d s, want about %d (the stages last 4 min)", d, want)
 	}
 }

@@ -125,6 +125,7 @@ type stream struct {
 	recvWin int64  // bytes the server may still send on the stream
 	sendWin int64  // request body bytes we may still send
 	bodyOff int    // request body bytes sent
+	tmpl    *Template
 }
 
 // Conn is the client side of one HTTP/2 connection, without I/O: Feed takes
@@ -312,7 +313,11 @@ func (c *Conn) Free() int {
 // Start opens a stream for the template's request, queues its HEADERS (and
 // as much of the body as the windows allow) and returns its slot, or -1
 // when Free is 0.
-func (c *Conn) Start() int {
+func (c *Conn) Start() int { return c.StartWith(c.tmpl) }
+
+// StartWith is Start with another request than NewConn's template (a
+// run's targets share one connection).
+func (c *Conn) StartWith(tmpl *Template) int {
 	if c.Free() == 0 {
 		return -1
 	}
@@ -322,9 +327,9 @@ func (c *Conn) Start() int {
 	c.nextID += 2
 	c.ids[slot] = id
 	s := &c.streams[slot]
-	*s = stream{recvWin: int64(c.cfg.StreamWindow), sendWin: c.peerWindow}
+	*s = stream{recvWin: int64(c.cfg.StreamWindow), sendWin: c.peerWindow, tmpl: tmpl}
 
-	block, body := c.tmpl.block, c.tmpl.body
+	block, body := tmpl.block, tmpl.body
 	flags := http2.Flags(0)
 	if len(body) == 0 {
 		flags = http2.FlagHeadersEndStream
@@ -352,7 +357,8 @@ func (c *Conn) Start() int {
 
 // sendBody queues as much of slot's request body as the windows allow.
 func (c *Conn) sendBody(slot int) {
-	s, body := &c.streams[slot], c.tmpl.body
+	s := &c.streams[slot]
+	body := s.tmpl.body
 	for s.bodyOff < len(body) {
 		n := int(min(int64(len(body)-s.bodyOff), int64(c.peerFrame), c.sendConn, s.sendWin))
 		if n <= 0 {
@@ -817,7 +823,7 @@ func (c *Conn) headerBlock() error {
 
 // finish ends slot's stream after the server's END_STREAM.
 func (c *Conn) finish(slot int) {
-	if c.streams[slot].bodyOff < len(c.tmpl.body) {
+	if s := &c.streams[slot]; s.bodyOff < len(s.tmpl.body) {
 		// The server answered before the whole request body was sent: stop
 		// sending and close our half (RFC 9113 section 8.1).
 		c.out = appendRSTStream(c.out, c.ids[slot], http2.ErrCodeCancel)

@@ -23,6 +23,9 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/loadlab/loadlab/lab/spread"
 )
@@ -57,12 +60,15 @@ const maxSeconds = 300
 
 // Verdicts.
 const (
-	Faster  = "faster"
-	Slower  = "slower"
-	Higher  = "higher"
-	Lower   = "lower"
-	Noise   = "within noise"
-	NoData  = "no data"
+	Faster = "faster"
+	Slower = "slower"
+	Higher = "higher"
+	Lower  = "lower"
+	Noise  = "within noise"
+	NoData = "no data"
+	// Other is a search row's metric measured at each side's own rate
+	// found, which differ: shown, not judged.
+	Other   = "at other rates"
 	OnlyInA = "only in A"
 	OnlyInB = "only in B"
 )
@@ -222,23 +228,44 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		res.Floor = max(ra.Floor, rb.Floor) // a search's rate found is known to its precision
 	}
 	n := func(a, b int, unit string) string { return fmt.Sprintf("%d+%d %s", a, b, unit) }
+	if m != Rate && ra.Method == "search" {
+		if at, bt := ratesFound(ra), ratesFound(rb); !slices.Equal(at, bt) {
+			// Latency, errors, CPU and memory of a search come from its
+			// last passing confirmation, at the rate it found: at
+			// different rates they measure different loads.
+			res.Verdict, res.Basis = Other, BasisValues
+			res.BasisWords = fmt.Sprintf("not compared: each side's confirmation at its own rate found (%s vs %s req/s)", rateList(at), rateList(bt))
+			return res, true
+		}
+	}
 	switch {
 	case len(va) >= spread.MinTest && len(vb) >= spread.MinTest:
 		c := spread.Compare(va, vb, 0)
 		res.Basis, res.Tested, res.P, res.Floor = BasisRuns, true, ptr(c.P), 0
 		res.Different = c.Significant
 		setCI(&res, c)
-		res.BasisWords = fmt.Sprintf("U test over %s, p=%.3f", n(len(va), len(vb), "runs"), c.P)
+		res.BasisWords = fmt.Sprintf("U test over %s, %s", n(len(va), len(vb), "runs"), pWords(c.P))
 	case len(sa) >= spread.MinTest && len(sb) >= spread.MinTest:
 		c := spread.Compare(sa, sb, 0)
 		res.Basis, res.Tested, res.P = BasisPerSecond, true, ptr(c.P)
 		res.SecondsA, res.SecondsB = len(sa), len(sb)
+		ga, gb := group(sa), group(sb)
 		beyond := math.Abs(res.Change()) > res.Floor
-		res.Different = c.Significant && beyond
-		if lo, hi, cl, ok := spread.RatioCI(group(sa), group(sb)); ok {
-			res.RatioLo, res.RatioHi, res.CILevel = ptr(lo), ptr(hi), cl
+		res.BasisWords = fmt.Sprintf("U test over %s, %s; floor ±%s", n(len(sa), len(sb), "seconds"), pWords(c.P), pct(res.Floor))
+		if hl, ok := spread.RatioEstimate(ga, gb); ok {
+			// The seconds' typical ratio must say the same: a run's p99
+			// can be set by one stalled second.
+			if math.Abs(hl-1) <= res.Floor || (hl > 1) != (res.Change() > 0) {
+				beyond = false
+			}
+			if lo, hi, cl, ok := spread.RatioCI(ga, gb); ok {
+				res.RatioLo, res.RatioHi, res.CILevel = ptr(lo), ptr(hi), cl
+				if r := res.Change() + 1; !math.IsInf(r, 0) && (r < lo || r > hi) {
+					res.BasisWords += fmt.Sprintf("; the runs' values are set by a few seconds: the seconds' ratio is %.3f", hl)
+				}
+			}
 		}
-		res.BasisWords = fmt.Sprintf("U test over %s, p=%.3f; floor ±%s", n(len(sa), len(sb), "seconds"), c.P, pct(res.Floor))
+		res.Different = c.Significant && beyond
 		if len(va) > 1 && len(vb) > 1 {
 			res.BasisWords += fmt.Sprintf(" (%s pooled)", n(len(va), len(vb), "runs"))
 			if spread.Tied(va, vb, 0) {
@@ -268,6 +295,21 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		res.Verdict = direction(m, up)
 	}
 	return res, true
+}
+
+// ratesFound are the rates a search row's runs found, sorted.
+func ratesFound(r *Row) []float64 {
+	v, _ := values(r, Rate)
+	slices.Sort(v)
+	return v
+}
+
+func rateList(v []float64) string {
+	var s []string
+	for _, x := range v {
+		s = append(s, units.Rate(x))
+	}
+	return strings.Join(s, ", ")
 }
 
 // direction is the verdict word for B above (up) or below A.
@@ -316,6 +358,14 @@ func group(xs []float64) []float64 {
 }
 
 func ptr(f float64) *float64 { return &f }
+
+// pWords writes a test's p: "p=0.042", "p<0.001".
+func pWords(p float64) string {
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return fmt.Sprintf("p=%.3f", p)
+}
 
 // pct writes a share as a percentage: 0.1 -> "10%", 0.075 -> "7.5%".
 func pct(f float64) string {

@@ -221,3 +221,21 @@ func TestLoadErrors(t *testing.T) {
 		}
 	}
 }
+
+// One stalled second sets a run's p99; the seconds say the other way:
+// within noise, not "faster".
+func TestStalledSecond(t *testing.T) {
+	dir := t.TempDir()
+	lat := repeat(int64(30_000), 10)
+	lat[4] = 500_000
+	a := writeResult(t, dir, "a.json", mkResult(t, repeat(uint64(1000), 10), lat))
+	b := writeResult(t, dir, "b.json", mkResult(t, repeat(uint64(1000), 10), repeat(int64(36_000), 10)))
+	rep, err := Compare(load(t, a), load(t, b), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := metric(t, rep, "run", P99)
+	if r.Verdict != Noise || *r.P >= 0.05 || *r.Ratio > 0.1 || !strings.Contains(r.BasisWords, "set by a few seconds: the seconds' ratio is 1.200") {
+		t.Fatalf("stalled second: %+v (%s)", r, r.BasisWords)
+	}
+}

@@ -75,9 +75,19 @@ func TestLabDirectories(t *testing.T) {
 		t.Fatalf("summary %d %d: %+v", compared, quiet, rep.Rows)
 	}
 	rep, _ = Compare(load(t, a), load(t, far), Options{})
-	for m, want := range map[Metric]string{Rate: Faster, P50: Slower, CPU: Higher, Mem: Noise} {
+	// the confirmations ran at different rates: their latency, CPU and
+	// memory are shown, not judged
+	for m, want := range map[Metric]string{Rate: Faster, P50: Other, CPU: Other, Mem: Other} {
 		if r := metric(t, rep, row, m); r.Verdict != want {
 			t.Fatalf("%s: %+v, want %s", m, r, want)
+		}
+	}
+	// at the same rate found they are compared
+	same := labDir(t, 10000, 4000, 0.9, []float64{5000})
+	rep2, _ := Compare(load(t, a), load(t, same), Options{})
+	for m, want := range map[Metric]string{Rate: Noise, P50: Slower, CPU: Higher, Mem: Noise} {
+		if r := metric(t, rep2, row, m); r.Verdict != want {
+			t.Fatalf("same rate, %s: %+v, want %s", m, r, want)
 		}
 	}
 	if r := metric(t, rep, "sustained/nginx-stock/p256/1cpu", Rate); r.Verdict != Faster || r.Basis != BasisPerSecond {
@@ -87,7 +97,7 @@ func TestLabDirectories(t *testing.T) {
 	if err := rep.WriteText(&text); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"2 rows compared: 0 within noise on every metric, 2 with a difference.", row + ": 2xx/s faster: 10,000 → 13,000, ratio 1.300", "proxy CPU higher"} {
+	for _, want := range []string{"2 rows compared: 0 within noise on every metric, 2 with a difference.", row + ": 2xx/s faster: 10,000 → 13,000, ratio 1.300", "at other rates"} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}

@@ -125,6 +125,26 @@ func RatioCI(a, b []float64) (lo, hi, level float64, ok bool) {
 	return math.Exp(d[k-1]), math.Exp(d[len(d)-k]), level, true
 }
 
+// RatioEstimate is the Hodges–Lehmann estimate of the ratio B/A: the
+// median of every pair's ratio, the point RatioCI's interval is built
+// around. ok is false when a value is not positive or there are more than
+// maxPairs pairs.
+func RatioEstimate(a, b []float64) (float64, bool) {
+	la, lb := logs(a), logs(b)
+	if len(la) == 0 || len(lb) == 0 || len(la)*len(lb) > maxPairs {
+		return 0, false
+	}
+	d := make([]float64, 0, len(la)*len(lb))
+	for _, y := range lb {
+		for _, x := range la {
+			d = append(d, y-x)
+		}
+	}
+	slices.Sort(d)
+	n := len(d)
+	return math.Exp((d[(n-1)/2] + d[n/2]) / 2), true
+}
+
 // logs is the logarithm of every value, nil if one is not positive and
 // finite.
 func logs(xs []float64) []float64 {

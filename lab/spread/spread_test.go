@@ -150,3 +150,14 @@ func TestRatioCI(t *testing.T) {
 		t.Fatalf("scaled: %+v", c)
 	}
 }
+
+func TestRatioEstimate(t *testing.T) {
+	// pairs of {1, 2} and {3, 4}: ratios 3, 4, 1.5, 2; median 2.5 (of the logs: sqrt(2*3))
+	r, ok := RatioEstimate([]float64{1, 2}, []float64{3, 4})
+	if !ok || !near(r, math.Sqrt(6)) {
+		t.Fatalf("%g %v", r, ok)
+	}
+	if _, ok := RatioEstimate([]float64{0}, []float64{1}); ok {
+		t.Fatal("zero")
+	}
+}
