@@ -116,6 +116,8 @@ func (l *loop) handle(c *conn, ev uint32) {
 				return
 			}
 			l.track(c)
+		} else if ev&unix.EPOLLOUT != 0 && c.unsettled {
+			l.track(c) // io_uring: a send completed and took what waited for it
 		}
 		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 && !c.writing {
 			l.readResponse(c, ev)

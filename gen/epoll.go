@@ -388,6 +388,9 @@ func connectResult(fd int) error {
 // https://, else plain (which the caller owns, so that it costs nothing).
 func (l *epollLoop) stream(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
 	if l.ur != nil {
+		if l.tls != nil {
+			return l.tls.NewConnVia(fd, ring)
+		}
 		return ring
 	}
 	if l.tls != nil {

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sync"
@@ -441,6 +442,9 @@ func (u *uringIO) take() int64 {
 	return t
 }
 
+// noUring makes the io_uring probe fail, so tests can run the fallback.
+var noUring bool
+
 // defaultIO is what an unset Config.IO means: DefaultIO, except in the
 // package's tests, which run under each path (LOADLAB_TEST_IO, TestMain).
 var defaultIO = DefaultIO
@@ -457,14 +461,13 @@ func chooseIO(r *run) (io, note string, err error) {
 		return IOEpoll, "epoll: asked for (--io epoll)", nil
 	}
 	f := uringFeatures()
+	if noUring {
+		f = uring.Features{Err: errors.New("io_uring_setup: turned off by the test")}
+	}
 	why := ""
 	switch {
 	case len(f.Missing()) > 0:
 		why = f.String()
-	case cfg.HTTP2:
-		why = "the io_uring path does not drive HTTP/2 yet"
-	case r.tls != nil:
-		why = "the io_uring path does not drive TLS yet"
 	}
 	if why != "" {
 		if cfg.IO == IOUring {

@@ -22,7 +22,7 @@ func TestCompareKnownDelay(t *testing.T) {
 	dir := t.TempDir()
 	run := func(name, path string) string {
 		out := filepath.Join(dir, name)
-		code, _, stderr := runCLI(t, "gen", "-q", "-c", "40", "-r", "100", "-d", "6s", "--warmup", "1s", "--json", out, "http://"+srv.Addr()+path)
+		code, _, stderr := runCLI(t, "gen", "-q", "-c", "40", "-r", "100", "-d", "6s", "--warmup", "1s", "--json", out, "--hdr-log", strings.TrimSuffix(out, ".json")+".hlog", "http://"+srv.Addr()+path)
 		if code != 0 {
 			t.Fatalf("gen %s: exit %d: %s", path, code, stderr)
 		}
@@ -71,6 +71,11 @@ func TestCompareKnownDelay(t *testing.T) {
 	}
 	if !strings.Contains(out, "p50 slower: ") || !strings.Contains(out, "--fail-if p50>+10%: FAILED") || !strings.Contains(out, "--fail-if rate<-5%: passed") {
 		t.Errorf("delayed, text:\n%s", out)
+	}
+	// the HdrHistogram logs hold latency alone: no 2xx/s or errors
+	code, v, out = verdicts(strings.TrimSuffix(a1, ".json")+".hlog", strings.TrimSuffix(b, ".json")+".hlog")
+	if _, hasRate := v["rate"]; code != 0 || v["p50"] != "slower" || hasRate || v["errors"] != "" {
+		t.Fatalf("hlogs: exit %d, %v\n%s", code, v, out)
 	}
 	// about 2x at p50, in Markdown
 	code, md, _ := runCLI(t, "compare", a1, b, "--markdown")

@@ -102,6 +102,7 @@ func (t *Loop) putCarry(b []byte) { t.carry = append(t.carry, b) }
 // concurrent use: only its loop touches it.
 type Conn struct {
 	fd    int
+	via   Transport // nil: fd's own system calls
 	tl    *Loop
 	phase uint8
 
@@ -134,6 +135,44 @@ type Conn struct {
 	// lean engine
 	hs  *tls13.Handshake // the handshake in progress, until noted
 	own recordLayer      // the record layer, reused with the Conn
+}
+
+// Transport is the socket under a Conn when it is not fd's own system
+// calls (the loops' io_uring): Read as read(2) on a non-blocking socket
+// (unix.EAGAIN when it has nothing, (0, nil) at the end of the stream),
+// Write takes what it can (all of b, on the ring) or fails.
+type Transport interface {
+	Read(b []byte) (int, error)
+	Write(b []byte) (int, error)
+}
+
+// NewConnVia is NewConn over via instead of fd's system calls (fd is
+// still the socket's descriptor).
+func (tl *Loop) NewConnVia(fd int, via Transport) *Conn {
+	s := tl.NewConn(fd)
+	s.via = via
+	return s
+}
+
+// readSock reads ciphertext from the socket; stamped reads keep the
+// receive timestamp (batched pacing) on the epoll path (a Transport keeps
+// its own).
+func (s *Conn) readSock(b []byte, stamped bool) (int, error) {
+	switch {
+	case s.via != nil:
+		return s.via.Read(b)
+	case stamped && s.tl.rx != nil:
+		return s.tl.rx.Read(s.fd, b)
+	}
+	return rawio.Read(s.fd, b)
+}
+
+// writeSock writes to the socket.
+func (s *Conn) writeSock(b []byte) (int, error) {
+	if s.via != nil {
+		return s.via.Write(b)
+	}
+	return rawio.Write(s.fd, b)
 }
 
 // NewConn returns the TLS stream of a freshly connected socket fd; the
@@ -246,7 +285,7 @@ func (s *Conn) Read(b []byte) (int, error) {
 // flush writes queued bytes; a short write leaves the rest queued.
 func (s *Conn) Flush() error {
 	for len(s.out) > 0 {
-		n, err := rawio.Write(s.fd, s.out)
+		n, err := s.writeSock(s.out)
 		if err == unix.EAGAIN {
 			return nil
 		}
@@ -265,7 +304,7 @@ func (s *Conn) send(b []byte) error {
 		s.out = append(s.out, b...)
 		return nil
 	}
-	n, err := rawio.Write(s.fd, b)
+	n, err := s.writeSock(b)
 	if err == unix.EAGAIN {
 		n, err = 0, nil
 	}
@@ -322,11 +361,7 @@ func (s *Conn) readRecords(b []byte) (int, error) {
 		k := copy(in, s.carry)
 		var n int
 		var err error
-		if s.tl.rx != nil {
-			n, err = s.tl.rx.Read(s.fd, in[k:])
-		} else {
-			n, err = rawio.Read(s.fd, in[k:])
-		}
+		n, err = s.readSock(in[k:], true)
 		switch {
 		case err == unix.EINTR:
 			continue

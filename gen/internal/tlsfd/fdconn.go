@@ -87,7 +87,13 @@ func (f *fdState) serverRandom() []byte {
 // yields to the loop; afterwards it returns sock.ErrWouldBlock.
 func (s *Conn) sysRead(b []byte) (int, error) {
 	for {
-		n, err := unix.Read(s.fd, b)
+		var n int
+		var err error
+		if s.via != nil {
+			n, err = s.via.Read(b)
+		} else {
+			n, err = unix.Read(s.fd, b)
+		}
 		switch {
 		case err == unix.EAGAIN:
 			if s.yield == nil {

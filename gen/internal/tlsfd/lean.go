@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"io"
 
-	"github.com/loadlab/loadlab/gen/internal/rawio"
-
 	"github.com/loadlab/loadlab/gen/tls13"
 	"golang.org/x/sys/unix"
 )
@@ -89,7 +87,7 @@ func (s *Conn) stepLean(buf []byte) (ended bool, err error) {
 	}
 	for {
 		k := copy(buf, s.carry)
-		n, err := rawio.Read(s.fd, buf[k:])
+		n, err := s.readSock(buf[k:], false)
 		switch {
 		case err == unix.EINTR:
 			continue
