@@ -79,7 +79,8 @@ func (a *aggregator) timeWait() int {
 	return countTimeWait(a.r.diagFd, a.r.dst)
 }
 
-func (a *aggregator) run() {
+// collect merges the loops' per-second reports until the loops are done.
+func (a *aggregator) collect() {
 	go a.sampleTimeWait()
 	defer func() { close(a.twStop); <-a.twDone }()
 	if a.log != nil {

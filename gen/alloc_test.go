@@ -197,9 +197,9 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 
 // handLoop builds an HTTP/1.1 loop for cfg and sets it up on the calling
 // goroutine's thread, to be driven by hand.
-func handLoop(t testing.TB, cfg Config) *loop {
+func handLoop(t testing.TB, cfg Config) *h1Loop {
 	r, d := handDriver(t, cfg)
-	l := d.(*loop)
+	l := d.(*h1Loop)
 	handSetUp(t, r, l.lifecycle, d)
 	return l
 }

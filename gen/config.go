@@ -527,14 +527,14 @@ func (c *Config) validateTLS() error {
 			return fieldErr("TLS.Ciphers", "unknown cipher suite %q: use aes128gcm, aes256gcm or chacha20 (TLS 1.3 suites)", name)
 		}
 	}
-	_, _, err := c.leanEngine()
+	_, _, err := c.leanTLS()
 	return err
 }
 
-// leanEngine decides whether handshakes use package tls13 (lean) or
+// leanTLS decides whether handshakes use package tls13 (lean) or
 // crypto/tls and uTLS. why says, when lean does not apply, what prevents
 // it (for the result's notes).
-func (c *Config) leanEngine() (lean bool, why string, err error) {
+func (c *Config) leanTLS() (lean bool, why string, err error) {
 	t := c.TLS
 	switch t.Engine {
 	case "", "auto", "lean", "std":

@@ -384,9 +384,9 @@ func connectResult(fd int) error {
 	return err
 }
 
-// stream returns the byte stream of a freshly connected socket: TLS for
+// newSock returns the byte stream of a freshly connected socket: TLS for
 // https://, else plain (which the caller owns, so that it costs nothing).
-func (l *epollLoop) stream(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
+func (l *epollLoop) newSock(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
 	if l.ur != nil {
 		if l.tls != nil {
 			return l.tls.NewConnVia(fd, ring)
@@ -441,7 +441,7 @@ type socketSlot struct {
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected
-// reports a connect that completed at once (call openStream), else the
+// reports a connect that completed at once (call openSock), else the
 // slot is connecting until EPOLLOUT.
 func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
 	ss.connStart = now
@@ -456,11 +456,11 @@ func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class E
 	return connected, class, err
 }
 
-// openStream chooses the byte stream of a connected socket (plain or TLS)
+// openSock chooses the byte stream of a connected socket (plain or TLS)
 // and begins its setup.
-func (l *epollLoop) openStream(ss *socketSlot) {
+func (l *epollLoop) openSock(ss *socketSlot) {
 	ss.connecting = false
-	ss.s = l.stream(ss.fd, &ss.plain, &ss.ring)
+	ss.s = l.newSock(ss.fd, &ss.plain, &ss.ring)
 	ss.handshake = true
 }
 

@@ -1,8 +1,8 @@
 package gen
 
 // h1Engine is HTTP/1.1, plain or over TLS, on raw non-blocking sockets: one
-// epoll loop (loop.go) per pinned CPU, each owning its connections
-// (conn.go), whose byte stream is a plain socket or TLS (package sock).
+// epoll loop (h1loop.go) per pinned CPU, each owning its connections
+// (h1conn.go), whose byte stream is a plain socket or TLS (package sock).
 type h1Engine struct {
 	tcpEngine
 	reqs [][]byte // the request of each target, serialized once

@@ -13,7 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// h2Slot is one HTTP/2 connection slot of a loop. Its socket may be closed
+// h2Conn is one HTTP/2 connection slot of a loop. Its socket may be closed
 // and reopened many times (GOAWAY, errors, a new connection per request);
 // gen tells events of an old socket from the current one. Its byte stream
 // is s (plain for h2c, TLS with ALPN h2 for https://, as HTTP/1.1's); its
@@ -23,7 +23,7 @@ import (
 //
 // Invariant: without a socket (fd < 0) c is fresh (Reset: no busy stream,
 // the preface queued for the next socket).
-type h2Slot struct {
+type h2Conn struct {
 	socketSlot
 	l      *h2Loop
 	queued bool // in the loop's ready ring
@@ -60,7 +60,7 @@ var (
 
 // connect opens a new socket for c and starts connecting (c's Conn is
 // fresh: its preface goes out once the stream is set up).
-func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
+func (l *h2Loop) connect(c *h2Conn, now int64) (ErrorClass, error) {
 	c.goAway = false
 	connected, class, err := l.dialSlot(&c.socketSlot, now)
 	switch {
@@ -76,15 +76,15 @@ func (l *h2Loop) connect(c *h2Slot, now int64) (ErrorClass, error) {
 
 // connected continues after the TCP connection is up: the stream is chosen
 // (plain or TLS) and set up.
-func (l *h2Loop) connected(c *h2Slot, now int64) {
-	l.openStream(&c.socketSlot)
+func (l *h2Loop) connected(c *h2Conn, now int64) {
+	l.openSock(&c.socketSlot)
 	l.setUp(c, now)
 }
 
 // setUp advances the stream's setup; once it is done (at once for a plain
 // socket) it writes the preface and the requests started meanwhile, and
 // reads what came with the handshake.
-func (l *h2Loop) setUp(c *h2Slot, now int64) {
+func (l *h2Loop) setUp(c *h2Conn, now int64) {
 	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
 	if err != nil {
 		l.connFail(c, classifyHandshake(err), err, now)
@@ -102,7 +102,7 @@ func (l *h2Loop) setUp(c *h2Slot, now int64) {
 }
 
 // handle processes the epoll events of c's socket.
-func (l *h2Loop) handle(c *h2Slot, ev uint32) {
+func (l *h2Loop) handle(c *h2Conn, ev uint32) {
 	now := l.now()
 	switch {
 	case c.connecting:
@@ -134,7 +134,7 @@ func (l *h2Loop) handle(c *h2Slot, ev uint32) {
 // last flush get their written time as HTTP/1.1's do: when the write of
 // their bytes begins (a write to loopback may run the server before it
 // returns).
-func (l *h2Loop) flush(c *h2Slot) {
+func (l *h2Loop) flush(c *h2Conn) {
 	if c.fd < 0 || c.connecting || c.handshake {
 		return // the preface and requests go out when the stream is set up
 	}
@@ -177,7 +177,7 @@ func (l *h2Loop) flush(c *h2Slot) {
 // read reads what the stream has and feeds the Conn, whose Handler calls
 // (the slot's methods below) record the responses; then the freed streams
 // get their next requests and what they queued is written.
-func (l *h2Loop) read(c *h2Slot, ev uint32) {
+func (l *h2Loop) read(c *h2Conn, ev uint32) {
 	fed := false
 	for {
 		n, err := c.s.Read(l.buf)
@@ -224,7 +224,7 @@ func (l *h2Loop) read(c *h2Slot, ev uint32) {
 // closes once its last stream is done, and the slot takes requests again
 // (it reconnects for them); otherwise its free streams take the next
 // requests. What they queued is written.
-func (l *h2Loop) afterStreams(c *h2Slot, now int64) {
+func (l *h2Loop) afterStreams(c *h2Conn, now int64) {
 	if c.fd < 0 {
 		return
 	}
@@ -240,7 +240,7 @@ func (l *h2Loop) afterStreams(c *h2Slot, now int64) {
 }
 
 // noteLimit records a server limit on concurrent streams below the run's.
-func (l *h2Loop) noteLimit(c *h2Slot) {
+func (l *h2Loop) noteLimit(c *h2Conn) {
 	if lim, ok := c.c.ServerLimit(); ok && lim < uint32(l.streams) {
 		if l.h2c.serverStreams == 0 || lim < l.h2c.serverStreams {
 			l.h2c.serverStreams = lim
@@ -251,7 +251,7 @@ func (l *h2Loop) noteLimit(c *h2Slot) {
 // eof handles the end of c's stream: an idle connection the server closed
 // is not an error (the next request reconnects); requests still on it fail
 // as closed, or as goaway when the server said why with an error code.
-func (l *h2Loop) eof(c *h2Slot, now int64) {
+func (l *h2Loop) eof(c *h2Conn, now int64) {
 	if c.c.Active() == 0 {
 		l.closeH2(c)
 		l.offer(c, now)
@@ -266,7 +266,7 @@ func (l *h2Loop) eof(c *h2Slot, now int64) {
 
 // goAwayErr describes the loss of c's streams after its GOAWAY (only the
 // first sample of the class is kept, so it is built once).
-func (l *h2Loop) goAwayErr(c *h2Slot) error {
+func (l *h2Loop) goAwayErr(c *h2Conn) error {
 	if l.rec.firstErr[ErrGoAway] != nil {
 		return errStreamSeen
 	}
@@ -275,7 +275,7 @@ func (l *h2Loop) goAwayErr(c *h2Slot) error {
 
 // connFail fails every request on c's socket with class, closes it and
 // moves the slot on (in closed loop after a backoff).
-func (l *h2Loop) connFail(c *h2Slot, class ErrorClass, err error, now int64) {
+func (l *h2Loop) connFail(c *h2Conn, class ErrorClass, err error, now int64) {
 	for i := range c.reqs {
 		if c.c.Busy(i) {
 			l.busy--
@@ -288,7 +288,7 @@ func (l *h2Loop) connFail(c *h2Slot, class ErrorClass, err error, now int64) {
 }
 
 // closeH2 closes c's socket; its Conn is made fresh for the next one.
-func (l *h2Loop) closeH2(c *h2Slot) {
+func (l *h2Loop) closeH2(c *h2Conn) {
 	l.closeSlot(&c.socketSlot)
 	c.unsent = c.unsent[:0]
 	c.c.Reset()
@@ -304,10 +304,10 @@ func (l *h2Loop) closeH2(c *h2Slot) {
 // the loop reads c's socket.
 
 // Response records the status of stream slot i's response.
-func (c *h2Slot) Response(i, status int) { c.reqs[i].status = status }
+func (c *h2Conn) Response(i, status int) { c.reqs[i].status = status }
 
 // Body counts (and, verifying, hashes) body bytes of slot i's response.
-func (c *h2Slot) Body(i int, b []byte) {
+func (c *h2Conn) Body(i int, b []byte) {
 	r := &c.reqs[i]
 	r.bytes += int64(len(b))
 	if r.sum != nil {
@@ -317,7 +317,7 @@ func (c *h2Slot) Body(i int, b []byte) {
 
 // Done records slot i's complete response: a response of its status, or
 // body_mismatch when verifying and the digest differs.
-func (c *h2Slot) Done(i int) {
+func (c *h2Conn) Done(i int) {
 	l, r := c.l, &c.reqs[i]
 	l.busy--
 	w := r.written
@@ -340,7 +340,7 @@ func (c *h2Slot) Done(i int) {
 
 // Reset records a stream the server reset (RST_STREAM, any code but
 // REFUSED_STREAM) as stream_reset, counted per code.
-func (c *h2Slot) Reset(i int, code http2.ErrCode) {
+func (c *h2Conn) Reset(i int, code http2.ErrCode) {
 	l, r, now := c.l, &c.reqs[i], c.l.doneTs
 	l.busy--
 	if r.sum != nil {
@@ -360,7 +360,7 @@ func (c *h2Slot) Reset(i int, code http2.ErrCode) {
 // Refused puts a request the server did not process back at the head of
 // the pending queue, with its intended time, to be sent again (on any
 // slot: this one may be going away).
-func (c *h2Slot) Refused(i int, _ http2.ErrCode) {
+func (c *h2Conn) Refused(i int, _ http2.ErrCode) {
 	l, r, now := c.l, &c.reqs[i], c.l.readAt
 	l.busy--
 	if r.sum != nil {
@@ -391,7 +391,7 @@ func (c *h2Slot) Refused(i int, _ http2.ErrCode) {
 // GoAway notes the server's GOAWAY: c starts no more streams, the ones up
 // to last still complete, and the connection closes after them. Each
 // connection counts once, with the first GOAWAY's code.
-func (c *h2Slot) GoAway(last uint32, code http2.ErrCode) {
+func (c *h2Conn) GoAway(last uint32, code http2.ErrCode) {
 	l := c.l
 	if !c.goAway && l.readAt >= l.r.warmup {
 		l.h2c.goaways++

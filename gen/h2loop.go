@@ -35,7 +35,7 @@ type h2Loop struct {
 	epollLoop
 	e *h2Engine
 
-	slots   []h2Slot
+	slots   []h2Conn
 	streams int     // per slot
 	ready   ring32  // open loop: slots that may take a request, each at most once
 	dirty   []int32 // slots with requests started since their last flush
@@ -66,7 +66,7 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 		// streams.
 		l.pending = newPendingRing(n*e.streams, len(cfg.reqs) > 1)
 	}
-	l.slots = make([]h2Slot, n)
+	l.slots = make([]h2Conn, n)
 	l.ready = newRing32(n)
 	l.dirty = make([]int32, 0, n)
 	for j := range l.slots {
@@ -184,7 +184,7 @@ func (l *h2Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 
 
 // track keeps the loop's count of slots that need prompt events
 // (connecting, in the handshake, or with bytes still to write).
-func (l *h2Loop) track(c *h2Slot) { l.trackSlot(&c.socketSlot, len(c.c.Pending()) > 0) }
+func (l *h2Loop) track(c *h2Conn) { l.trackSlot(&c.socketSlot, len(c.c.Pending()) > 0) }
 
 // event handles an epoll event of slot idx.
 func (l *h2Loop) event(idx, gen int32, ev uint32) {
@@ -197,7 +197,7 @@ func (l *h2Loop) event(idx, gen int32, ev uint32) {
 
 // canStart reports whether c can take a request now: it has no socket
 // (and, in closed loop, no backoff pending), or a free stream.
-func (l *h2Loop) canStart(c *h2Slot, now int64) bool {
+func (l *h2Loop) canStart(c *h2Conn, now int64) bool {
 	switch {
 	case l.ended:
 		return false
@@ -213,7 +213,7 @@ func (l *h2Loop) canStart(c *h2Slot, now int64) bool {
 // (open loop's due ones, and refused ones in both modes), then in closed
 // loop new requests intended now. In open loop a slot that can still take
 // more joins the ready ring.
-func (l *h2Loop) offer(c *h2Slot, now int64) {
+func (l *h2Loop) offer(c *h2Conn, now int64) {
 	for l.canStart(c, now) {
 		var ok bool
 		switch {
@@ -234,7 +234,7 @@ func (l *h2Loop) offer(c *h2Slot, now int64) {
 
 // enqueueReady puts c in the ready ring (open loop) if it can take a
 // request and is not there yet.
-func (l *h2Loop) enqueueReady(c *h2Slot) {
+func (l *h2Loop) enqueueReady(c *h2Conn) {
 	if l.open && !c.queued && l.canStart(c, 0) {
 		l.ready.push(c.idx)
 		c.queued = true
@@ -247,7 +247,7 @@ func (l *h2Loop) enqueueReady(c *h2Slot) {
 // open loop the slot tries again for the next one, as HTTP/1.1 does); start
 // reports false only when c had no stream after all, so that its caller
 // stops offering it requests.
-func (l *h2Loop) start(c *h2Slot, intended int64, tgt int32, now int64) bool {
+func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 	l.started++
 	if now-intended > lateThreshold && l.rec.owed(intended) {
 		l.rec.lateSends++
@@ -277,14 +277,14 @@ func (l *h2Loop) start(c *h2Slot, intended int64, tgt int32, now int64) bool {
 
 // backoff keeps a closed-loop slot from starting requests for a moment
 // after a failure, so a failing server is not spun on; scan restarts it.
-func (l *h2Loop) backoff(c *h2Slot, now int64) {
+func (l *h2Loop) backoff(c *h2Conn, now int64) {
 	if !l.open {
 		c.retryAt = now + l.scanEvery
 	}
 }
 
 // markDirty notes that c has requests to flush after this pass.
-func (l *h2Loop) markDirty(c *h2Slot) {
+func (l *h2Loop) markDirty(c *h2Conn) {
 	if !c.dirty {
 		c.dirty = true
 		l.dirty = append(l.dirty, c.idx)

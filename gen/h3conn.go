@@ -85,9 +85,9 @@ func newH3Conn(l *h3Loop, idx int, req *http.Request, verify bool) *h3Conn {
 	return c
 }
 
-// run is the worker goroutine. It is not locked to a thread: it blocks in
+// worker is the worker goroutine. It is not locked to a thread: it blocks in
 // quic-go calls, and the Go scheduler runs it on the run's CPUs.
-func (c *h3Conn) run() {
+func (c *h3Conn) worker() {
 	l := c.l
 	defer l.workers.Done()
 	defer c.closeAll()

@@ -74,7 +74,7 @@ func (l *h3Loop) setup() error {
 	l.timer = os.NewFile(uintptr(fd), "timerfd") // non-blocking: Go's netpoller waits on it
 	for _, c := range l.conns {
 		l.workers.Add(1)
-		go c.run()
+		go c.worker()
 	}
 	return nil
 }

@@ -282,7 +282,7 @@ func (r *run) drive(ctx context.Context) *aggregator {
 		}
 	}()
 	aggDone := make(chan struct{})
-	go func() { agg.run(); close(aggDone) }()
+	go func() { agg.collect(); close(aggDone) }()
 	r.loopsDone.Wait()
 	close(stopWatch)
 	close(r.reports)

@@ -58,7 +58,7 @@ func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
 	}
 	c := &tlsClient{Client: tlsfd.Client{Resume: o.Resume, ALPN: cfg.alpn()}}
 	c.Observer = c
-	lean, why, err := cfg.leanEngine()
+	lean, why, err := cfg.leanTLS()
 	if err != nil {
 		return nil, err
 	}

@@ -55,8 +55,8 @@ import (
 
 var errAborted = errors.New("handshake abandoned")
 
-// tlsEngine is what crypto/tls.Conn and uTLS's UConn have in common here.
-type tlsEngine interface {
+// tlsLib is what crypto/tls.Conn and uTLS's UConn have in common here.
+type tlsLib interface {
 	Handshake() error
 	Read([]byte) (int, error)
 	Write([]byte) (int, error)
@@ -67,13 +67,13 @@ const (
 	phaseHandshake = iota // crypto/tls handshakes through fdConn, or the lean handshake (hs)
 	phaseTickets          // TLS 1.3 + --resume: crypto/tls reads until the first application data
 	phaseRecords          // our record layer
-	phaseEngine           // crypto/tls for good
+	phaseLib              // crypto/tls for good
 )
 
 // Loop is one loop's TLS scratch space: the buffer requests are sealed
 // into and the free carry buffers of its connections; with the lean
-// engine, the loop's tls13 Client (its key pairs, its ClientHello) and free
-// lists of handshakes and secureConns, so that a handshake in steady state
+// handshake, the loop's tls13 Client (its key pairs, its ClientHello) and
+// free lists of handshakes and Conns, so that a handshake in steady state
 // allocates nothing of its own.
 type Loop struct {
 	client *Client
@@ -107,8 +107,8 @@ type Conn struct {
 	phase uint8
 
 	// crypto/tls or uTLS: the handshake, and the records in phaseTickets
-	// and phaseEngine; nil in phaseRecords.
-	eng tlsEngine
+	// and phaseLib; nil in phaseRecords.
+	lib tlsLib
 	std *tls.Conn
 	uc  *utls.UConn
 
@@ -132,7 +132,7 @@ type Conn struct {
 	wasResumed bool   // the handshake resumed a session
 	proto      string // the ALPN protocol the server selected ("" for none)
 
-	// lean engine
+	// lean handshake
 	hs  *tls13.Handshake // the handshake in progress, until noted
 	own recordLayer      // the record layer, reused with the Conn
 }
@@ -193,7 +193,7 @@ func newSecureStd(fd int, tl *Loop, base *tls.Config) *Conn {
 	cfg := base.Clone()
 	cfg.KeyLogWriter = s.keys
 	s.std = tls.Client(fdConn{s}, cfg)
-	s.eng = s.std
+	s.lib = s.std
 	return s
 }
 
@@ -203,13 +203,13 @@ func newSecureUTLS(fd int, tl *Loop, base *utls.Config, spec *utls.ClientHelloSp
 	cfg.KeyLogWriter = s.keys
 	s.uc = utls.UClient(fdConn{s}, cfg, utls.HelloCustom)
 	s.uc.ApplyPreset(spec)
-	s.eng = s.uc
+	s.lib = s.uc
 	return s
 }
 
 func (s *Conn) handshakeSeq(yield func(struct{}) bool) {
 	s.yield = yield
-	s.hsErr = s.eng.Handshake()
+	s.hsErr = s.lib.Handshake()
 	s.yield = nil
 }
 
@@ -244,7 +244,7 @@ func (s *Conn) afterHandshake(vers, suite uint16, resume bool) {
 	s.keys = nil
 	rec, err := keys.recordLayer(vers, suite, s.fdc.serverRandom())
 	if err != nil || rec == nil || !s.fdc.atBoundary() {
-		s.phase = phaseEngine
+		s.phase = phaseLib
 		return
 	}
 	if vers == tls.VersionTLS12 {
@@ -264,7 +264,7 @@ func (s *Conn) afterHandshake(vers, suite uint16, resume bool) {
 func (s *Conn) useRecords(rec *recordLayer) {
 	s.rec, s.nextRec = rec, nil
 	s.phase = phaseRecords
-	s.eng, s.std, s.uc = nil, nil, nil
+	s.lib, s.std, s.uc = nil, nil, nil
 }
 
 // The sock.Stream methods: TLS is the byte stream of its connection.
@@ -321,7 +321,7 @@ func (s *Conn) send(b []byte) error {
 // does not take is queued and flushed on EPOLLOUT).
 func (s *Conn) Write(b []byte) (int, error) {
 	if s.rec == nil {
-		return s.eng.Write(b)
+		return s.lib.Write(b)
 	}
 	if len(s.out) > 0 {
 		s.out = s.rec.seal(s.out, typeApplicationData, b)
@@ -341,7 +341,7 @@ func (s *Conn) recv(b []byte) (int, error) {
 	case phaseTickets:
 		return s.readTickets(b)
 	}
-	return s.eng.Read(b)
+	return s.lib.Read(b)
 }
 
 // readRecords reads ciphertext into the upper half of b (after the carried
@@ -411,9 +411,9 @@ func (s *Conn) dropCarry() {
 // readTickets reads through crypto/tls until the first application data,
 // then switches to our record layer, its sequence numbers counted by fdConn.
 func (s *Conn) readTickets(b []byte) (int, error) {
-	s.fdc.engReading = true
-	n, err := s.eng.Read(b)
-	s.fdc.engReading = false
+	s.fdc.libReading = true
+	n, err := s.lib.Read(b)
+	s.fdc.libReading = false
 	if s.phase == phaseTickets && n > 0 && n < len(b) && err == nil && s.fdc.atBoundary() {
 		rec := s.nextRec
 		rec.in.seq, rec.out.seq = s.fdc.in.sinceCCS, s.fdc.out.sinceCCS
@@ -492,7 +492,7 @@ func (k *keyLog) recordLayer(vers, suite uint16, serverRandom []byte) (*recordLa
 func isEOF(err error) bool { return err == io.EOF || errors.Is(err, io.EOF) }
 
 // handshake runs the TLS handshake until it needs the network again: the
-// first call sends the ClientHello (the lean engine) or starts crypto/tls's
+// first call sends the ClientHello (the lean handshake) or starts crypto/tls's
 // handshake as a coroutine (iter.Pull), later calls go on from what the
 // socket has. Once it is done the session is noted (negotiated parameters,
 // resumption) and the connection switches to its record layer. The lean

@@ -288,7 +288,7 @@ func TestTLSRecordInterop13(t *testing.T) {
 				t.Fatalf("negotiated %s %s", tls.VersionName(st.Version), tls.CipherSuiteName(st.Suite))
 			}
 			s.afterHandshake(st.Version, st.Suite, false)
-			if s.phase != phaseRecords || s.eng != nil {
+			if s.phase != phaseRecords || s.lib != nil {
 				t.Fatalf("phase %d after the handshake, want our record layer", s.phase)
 			}
 			rlExchange(t, s, rlSizes...)
@@ -340,7 +340,7 @@ func TestTLSRecordInterop12(t *testing.T) {
 				}
 			}
 			s.afterHandshake(st.Version, st.Suite, false)
-			if want := map[bool]uint8{true: phaseRecords, false: phaseEngine}[aead]; s.phase != want {
+			if want := map[bool]uint8{true: phaseRecords, false: phaseLib}[aead]; s.phase != want {
 				t.Fatalf("phase %d, want %d", s.phase, want)
 			}
 			rlExchange(t, s, rlSizes...)
@@ -377,7 +377,7 @@ func TestTLSRecordResume(t *testing.T) {
 						t.Fatalf("connection %d: phase %d, want the ticket phase", i, s.phase)
 					}
 				case i == 1:
-					want = phaseEngine
+					want = phaseLib
 				}
 				rlExchange(t, s, 1024)
 				if s.phase != want {
@@ -466,7 +466,7 @@ func TestTLSRecordKeyUpdateInterop(t *testing.T) {
 	cfg.KeyLogWriter = s.keys
 	cfg.SessionTicketsDisabled = true
 	s.std = tls.Server(fdConn{s}, cfg)
-	s.eng = s.std
+	s.lib = s.std
 	st := rlHandshake(t, s)
 	rec, err := newRecordLayer13(st.Suite, s.keys.clientTraffic, s.keys.serverTraffic)
 	if err != nil {

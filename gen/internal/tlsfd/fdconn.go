@@ -20,7 +20,7 @@ import (
 // ChangeCipherSpec, which are the sequence numbers our record layer starts
 // from, and keeps the start of the server's first handshake message for the
 // ServerHello random (TLS 1.2 key expansion). Once crypto/tls keeps the
-// connection for good (phaseEngine), reads are plain.
+// connection for good (phaseLib), reads are plain.
 type fdConn struct{ s *Conn }
 
 // fdState is fdConn's per-connection state.
@@ -33,7 +33,7 @@ type fdState struct {
 	in, out    recordCounter
 	hello      [38]byte // the server's handshake stream, up to the random
 	helloN     int
-	engReading bool // crypto/tls is inside Read (phaseTickets)
+	libReading bool // crypto/tls is inside Read (phaseTickets)
 }
 
 // recordCounter follows the record boundaries of a byte stream.
@@ -117,7 +117,7 @@ func (s *Conn) sysRead(b []byte) (int, error) {
 func (c fdConn) Read(b []byte) (int, error) {
 	s := c.s
 	f := &s.fdc
-	if s.phase == phaseEngine && f.hdrN == 0 {
+	if s.phase == phaseLib && f.hdrN == 0 {
 		return s.sysRead(b)
 	}
 	if len(b) == 0 {
@@ -163,12 +163,12 @@ func (f *fdState) endRecord() {
 
 func (c fdConn) Write(b []byte) (int, error) {
 	s := c.s
-	if s.phase != phaseEngine {
+	if s.phase != phaseLib {
 		s.fdc.out.feed(b)
-		if s.phase == phaseTickets && s.fdc.engReading {
+		if s.phase == phaseTickets && s.fdc.libReading {
 			// crypto/tls answered something while reading (a KeyUpdate):
 			// its write keys are no longer ours to know. Keep it.
-			s.phase, s.nextRec = phaseEngine, nil
+			s.phase, s.nextRec = phaseLib, nil
 		}
 	}
 	if err := s.send(b); err != nil {

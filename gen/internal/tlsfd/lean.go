@@ -10,7 +10,7 @@ import (
 
 // The lean TLS 1.3 handshake (package tls13) on the loop's sockets.
 //
-// With the lean engine a Conn gets its keys without crypto/tls and
+// With the lean handshake a Conn gets its keys without crypto/tls and
 // without a coroutine: startLean sends the loop's ClientHello template
 // (with a new random and session id), and each EPOLLIN runs stepLean, which
 // reads what the socket has into the loop's read buffer and hands the
@@ -24,7 +24,7 @@ import (
 // with the first request (one system call and one segment fewer per
 // handshake; the server's work is the same).
 //
-// secureConns and handshakes are reused through the loop's free lists, and
+// Conns and handshakes are reused through the loop's free lists, and
 // the record layer lives inside the Conn, so a handshake allocates
 // only what the standard library's AEAD constructors (and, for P-256,
 // crypto/ecdh) do.

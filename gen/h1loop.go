@@ -1,22 +1,22 @@
 package gen
 
-// loop is one HTTP/1.1 event loop (the engine's driver): the epoll loop and
-// the connections it owns (conn.go), one request at a time each.
-type loop struct {
+// h1Loop is one HTTP/1.1 event loop (the engine's driver): the epoll loop and
+// the connections it owns (h1conn.go), one request at a time each.
+type h1Loop struct {
 	epollLoop
 	e *h1Engine
 
-	conns []conn
+	conns []h1Conn
 	idles []int32
 	busy  int // requests in flight
 }
 
 // newLoop builds loop lc of e with n connections.
-func newLoop(e *h1Engine, lc *lifecycle, n int) *loop {
+func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 	cfg := e.r.cfg
-	l := &loop{e: e}
+	l := &h1Loop{e: e}
 	l.initEpoll(lc, &e.tcpEngine, n)
-	l.conns = make([]conn, n)
+	l.conns = make([]h1Conn, n)
 	l.idles = make([]int32, 0, n)
 	for j := range l.conns {
 		l.conns[j].init(j, cfg.VerifySHA256 != nil, cfg.Method == "HEAD")
@@ -27,7 +27,7 @@ func newLoop(e *h1Engine, lc *lifecycle, n int) *loop {
 	return l
 }
 
-func (l *loop) teardown() {
+func (l *h1Loop) teardown() {
 	for i := range l.conns {
 		if l.conns[i].fd >= 0 {
 			l.closeConn(&l.conns[i])
@@ -37,7 +37,7 @@ func (l *loop) teardown() {
 }
 
 // begin: in closed loop every connection starts its first request.
-func (l *loop) begin(now int64) {
+func (l *h1Loop) begin(now int64) {
 	if l.open {
 		return
 	}
@@ -49,28 +49,28 @@ func (l *loop) begin(now int64) {
 	}
 }
 
-func (l *loop) inflight() int { return l.busy }
+func (l *h1Loop) inflight() int { return l.busy }
 
 // idle pops a free connection.
-func (l *loop) idle() (int, bool) {
+func (l *h1Loop) idle() (int, bool) {
 	i, ok := popLast(&l.idles)
 	return int(i), ok
 }
 
-func (l *loop) send(c int, intended int64, tgt int32, now int64) {
+func (l *h1Loop) send(c int, intended int64, tgt int32, now int64) {
 	l.dispatch(&l.conns[c], intended, tgt, now)
 }
 
 // tick fails requests past their timeout and restarts closed-loop
 // connections whose reconnect backoff has passed, every scanEvery.
-func (l *loop) tick(now int64) {
+func (l *h1Loop) tick(now int64) {
 	if now >= l.nextScan {
 		l.scan(now)
 	}
 }
 
 // giveUp fails every request in flight as a timeout (the drain is over).
-func (l *loop) giveUp(now int64) int {
+func (l *h1Loop) giveUp(now int64) int {
 	n := 0
 	for i := range l.conns {
 		if c := &l.conns[i]; c.busy {
@@ -83,15 +83,15 @@ func (l *loop) giveUp(now int64) int {
 
 // wait sleeps until until at the latest and handles the events of the
 // loop's connections.
-func (l *loop) wait(now, until int64) { l.waitEvents(now, until, l, l.quiet) }
+func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l, l.quiet) }
 
 // quiet reports whether batched pacing may sleep through socket events:
 // nothing waits in the pending queue for a connection, and no connection is
 // connecting, in its handshake or writing.
-func (l *loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
+func (l *h1Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
 
 // event handles an epoll event of connection slot idx.
-func (l *loop) event(idx, gen int32, ev uint32) {
+func (l *h1Loop) event(idx, gen int32, ev uint32) {
 	c := &l.conns[idx]
 	if c.gen != gen || c.fd < 0 {
 		return // stale event of a closed socket
@@ -101,7 +101,7 @@ func (l *loop) event(idx, gen int32, ev uint32) {
 
 // next gives a connection that just finished a request its next request:
 // immediately in closed loop, the oldest pending one in open loop.
-func (l *loop) next(c *conn, now int64) {
+func (l *h1Loop) next(c *h1Conn, now int64) {
 	switch {
 	case l.ended || (l.stopping && l.pending.len() == 0):
 		l.idles = append(l.idles, c.idx)
@@ -125,7 +125,7 @@ func (l *loop) next(c *conn, now int64) {
 // dispatch starts a request on c: connect first if needed, then write. The
 // request carries its intended time (the coordinated-omission correction,
 // see recorder): in open loop its schedule slot, in closed loop now.
-func (l *loop) dispatch(c *conn, intended int64, tgt int32, now int64) {
+func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 	c.intended = intended
 	c.tgt = tgt
 	c.started = now // the timeout runs from here, through connect and handshake
@@ -148,7 +148,7 @@ func (l *loop) dispatch(c *conn, intended int64, tgt int32, now int64) {
 // scan fails requests past their timeout (counted from when work on them
 // began: connect, handshake and write included) and restarts closed-loop
 // connections whose reconnect backoff has passed.
-func (l *loop) scan(now int64) {
+func (l *h1Loop) scan(now int64) {
 	l.nextScan = now + l.scanEvery
 	to := int64(l.r.cfg.Timeout)
 	for i := range l.conns {

@@ -10,11 +10,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// conn is one HTTP/1.1 connection slot of a loop. Its socket may be closed
+// h1Conn is one HTTP/1.1 connection slot of a loop. Its socket may be closed
 // and reopened many times (new connection per request, Connection: close,
 // errors); gen tells events of an old socket from the current one. Its byte
 // stream is s: the plain socket, or TLS over it (see package sock).
-type conn struct {
+type h1Conn struct {
 	socketSlot
 	busy bool // a request is in progress (connecting, writing or reading)
 
@@ -34,7 +34,7 @@ type conn struct {
 	reqs int       // requests completed on the current socket
 }
 
-func (c *conn) init(idx int, verify, head bool) {
+func (c *h1Conn) init(idx int, verify, head bool) {
 	c.idx = int32(idx)
 	c.fd = -1
 	c.p.NoBody = head // a HEAD response has headers only, whatever its Content-Length
@@ -45,7 +45,7 @@ func (c *conn) init(idx int, verify, head bool) {
 }
 
 // connect opens a new non-blocking socket for c and starts connecting.
-func (l *loop) connect(c *conn, now int64) {
+func (l *h1Loop) connect(c *h1Conn, now int64) {
 	connected, class, err := l.dialSlot(&c.socketSlot, now)
 	switch {
 	case err != nil:
@@ -58,19 +58,19 @@ func (l *loop) connect(c *conn, now int64) {
 }
 
 // track keeps c in the loop's count of connections that need prompt events.
-func (l *loop) track(c *conn) { l.trackSlot(&c.socketSlot, c.writing) }
+func (l *h1Loop) track(c *h1Conn) { l.trackSlot(&c.socketSlot, c.writing) }
 
 // connected continues after the TCP connection is up: the stream is chosen
 // (plain or TLS) and set up, then the request goes out.
-func (l *loop) connected(c *conn, now int64) {
+func (l *h1Loop) connected(c *h1Conn, now int64) {
 	c.reqs = 0
-	l.openStream(&c.socketSlot)
+	l.openSock(&c.socketSlot)
 	l.setUp(c, now)
 }
 
 // setUp advances the stream's setup; once it is done (at once for a plain
 // socket) the request goes out.
-func (l *loop) setUp(c *conn, now int64) {
+func (l *h1Loop) setUp(c *h1Conn, now int64) {
 	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
 	if err != nil {
 		l.fail(c, classifyHandshake(err), err, now)
@@ -85,7 +85,7 @@ func (l *loop) setUp(c *conn, now int64) {
 }
 
 // handle processes the epoll events of c's socket.
-func (l *loop) handle(c *conn, ev uint32) {
+func (l *h1Loop) handle(c *h1Conn, ev uint32) {
 	now := l.now()
 	switch {
 	case c.connecting:
@@ -127,7 +127,7 @@ func (l *loop) handle(c *conn, ev uint32) {
 
 // writeRequest writes (the rest of) the serialized request, then what the
 // stream still has queued (a TLS handshake's last flight leaves with it).
-func (l *loop) writeRequest(c *conn, now int64) {
+func (l *h1Loop) writeRequest(c *h1Conn, now int64) {
 	req := l.e.reqs[c.tgt]
 	if c.wrOff == 0 {
 		c.written = now
@@ -155,7 +155,7 @@ func (l *loop) writeRequest(c *conn, now int64) {
 
 // readResponse reads what the stream has and feeds the parser. ev is the
 // epoll event that woke the loop.
-func (l *loop) readResponse(c *conn, ev uint32) {
+func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 	for {
 		n, err := c.s.Read(l.buf)
 		if err != nil {
@@ -205,7 +205,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 }
 
 // complete records a finished response and moves c on.
-func (l *loop) complete(c *conn, eof bool) {
+func (l *h1Loop) complete(c *h1Conn, eof bool) {
 	now := l.doneAt(l.now(), c.written)
 	if c.sum != nil {
 		var d [sha256.Size]byte
@@ -229,7 +229,7 @@ func (l *loop) complete(c *conn, eof bool) {
 
 // fail records a failed request on c, closes its socket and moves c on;
 // a request that lost a keep-alive race is resent instead (see retryable).
-func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
+func (l *h1Loop) fail(c *h1Conn, class ErrorClass, err error, now int64) {
 	if l.retryable(c, class) {
 		l.retry(c, now)
 		return
@@ -265,7 +265,7 @@ func (l *loop) fail(c *conn, class ErrorClass, err error, now int64) {
 // such a request on a new connection (RFC 9112 9.3.1); wrk, browsers and
 // Go's client do. Once per request, so a server that closes every
 // connection unanswered still shows its errors.
-func (l *loop) retryable(c *conn, class ErrorClass) bool {
+func (l *h1Loop) retryable(c *h1Conn, class ErrorClass) bool {
 	switch class {
 	case ErrClosed, ErrReset, ErrBrokenPipe:
 	default:
@@ -276,7 +276,7 @@ func (l *loop) retryable(c *conn, class ErrorClass) bool {
 
 // retry resends c's request on a new connection. It keeps its intended
 // time and its timeout clock.
-func (l *loop) retry(c *conn, now int64) {
+func (l *h1Loop) retry(c *h1Conn, now int64) {
 	c.retried = true
 	c.reused = false
 	if l.rec.owed(c.intended) {
@@ -291,7 +291,7 @@ func (l *loop) retry(c *conn, now int64) {
 }
 
 // idleEvent handles activity on a connection with no request in progress.
-func (l *loop) idleEvent(c *conn) {
+func (l *h1Loop) idleEvent(c *h1Conn) {
 	if c.fd < 0 {
 		return
 	}
@@ -312,7 +312,7 @@ func (l *loop) idleEvent(c *conn) {
 }
 
 // closeConn closes c's socket.
-func (l *loop) closeConn(c *conn) {
+func (l *h1Loop) closeConn(c *h1Conn) {
 	l.closeSlot(&c.socketSlot)
 	c.writing = false
 	c.wrOff = 0
