@@ -248,11 +248,11 @@ func fmtInts(v []int) string {
 // is under way, with the run's pid and the nginx workers it started. Its
 // cleanup removes whatever a failed test left (`lab cleanup`, then SIGKILL
 // to anything still in the run's cgroups).
-func startKillable(t *testing.T) (cmd *exec.Cmd, progress *lineWatcher, done chan error, workers []int) {
+func startKillable(t *testing.T, extra ...string) (cmd *exec.Cmd, progress *lineWatcher, done chan error, workers []int) {
 	t.Helper()
 	dir := worldDir(t)
 	planFile := faultPlan(t, dir, "nginx-keepalive128", "2GiB", 50, "20s")
-	cmd = cliCommand(t, "lab", "run", "--plan", planFile, "--out", filepath.Join(dir, "out"), "-q")
+	cmd = cliCommand(t, append([]string{"lab", "run", "--plan", planFile, "--out", filepath.Join(dir, "out"), "-q"}, extra...)...)
 	progress, done = startUntil(t, cmd, "run closed loop for")
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
@@ -268,14 +268,19 @@ func startKillable(t *testing.T) (cmd *exec.Cmd, progress *lineWatcher, done cha
 		}
 	})
 	time.Sleep(2 * time.Second)
-	_, pids := proxyPids(t, pid, "nginx-keepalive128")
-	for _, p := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil && strings.Contains(string(b), "worker") {
-			workers = append(workers, p)
+	// The workers are the nginx master's children (with or without
+	// cgroups); the master is the run's child.
+	for _, m := range childPids(pid) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(m) + "/cmdline"); err == nil && strings.Contains(string(b), "nginx: master") {
+			for _, w := range childPids(m) {
+				if b, err := os.ReadFile("/proc/" + strconv.Itoa(w) + "/cmdline"); err == nil && strings.Contains(string(b), "worker") {
+					workers = append(workers, w)
+				}
+			}
 		}
 	}
 	if len(workers) == 0 {
-		t.Fatalf("no nginx worker in the proxy's cgroup (%v)\n%s", pids, progress.text())
+		t.Fatalf("no nginx worker among the run's grandchildren\n%s", progress.text())
 	}
 	return cmd, progress, done, workers
 }
@@ -308,6 +313,41 @@ func TestLabRunKill9LeavesNothing(t *testing.T) {
 	}
 	if !strings.Contains(progress.text(), "died; removed what it left:") {
 		t.Errorf("the reaper did not say what it removed:\n%s", progress.text())
+	}
+}
+
+// The same without cgroups: the reaper kills the process groups the run
+// told it about (nginx's workers are in their master's group).
+func TestLabRunKill9NoCgroups(t *testing.T) {
+	needNginxRoot(t)
+	cmd, progress, done, workers := startKillable(t, "--no-cgroups")
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	deadline := time.Now().Add(20 * time.Second)
+	alive := func() []int {
+		var out []int
+		for _, w := range workers {
+			if pidstate.Alive(w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for (len(alive()) > 0 || netnsOf(t, pid) != "") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if a := alive(); len(a) > 0 {
+		for _, w := range a {
+			_ = syscall.Kill(w, syscall.SIGKILL)
+		}
+		t.Fatalf("nginx workers %v survived kill -9 of a --no-cgroups run\n%s", a, progress.text())
+	}
+	if ns := netnsOf(t, pid); ns != "" {
+		t.Fatalf("namespaces left: %s", ns)
+	}
+	if !strings.Contains(progress.text(), "process group") {
+		t.Errorf("the reaper did not say it killed a process group:\n%s", progress.text())
 	}
 }
 
