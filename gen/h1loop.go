@@ -129,6 +129,7 @@ func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 	c.intended = intended
 	c.tgt = tgt
 	c.p.NoBody = l.e.head[tgt] // a HEAD response has headers only
+
 	c.started = now // the timeout runs from here, through connect and handshake
 	c.busy = true
 	c.reused = c.fd >= 0
