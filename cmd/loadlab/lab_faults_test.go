@@ -60,28 +60,27 @@ func proxyPids(t *testing.T, labPid int, profile string) (string, []int) {
 	return "", nil
 }
 
-// Every nginx process of the first unit is SIGKILLed a few seconds into its
-// 12 s step (the fault): the run still finishes with status 0, the
-// step records proxy_exit (SIGKILL, not OOM, restarted), the row is marked
-// ✗ and left out of the ranking, and a finding names who died, how, when
-// and what failed after. The second unit runs normally and ranks.
-func TestLabRunProxyKilledMidStep(t *testing.T) {
-	needNginxRoot(t)
+// killMidStep runs a fault plan of profiles with one dur-long sustained
+// step, and once progress shows want, waits after, then SIGKILLs every
+// process (at least min) of the run's first cgroup named victim-...: the
+// run must still finish with status 0. It returns the run's progress and
+// output directory.
+func killMidStep(t *testing.T, profiles, dur, want string, after time.Duration, victim string, min int) (*lineWatcher, string) {
+	t.Helper()
 	dir := worldDir(t)
 	out := filepath.Join(dir, "out")
-	planFile := faultPlan(t, dir, "nginx-keepalive128, nginx-keepalive", "2GiB", 50, "12s")
-	cmd := cliCommand(t, "lab", "run", "--plan", planFile, "--out", out, "-q")
-	progress, done := startUntil(t, cmd, "sustained-fault nginx-keepalive128 p256: run closed loop for")
-	defer func() {
+	cmd := cliCommand(t, "lab", "run", "--plan", faultPlan(t, dir, profiles, "2GiB", 50, dur), "--out", out, "-q")
+	progress, done := startUntil(t, cmd, want)
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			<-done
 		}
-	}()
-	time.Sleep(4 * time.Second)
-	group, pids := proxyPids(t, cmd.Process.Pid, "nginx-keepalive128")
-	if len(pids) < 2 {
-		t.Fatalf("nginx-keepalive128's cgroup %q holds %v, want its master and a worker\n%s", group, pids, progress.text())
+	})
+	time.Sleep(after)
+	group, pids := proxyPids(t, cmd.Process.Pid, victim)
+	if len(pids) < min {
+		t.Fatalf("%s's cgroup %q holds %v, want at least %d processes\n%s", victim, group, pids, min, progress.text())
 	}
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGKILL)
@@ -94,6 +93,18 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, progress.text())
 	}
+	return progress, out
+}
+
+// Every nginx process of the first unit is SIGKILLed a few seconds into its
+// 12 s step (the fault): the run still finishes with status 0, the
+// step records proxy_exit (SIGKILL, not OOM, restarted), the row is marked
+// ✗ and left out of the ranking, and a finding names who died, how, when
+// and what failed after. The second unit runs normally and ranks.
+func TestLabRunProxyKilledMidStep(t *testing.T) {
+	needNginxRoot(t)
+	progress, out := killMidStep(t, "nginx-keepalive128, nginx-keepalive", "12s",
+		"sustained-fault nginx-keepalive128 p256: run closed loop for", 4*time.Second, "nginx-keepalive128", 2)
 	f, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
@@ -151,33 +162,7 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 // step, the backend started again, the row marked "backend died".
 func TestLabRunBackendKilledMidStep(t *testing.T) {
 	needNginxRoot(t)
-	dir := worldDir(t)
-	out := filepath.Join(dir, "out")
-	planFile := faultPlan(t, dir, "nginx-keepalive128", "2GiB", 50, "10s")
-	cmd := cliCommand(t, "lab", "run", "--plan", planFile, "--out", out, "-q")
-	progress, done := startUntil(t, cmd, "run closed loop for")
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	time.Sleep(3 * time.Second)
-	group, pids := proxyPids(t, cmd.Process.Pid, "backend")
-	if len(pids) == 0 {
-		t.Fatalf("no backend in the run's cgroups (%q)\n%s", group, progress.text())
-	}
-	for _, p := range pids {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		t.Fatalf("no exit within 120 s of the kill:\n%s", progress.text())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, progress.text())
-	}
+	progress, out := killMidStep(t, "nginx-keepalive128", "10s", "run closed loop for", 3*time.Second, "backend", 1)
 	f, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
