@@ -89,7 +89,7 @@ fi
 # Growth while the generator runs: from 1 minute to 20 s before the end
 # (the last seconds build the result: the histograms read back, the JSON).
 awk -v what=RSS -v scale=1024 -v end=$((secs - 20)) '$1>=60 && $1<=end '"$slope" "$OUT/rss.tsv"
-grep -oE '"(achieved_rate|requests|ok)": *[0-9.]+' "$OUT/gen.json" 2>/dev/null | head -3 | tr '\n' ' ' | sed 's/^/result: /; s/ $/\n/'
+grep -oE '"(achieved_rate|requests|ok)": *[0-9.]+' "$OUT/gen.json" 2>/dev/null | head -3 | tr '\n' ' ' | sed 's/^/result: /; s/ $/\n/' || true # head may close the pipe early (pipefail)
 printf 'JSON %s bytes, .hlog %s bytes\n' "$(stat -c %s "$OUT/gen.json" 2>/dev/null || echo 0)" "$(stat -c %s "$OUT/gen.hlog" 2>/dev/null || echo 0)"
 ls "$OUT"/heap-*.pprof 2>/dev/null | sed 's/^/heap profile: /' || true
 exit "$rc"
