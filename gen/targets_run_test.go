@@ -172,3 +172,24 @@ func TestStagedTargetsShardsMerge(t *testing.T) {
 		t.Errorf("shards with other stages merged: %v", err)
 	}
 }
+
+// TestTargetsHEAD: a HEAD target's response has headers only (its
+// Content-Length says what a GET would get), a GET target's has the body:
+// over one connection, alternating, each response ends where it should
+// (no timeouts waiting for a HEAD's body, no GET body left over as bytes
+// nobody asked for), whichever comes first in the file.
+func TestTargetsHEAD(t *testing.T) {
+	t.Parallel()
+	srv := &targetCounter{}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	head, get := Request{Method: "HEAD", URL: hs.URL + "/h"}, Request{Method: "GET", URL: hs.URL + "/g"}
+	for _, ts := range [][]Request{{head, get}, {get, head}} {
+		cfg := Config{Targets: ts, Connections: 1, Requests: 40, Duration: 10 * time.Second, Timeout: time.Second}
+		res := runLogged(t, cfg)
+		if res.OK != 40 || res.Targets[0].OK != 20 || res.Targets[1].OK != 20 || res.Generator.Unsolicited != 0 {
+			t.Errorf("%s first: ok %d, targets %+v, unsolicited %d, errors %v: want 20 HEAD and 20 GET answered, nothing left over",
+				ts[0].Method, res.OK, res.Targets, res.Generator.Unsolicited, res.ErrorSamples)
+		}
+	}
+}

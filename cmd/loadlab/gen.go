@@ -335,16 +335,22 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if res.Interrupted {
 		return exitError{code: sig.exitCode()}
 	}
-	if res.ThresholdsFailed() {
-		var failed []string
-		for _, t := range res.Thresholds {
-			if !t.Pass {
-				failed = append(failed, t.Threshold+" ("+t.Reason+")")
-			}
-		}
-		return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
+	return thresholdExit(res)
+}
+
+// thresholdExit is exit status 3 with the failed thresholds named, when
+// one of res's failed (gen --threshold, merge --threshold).
+func thresholdExit(res *gen.Result) error {
+	if !res.ThresholdsFailed() {
+		return nil
 	}
-	return nil
+	var failed []string
+	for _, t := range res.Thresholds {
+		if !t.Pass {
+			failed = append(failed, t.Threshold+" ("+t.Reason+")")
+		}
+	}
+	return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
 }
 
 // isTerminal reports whether w is a terminal (the live progress line).
