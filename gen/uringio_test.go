@@ -86,3 +86,27 @@ func openFds(t *testing.T) int {
 	}
 	return len(d)
 }
+
+// TestIOAutoPerRow: auto keeps each benchmark row's faster path: io_uring
+// for an HTTP/1.1 open loop, epoll for a closed loop and for HTTP/2.
+func TestIOAutoPerRow(t *testing.T) {
+	needUring(t)
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Rate: 100}, IOUring},
+		{Config{}, IOEpoll},
+		{Config{HTTP2: true, Rate: 100}, IOEpoll},
+		{Config{HTTP2: true, Rate: 100, IO: IOUring}, IOUring},
+	} {
+		cfg := tc.cfg
+		if cfg.IO == "" {
+			cfg.IO = IOAuto
+		}
+		io, note, err := chooseIO(&run{cfg: &cfg})
+		if err != nil || io != tc.want || note == "" {
+			t.Errorf("%+v: %q (%q, %v), want %s", tc.cfg, io, note, err, tc.want)
+		}
+	}
+}
