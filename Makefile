@@ -29,13 +29,15 @@ test: deps
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
 # runs with the machine to itself, then the rest side by side.
 #
-# The gen tests run on the loops' default I/O (--io auto: io_uring where the
-# kernel has it); the measurement-truth, coordinated-omission,
-# misbehaving-server and allocation tests run again on the other path.
+# The gen tests run on the loops' default I/O (--io auto: epoll for a closed
+# loop, io_uring for an open one where the kernel has it); the
+# measurement-truth, coordinated-omission, misbehaving-server and allocation
+# tests run again on each path.
 IO_TESTS = ZeroAlloc|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
 test-go:
 	$(GO) test -count=1 -timeout 8m ./gen
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
+	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 8m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 

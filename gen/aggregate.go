@@ -21,6 +21,7 @@ type aggregator struct {
 	merged  *hdr.Histogram
 	next    int // next second to emit
 	spare   []*hdr.Histogram
+	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
 
 	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
 	// loop that is late with its report (e.g. blocked in a slow connect)
@@ -39,7 +40,7 @@ type secondAcc struct {
 }
 
 func newAggregator(r *run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(),
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(), spill: newHistSpill(),
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
 	if r.cfg.HdrLog != nil {
 		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
@@ -162,6 +163,9 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		TimeWait: tw,
 	}
 	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
+	if ref, ok := a.spill.put(ps.Hist); ok {
+		ps.Hist, ps.spill = "", ref
+	}
 	a.seconds = append(a.seconds, ps)
 	if a.log != nil {
 		a.logInterval(t, acc)
@@ -206,4 +210,17 @@ func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) SecondMergeable {
 	s := SecondMergeable{AtMs: a.r.start.Add(time.Duration(t) * time.Second).UnixMilli()}
 	s.Hist, _ = EncodeHist(h) // cannot fail on a histogram the aggregator built
 	return s
+}
+
+// perSecond is the per-second series with every histogram back in memory
+// (from the spill file), for the result; call it once, after run.
+func (a *aggregator) perSecond() []PerSecond {
+	if err := a.spill.restore(a.seconds); err != nil {
+		a.r.notes = append(a.r.notes, "per-second histograms lost: reading them back from the temporary file failed: "+err.Error())
+		for i := range a.seconds {
+			a.seconds[i].spill = spillRef{}
+		}
+	}
+	a.spill = nil
+	return a.seconds
 }

@@ -6,6 +6,7 @@ package gen
 type h1Engine struct {
 	tcpEngine
 	reqs [][]byte // the request of each target, serialized once
+	head []bool   // whether it is a HEAD request
 }
 
 // newH1Engine checks that the target accepts connections and serializes
@@ -18,6 +19,7 @@ func newH1Engine(r *run) (*h1Engine, error) {
 	e := &h1Engine{tcpEngine: tcp}
 	for i := range r.cfg.reqs {
 		e.reqs = append(e.reqs, buildRequest(&r.cfg.reqs[i]))
+		e.head = append(e.head, r.cfg.reqs[i].method == "HEAD")
 	}
 	return e, nil
 }

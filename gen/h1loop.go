@@ -19,7 +19,7 @@ func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 	l.conns = make([]h1Conn, n)
 	l.idles = make([]int32, 0, n)
 	for j := range l.conns {
-		l.conns[j].init(j, cfg.VerifySHA256 != nil, cfg.Method == "HEAD")
+		l.conns[j].init(j, cfg.VerifySHA256 != nil, e.head[0])
 		if l.open {
 			l.idles = append(l.idles, int32(j))
 		}
@@ -128,6 +128,8 @@ func (l *h1Loop) next(c *h1Conn, now int64) {
 func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 	c.intended = intended
 	c.tgt = tgt
+	c.p.NoBody = l.e.head[tgt] // a HEAD response has headers only
+
 	c.started = now // the timeout runs from here, through connect and handshake
 	c.busy = true
 	c.reused = c.fd >= 0

@@ -35,6 +35,8 @@ type Mergeable struct {
 type SecondMergeable struct {
 	AtMs int64  `json:"at_ms,omitempty"` // wall-clock start of this second, Unix milliseconds
 	Hist string `json:"hist,omitempty"`  // corrected latency of this second (EncodeHist)
+
+	spill spillRef // during the run: Hist is in the aggregator's spill file (spill.go)
 }
 
 // ShardInfo is one shard's place in its run.

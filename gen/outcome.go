@@ -26,6 +26,7 @@ type outcome struct {
 // result merges the loops' recorders into the Result.
 func (r *run) result(agg *aggregator, o outcome) *Result {
 	cfg := r.cfg
+	perSecond := agg.perSecond() // first: it may add a note
 	total := newRecorder(r.warmup, r.histMax)
 	var lagMerged = newHist()
 	g := o.g
@@ -111,7 +112,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		Latency2xx:         latencyOf(total.corrected2x),
 		LatencyUncorrected: latencyOf(total.uncorrected),
 		Handshakes:         total.handshakes,
-		PerSecond:          agg.seconds,
+		PerSecond:          perSecond,
 		Interrupted:        interrupted,
 		CorrectedHist:      total.corrected,
 		Corrected2xxHist:   total.corrected2x,

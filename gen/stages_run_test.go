@@ -1,9 +1,11 @@
 package gen
 
 import (
+	"bytes"
 	"io"
 	"net"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -38,8 +40,20 @@ func TestStagesLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{URL: srv.url("http"), Stages: st, Connections: 20, Timeout: 2 * time.Second}
+	var hlog bytes.Buffer
+	cfg := Config{URL: srv.url("http"), Stages: st, Connections: 20, Timeout: 2 * time.Second, HdrLog: &hlog}
 	res := runLogged(t, cfg)
+	// The interval log has one interval per second of the run, whatever
+	// the rate, as the per-second series does.
+	intervals := 0
+	for _, line := range strings.Split(hlog.String(), "\n") {
+		if line != "" && line[0] >= '0' && line[0] <= '9' {
+			intervals++
+		}
+	}
+	if intervals != len(res.PerSecond) || intervals < 4 {
+		t.Errorf("%d hlog intervals, %d per-second entries: want one per second of the run", intervals, len(res.PerSecond))
+	}
 	if res.Requests != 2500 || res.OK != 2500 {
 		t.Fatalf("requests %d ok %d, want the stages' 2500 answered (errors %v)", res.Requests, res.OK, res.Errors)
 	}

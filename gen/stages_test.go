@@ -197,3 +197,22 @@ func TestStagedScheduleShardsCover(t *testing.T) {
 		}
 	}
 }
+
+// TestOneStageIsRate: "0s:R,D:R" schedules every request where --rate R
+// does, to the nanosecond's rounding (the two compute j/R in different
+// float orders).
+func TestOneStageIsRate(t *testing.T) {
+	for _, rate := range []float64{1, 3, 1000, 7919.5, 1e6 / 3, 1e7} {
+		d := 10 * time.Second
+		rp := newRamp([]Stage{{0, rate}, {d, rate}})
+		cfg := Config{Rate: rate, Duration: d}
+		s := newSchedule(&cfg, 0, 1, 1000)
+		hint := 0
+		for j := int64(0); j < 200_000 && float64(j) < rate*d.Seconds(); j++ {
+			a, b := rp.at(j, &hint), s.intendedAt(j)
+			if a-b > 1 || b-a > 1 {
+				t.Fatalf("rate %g: request %d at %d ns staged, %d ns with --rate", rate, j, a, b)
+			}
+		}
+	}
+}

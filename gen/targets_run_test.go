@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -116,4 +117,79 @@ func TestTargetsRoundRobinOpenLoopH2(t *testing.T) {
 	cfg.Targets, cfg.Headers, cfg.Rate, cfg.Duration = ts, []string{"X-T: run"}, 1000, time.Second
 	res := runLogged(t, cfg)
 	checkTargets(t, res, srv, keys, []uint64{334, 333, 333})
+}
+
+// TestStagedTargetsShardsMerge: two shards of one staged run with three
+// targets, started together, each send their half of the schedule; merged,
+// they are the whole run: 900 requests (stages 1s:600,1s:600 offer 300 +
+// 600), 300 per target round-robin, per second offered 300 and 600, the
+// stages kept. Shards whose stages differ do not merge.
+func TestStagedTargetsShardsMerge(t *testing.T) {
+	t.Parallel()
+	srv := &targetCounter{}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ts, keys := testTargets(hs.URL + "/")
+	st, _ := ParseStages("1s:600,1s:600")
+	at := time.Now().Add(400 * time.Millisecond)
+	res := make([]*Result, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range res {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			cfg := Config{Targets: ts, Headers: []string{"X-T: run"}, Stages: st, Connections: 8, Timeout: 5 * time.Second,
+				Shard: Shard{Index: i, Count: 2}, StartAt: at, StartTolerance: 300 * time.Millisecond}
+			res[i], errs[i] = Run(context.Background(), cfg)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("shard %d: %v", i, err)
+		}
+	}
+	if res[0].Requests != 450 || res[1].Requests != 450 {
+		t.Fatalf("shards sent %d and %d requests, want 450 each", res[0].Requests, res[1].Requests)
+	}
+	m, err := mergeAll(t, asResults(t, res...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkTargets(t, m, srv, keys, []uint64{300, 300, 300})
+	if len(m.Stages) != 2 || m.RequestedRate != 450 {
+		t.Errorf("merged stages %+v requested_rate %v, want the stages and 900/2 s", m.Stages, m.RequestedRate)
+	}
+	for i, want := range []float64{300, 600} {
+		if i >= len(m.PerSecond) || m.PerSecond[i].Offered == nil || *m.PerSecond[i].Offered != want {
+			t.Errorf("merged per_second[%d].offered: want %v (%+v)", i, want, m.PerSecond)
+		}
+	}
+	other := *res[1]
+	other.Stages = []StageInfo{{DurationS: 2, Rate: 600}}
+	if _, err := mergeAll(t, []*Result{res[0], &other}); err == nil || !strings.Contains(err.Error(), "stages") {
+		t.Errorf("shards with other stages merged: %v", err)
+	}
+}
+
+// TestTargetsHEAD: a HEAD target's response has headers only (its
+// Content-Length says what a GET would get), a GET target's has the body:
+// over one connection, alternating, each response ends where it should
+// (no timeouts waiting for a HEAD's body, no GET body left over as bytes
+// nobody asked for), whichever comes first in the file.
+func TestTargetsHEAD(t *testing.T) {
+	t.Parallel()
+	srv := &targetCounter{}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	head, get := Request{Method: "HEAD", URL: hs.URL + "/h"}, Request{Method: "GET", URL: hs.URL + "/g"}
+	for _, ts := range [][]Request{{head, get}, {get, head}} {
+		cfg := Config{Targets: ts, Connections: 1, Requests: 40, Duration: 10 * time.Second, Timeout: time.Second}
+		res := runLogged(t, cfg)
+		if res.OK != 40 || res.Targets[0].OK != 20 || res.Targets[1].OK != 20 || res.Generator.Unsolicited != 0 {
+			t.Errorf("%s first: ok %d, targets %+v, unsolicited %d, errors %v: want 20 HEAD and 20 GET answered, nothing left over",
+				ts[0].Method, res.OK, res.Targets, res.Generator.Unsolicited, res.ErrorSamples)
+		}
+	}
 }

@@ -13,19 +13,23 @@
 # kernel's own cost for the same traffic, and how far each tool is above it.
 #
 # Scenarios (SCENARIOS, default all three):
+# loadlab runs on both I/O paths: loadlab-epoll (--io epoll) and loadlab-uring
+# (--io uring); in rate-1k with a tolerance, loadlab-1ms-epoll and so on.
+#
 #   closed-1k  closed loop, CONNS connections, 1 KB file: loadlab vs wrk
-#              (target loadlab/wrk <= 1.0, moonshot 0.8)
+#              (target loadlab-uring/wrk <= 0.75; epoll's was 0.8)
 #   rate-1k    open loop at RATE req/s, CONNS connections, 1 KB file: loadlab
 #              at --pacing-tolerance 0 (each request at its own time), 100us
 #              and 1ms vs h2load --h1 --rps RATE/CONNS vs vegeta
-#              (targets loadlab-1ms/h2load <= 0.8, loadlab/vegeta <= 0.2;
+#              (targets loadlab-1ms-uring/h2load <= 0.6, loadlab-uring/h2load
+#              <= 1.2, loadlab-epoll/vegeta <= 0.2;
 #              the tolerance-0 ratio is reported). Every tool sends the same
 #              number of requests, RATE x DURATION (loadlab and h2load -n,
 #              vegeta -duration), and its cost is its process's user + sys
 #              CPU time over them: h2load's wall-clock -D runs and
 #              per-second counts once made it look 3x dearer than it is.
 #   closed-1m  closed loop, CONNS_1M connections, 1 MiB file: loadlab vs wrk,
-#              generator CPU per GB read (target loadlab/wrk <= 1.0)
+#              generator CPU per GB read (target loadlab/wrk <= 0.7)
 # (closed-1k and closed-1m also run the floor, see above)
 #
 # Environment: SERVER_CPU=0 GEN_CPU=1 DURATION=10 ROUNDS=3 CONNS=50
@@ -132,13 +136,14 @@ run_one() {
 	local n=$((RATE * DURATION))
 	case $tool in
 	loadlab | loadlab-*)
-		local tol=0
-		[[ $tool == loadlab-* ]] && tol=${tool#loadlab-}
+		# loadlab-[TOLERANCE-]IO
+		local io=${tool##*-} tol=0 mid=${tool#loadlab-}
+		[[ $mid == *-* ]] && tol=${mid%-*}
 		if [[ -n $rate ]]; then
-			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen -c "$conns" -n "$n" -d "$((DURATION + 20))s" -r "$rate" \
+			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -n "$n" -d "$((DURATION + 20))s" -r "$rate" \
 				--pacing-tolerance "$tol" --cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
 		else
-			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen -c "$conns" -d "${DURATION}s" \
+			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -d "${DURATION}s" \
 				--cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
 		fi
 		;;
@@ -161,7 +166,7 @@ run_one() {
 	esac
 	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
 	if ((rc != 0)); then
-		printf '%-9s r%-2s %-8s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%-9s r%-2s %-17s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
 		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$l1" >>"$RAW"
 		LAST_COST=-
 		return 0
@@ -191,7 +196,7 @@ run_one() {
 	if [[ $tool == loadlab* && -n $rate ]]; then
 		note+=$(jq -r '"  lag p99 \(.generator.lag_p99_us) µs (tolerance \(.generator.pacing_tolerance_us)), p50 \(.latency_us.p50) µs"' "$TMP/$name.json")
 	fi
-	printf '%-9s r%-2s %-8s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
+	printf '%-9s r%-2s %-17s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
 		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$unit" \
 		"$([[ $sc == closed-1m ]] && awk -v b="$bytes" 'BEGIN { printf "  %.2f GB", b / 1e9 }')" "$note"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
@@ -202,26 +207,27 @@ run_one() {
 # tools_of SCENARIO prints the generators compared in it, loadlab first.
 tools_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab wrk floor-epoll floor-uring" ;;
-	rate-1k) echo "loadlab loadlab-100us loadlab-1ms h2load vegeta" ;;
+	closed-1k | closed-1m) echo "loadlab-epoll loadlab-uring wrk floor-epoll floor-uring" ;;
+	rate-1k) echo "loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load vegeta" ;;
 	esac
 }
 
 # pairs_of SCENARIO prints the "LOADLAB_TOOL/PEER" ratios a scenario reports.
 pairs_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab/wrk loadlab/floor-epoll wrk/floor-epoll floor-uring/floor-epoll" ;;
-	rate-1k) echo "loadlab/h2load loadlab-100us/h2load loadlab-1ms/h2load loadlab/vegeta" ;;
+	closed-1k | closed-1m) echo "loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll" ;;
+	rate-1k) echo "loadlab-epoll/h2load loadlab-uring/h2load loadlab-1ms-epoll/h2load loadlab-1ms-uring/h2load loadlab-uring/loadlab-epoll loadlab-1ms-uring/loadlab-1ms-epoll loadlab-epoll/vegeta" ;;
 	esac
 }
 
 # target_of SCENARIO PAIR prints the target ratio of a pair ("-" = reported only).
 target_of() {
 	case $1/$2 in
-	closed-1k/loadlab/wrk) echo 0.8 ;;
-	closed-1m/loadlab/wrk) echo 1.0 ;;
-	rate-1k/loadlab-1ms/h2load) echo 0.8 ;;
-	rate-1k/loadlab/vegeta) echo 0.2 ;;
+	closed-1k/loadlab-*/wrk) echo 0.75 ;;
+	closed-1m/loadlab-*/wrk) echo 0.7 ;;
+	rate-1k/loadlab-1ms-*/h2load) echo 0.6 ;;
+	rate-1k/loadlab-*/h2load) echo 1.2 ;;
+	rate-1k/loadlab-epoll/vegeta) echo 0.2 ;;
 	*) echo - ;;
 	esac
 }
@@ -270,7 +276,7 @@ col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t {
 echo
 echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
 printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost\tunit\n' >"$SUMMARY"
-printf '%-9s %-14s %5s %11s %12s  %s\n' scenario tool runs "req/s" cost unit
+printf '%-9s %-17s %5s %11s %12s  %s\n' scenario tool runs "req/s" cost unit
 for sc in $SCENARIOS; do
 	read -r -a tools <<<"$(tools_of "$sc")"
 	unit=us/req
@@ -279,13 +285,13 @@ for sc in $SCENARIOS; do
 		runs=$(col "$sc" "$t" 12 | grep -cv '^-$' || true)
 		mrate=$(col "$sc" "$t" 10 | median)
 		mcost=$(col "$sc" "$t" 12 | median)
-		printf '%-9s %-14s %5s %11.0f %12s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$unit"
+		printf '%-9s %-17s %5s %11.0f %12s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$unit"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$unit" >>"$SUMMARY"
 	done
 done
 echo
 printf 'scenario\tpair\tratio_of_medians\tmedian_round_ratio\ttarget\tverdict\n' >>"$SUMMARY"
-printf '%-9s %-22s %10s %12s %7s  %s\n' scenario pair ratio "round-ratio" target verdict
+printf '%-9s %-36s %10s %12s %7s  %s\n' scenario pair ratio "round-ratio" target verdict
 for sc in $SCENARIOS; do
 	for pair in $(pairs_of "$sc"); do
 		a=$(col "$sc" "${pair%/*}" 12 | median)
@@ -295,7 +301,7 @@ for sc in $SCENARIOS; do
 		tgt=$(target_of "$sc" "$pair")
 		v=-
 		[[ $tgt != - ]] && v=$(verdict "$rat" "$tgt")
-		printf '%-9s %-22s %10s %12s %7s  %s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v"
+		printf '%-9s %-36s %10s %12s %7s  %s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
 	done
 done

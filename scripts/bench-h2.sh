@@ -5,7 +5,8 @@
 # The server (nginx, one worker, access_log off, 127.0.0.1 only; or
 # SERVER=loadlab for the built-in backend with --h2) is pinned to
 # SERVER_CPU; each generator in turn is pinned to GEN_CPU and timed with
-# /usr/bin/time over the same number of requests. Generator CPU per request
+# perf stat (task-clock, user/kernel split: this VM has no hardware
+# counters) or /usr/bin/time over the same number of requests. Generator CPU per request
 # = (user + sys seconds) / 2xx responses.
 #
 # Scenarios (SCENARIOS, default both):
@@ -18,8 +19,10 @@
 #           (loadlab-1ms: requests due within a millisecond leave together,
 #           as h2load's per-client timers send them), h2load --rps
 #           RATE/CONNS -n RATExDURATION
-#   Target for both: loadlab/h2load <= 0.8 (rate: loadlab-1ms/h2load; the
-#   tolerance-0 ratio is reported too). Every tool sends the same number of
+#   loadlab runs on both I/O paths: loadlab-epoll (--io epoll), loadlab-uring
+#   (--io uring), and in rate loadlab-1ms-epoll, loadlab-1ms-uring.
+#   Targets: closed loadlab-*/h2load <= 0.75; rate loadlab-1ms-*/h2load <= 0.6
+#   and loadlab-{epoll,uring}/h2load (tolerance 0) <= 1.2. Every tool sends the same number of
 #   requests and its cost is its process's user + sys CPU time over them.
 #
 # Environment: SERVER_CPU=0 GEN_CPU=1 ROUNDS=3 CONNS=10 STREAMS=10
@@ -129,9 +132,10 @@ run_one() {
 	loadlab | loadlab-*)
 		# -n bounds the run (the same requests as h2load); -d only keeps a
 		# stuck run from lasting forever.
-		local tol=0
-		[[ $tool == loadlab-* ]] && tol=${tool#loadlab-}
-		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
+		# loadlab-[TOLERANCE-]IO
+		local io=${tool##*-} tol=0 mid=${tool#loadlab-}
+		[[ $mid == *-* ]] && tol=${mid%-*}
+		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 --io "$io" -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
 			${rate:+-r "$rate" --pacing-tolerance "$tol"} --cpus "$GEN_CPU" "${CA[@]}" --json "$TMP/$name.json" -q "$URL" || rc=$?
 		;;
 	h2load)
@@ -141,7 +145,7 @@ run_one() {
 	esac
 	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
 	if ((rc != 0)); then
-		printf '%-6s r%-2s %-11s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%-6s r%-2s %-17s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
 		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$(load1)" >>"$RAW"
 		LAST_COST=-
 		return 0
@@ -161,7 +165,7 @@ run_one() {
 	if [[ $tool == loadlab* ]]; then
 		note+=$(jq -r '"  p50 \(.latency_us.p50) µs p99 \(.latency_us.p99) µs" + (if .mode == "open" then ", lag p99 \(.generator.lag_p99_us) µs" else "" end) + (if .generator.bottleneck then "  GENERATOR-LIMITED: \(.generator.reason)" else "" end)' "$TMP/$name.json")
 	fi
-	printf '%-6s r%-2s %-11s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
+	printf '%-6s r%-2s %-17s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
 		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$note"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$sc" "$round" "$tool" "$wall" "$user" "$sys" "$cpu" "$ok" "$errs" "$rps" "$cost" "$(load1)" >>"$RAW"
@@ -176,8 +180,17 @@ machine_header
 echo "# server $SERVER ($PROTO) on CPU $SERVER_CPU, $CONNS connections x $STREAMS streams, $(h2load --version | head -1)"
 # tools SCENARIO: the generators of a scenario; judged: the loadlab row its
 # target applies to.
-tools() { if [[ $1 == rate ]]; then echo loadlab loadlab-1ms h2load; else echo loadlab h2load; fi; }
-judged() { if [[ $1 == rate ]]; then echo loadlab-1ms; else echo loadlab; fi; }
+tools() { if [[ $1 == rate ]]; then echo loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load; else echo loadlab-epoll loadlab-uring h2load; fi; }
+judged() { if [[ $1 == rate ]]; then echo loadlab-1ms-uring; else echo loadlab-uring; fi; }
+# target_of SCENARIO TOOL: the target of TOOL/h2load ("-": none).
+target_of() {
+	case $1/$2 in
+	closed/loadlab-*) echo 0.75 ;;
+	rate/loadlab-1ms-*) echo 0.6 ;;
+	rate/loadlab-*) echo 1.2 ;;
+	*) echo - ;;
+	esac
+}
 declare -A ROUND_RATIOS=()
 for sc in $SCENARIOS; do
 	echo
@@ -196,7 +209,7 @@ for sc in $SCENARIOS; do
 		rr=$(ratio "${cost[$J]}" "${cost[h2load]}")
 		ROUND_RATIOS[$sc]+="$rr "
 		line="$J/h2load $rr"
-		[[ $J != loadlab ]] && line+="  (loadlab/h2load $(ratio "${cost[loadlab]}" "${cost[h2load]}"))"
+		line+="  (uring/epoll $(ratio "${cost[$J]}" "${cost[${J%-uring}-epoll]}"))"
 		printf '%-6s r%-2s ratio  %s\n' "$sc" "$r" "$line"
 		unset cost
 	done
@@ -206,7 +219,7 @@ col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t {
 echo
 echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
 printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost_us\tratio_over_h2load\tmedian_round_ratio\ttarget\tverdict\n' >"$SUMMARY"
-printf '%-6s %-11s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "/h2load" "round-ratio" target verdict
+printf '%-6s %-17s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "/h2load" "round-ratio" target verdict
 for sc in $SCENARIOS; do
 	read -r -a TOOLS <<<"$(tools "$sc")"
 	J=$(judged "$sc")
@@ -218,13 +231,11 @@ for sc in $SCENARIOS; do
 		rat=- rr=- tgt=- v=-
 		if [[ $t == loadlab* ]]; then
 			rat=$(ratio "$mcost" "$h2")
-		fi
-		if [[ $t == "$J" ]]; then
-			rr=$(tr ' ' '\n' <<<"${ROUND_RATIOS[$sc]}" | median)
-			tgt=0.8
+			tgt=$(target_of "$sc" "$t")
 			v=$(verdict "$rat" "$tgt")
 		fi
-		printf '%-6s %-11s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
+		[[ $t == "$J" ]] && rr=$(tr ' ' '\n' <<<"${ROUND_RATIOS[$sc]}" | median)
+		printf '%-6s %-17s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
 	done
 done

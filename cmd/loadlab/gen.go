@@ -140,7 +140,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
 	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept; when full the longest-waiting one is dropped (default rate x timeout, at least 1000)")
-	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring where it works, else epoll). The result says which ran in generator.io and why in generator.io_note")
+	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring for an open loop where it works, where it costs less; epoll for a closed loop and as the fallback). The result says which ran in generator.io and why in generator.io_note")
 	fl.DurationVar(&c.PacingTolerance, "pacing-tolerance", gen.DefaultPacingTolerance, "open loop: a request may go out up to this long after its intended time, so that requests due close together leave in one wakeup (wakeups at multiples of it; never early). The default 0 sends each at its own time and adds nothing to the latency you measure; 1ms makes an open loop cost about what a closed loop does (wrk2 and h2load pace at millisecond ticks). The lateness counts in the corrected latency; the self-check judges only lag beyond it")
 	fl.BoolVar(&c.NewConn, "new-conn", false, "open a new connection (full TLS handshake) for every request")
 	fl.StringVar(&f.closeMode, "close", "fin", "how the generator closes: fin, or rst (SO_LINGER 0: no TIME_WAIT here, but the server sees a reset)")
@@ -338,16 +338,22 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if res.Interrupted {
 		return exitError{code: sig.exitCode()}
 	}
-	if res.ThresholdsFailed() {
-		var failed []string
-		for _, t := range res.Thresholds {
-			if !t.Pass {
-				failed = append(failed, t.Threshold+" ("+t.Reason+")")
-			}
-		}
-		return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
+	return thresholdExit(res)
+}
+
+// thresholdExit is exit status 3 with the failed thresholds named, when
+// one of res's failed (gen --threshold, merge --threshold).
+func thresholdExit(res *gen.Result) error {
+	if !res.ThresholdsFailed() {
+		return nil
 	}
-	return nil
+	var failed []string
+	for _, t := range res.Thresholds {
+		if !t.Pass {
+			failed = append(failed, t.Threshold+" ("+t.Reason+")")
+		}
+	}
+	return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
 }
 
 // isTerminal reports whether w is a terminal (the live progress line).

@@ -2,8 +2,13 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 )
 
@@ -47,5 +52,48 @@ func TestGenStagesTargetsUsage(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2; stderr:\n%s", tc.args, code, stderr)
 		}
 		checkOneLine(t, stderr, tc.want)
+	}
+}
+
+// TestGenTargetsCLI: `gen --targets FILE --targets-weight` reads the file
+// (headers, an @body file), sends 60 requests as 3:1:2, each as its target
+// says, and writes the targets array in file order.
+func TestGenTargetsCLI(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		seen[r.Method+" "+r.URL.Path+" "+r.Host+" "+r.Header.Get("X-A")+" "+string(b)]++
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	defer hs.Close()
+	dir := t.TempDir()
+	body := filepath.Join(dir, "body.json")
+	if err := os.WriteFile(body, []byte(`{"x":1}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	host := strings.TrimPrefix(hs.URL, "http://")
+	file := filepath.Join(dir, "targets.txt")
+	src := "# app\nGET " + hs.URL + "/a\nHost: one.example\nX-A: 1\n\nPOST " + hs.URL + "/b\n@" + body + "\nGET " + hs.URL + "/c\n"
+	if err := os.WriteFile(file, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "r.json")
+	code, stderr := captureRun(t, "gen", "-q", "-c", "3", "-n", "60", "-d", "20s", "--targets", file, "--targets-weight", "3,1,2", "--json", out)
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	want := map[string]int{"GET /a one.example 1 ": 30, "POST /b " + host + `  {"x":1}`: 10, "GET /c " + host + "  ": 20}
+	mu.Lock()
+	if fmt.Sprint(seen) != fmt.Sprint(want) {
+		t.Errorf("server saw %v, want %v", seen, want)
+	}
+	mu.Unlock()
+	res := loadResult(t, out)
+	if len(res.Targets) != 3 || res.Targets[0].URL != hs.URL+"/a" || res.Targets[0].Requests != 30 || res.Targets[1].Method != "POST" ||
+		res.Targets[1].OK != 10 || res.Targets[2].Requests != 20 || res.Targets[2].Weight != 2 {
+		t.Errorf("targets %+v", res.Targets)
 	}
 }

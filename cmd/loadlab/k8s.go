@@ -168,6 +168,9 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 			return 0, usagef("gen argument --%s: the Job sets it for each shard (results are printed as JSON on stdout); leave it out", name)
 		}
 	}
+	if f := fl.Lookup("threshold"); f != nil && f.Changed {
+		return 0, usagef("gen argument --threshold: a shard's pod would fail (exit 3) on its own part of the run; check the merged result instead: loadlab merge --threshold")
+	}
 	if f := fl.Lookup("targets"); f != nil && f.Changed {
 		return 0, usagef("gen argument --targets: the pods cannot read a file of this machine; run the Job with one URL")
 	}

@@ -59,6 +59,7 @@ func TestK8sJobCLIRefuses(t *testing.T) {
 		{append(base, "--cpus-per-shard", "0", "--", "gen", "http://x/"), "whole number"},
 		{append(base, "--name", "Bad_Name", "--", "gen", "http://x/"), "job name"},
 		{append(base, "--", "gen", "--targets", "t.txt"), "gen argument --targets: the pods cannot read a file"},
+		{append(base, "--", "gen", "--threshold", "p99<1s", "http://x/"), "loadlab merge --threshold"},
 		{append(base, "--", "gen", "--stages", "10s", "http://x/"), "gen arguments: --stages: bad stages"},
 	}
 	for _, c := range cases {

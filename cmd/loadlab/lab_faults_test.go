@@ -60,28 +60,27 @@ func proxyPids(t *testing.T, labPid int, profile string) (string, []int) {
 	return "", nil
 }
 
-// Every nginx process of the first unit is SIGKILLed a few seconds into its
-// 12 s step (the issue's fault): the run still finishes with status 0, the
-// step records proxy_exit (SIGKILL, not OOM, restarted), the row is marked
-// ✗ and left out of the ranking, and a finding names who died, how, when
-// and what failed after. The second unit runs normally and ranks.
-func TestLabRunProxyKilledMidStep(t *testing.T) {
-	needNginxRoot(t)
+// killMidStep runs a fault plan of profiles with one dur-long sustained
+// step, and once progress shows want, waits after, then SIGKILLs every
+// process (at least min) of the run's first cgroup named victim-...: the
+// run must still finish with status 0. It returns the run's progress and
+// output directory.
+func killMidStep(t *testing.T, profiles, dur, want string, after time.Duration, victim string, min int) (*lineWatcher, string) {
+	t.Helper()
 	dir := worldDir(t)
 	out := filepath.Join(dir, "out")
-	planFile := faultPlan(t, dir, "nginx-keepalive128, nginx-keepalive", "2GiB", 50, "12s")
-	cmd := cliCommand(t, "lab", "run", "--plan", planFile, "--out", out, "-q")
-	progress, done := startUntil(t, cmd, "sustained-fault nginx-keepalive128 p256: run closed loop for")
-	defer func() {
+	cmd := cliCommand(t, "lab", "run", "--plan", faultPlan(t, dir, profiles, "2GiB", 50, dur), "--out", out, "-q")
+	progress, done := startUntil(t, cmd, want)
+	t.Cleanup(func() {
 		if cmd.ProcessState == nil {
 			cmd.Process.Kill()
 			<-done
 		}
-	}()
-	time.Sleep(4 * time.Second)
-	group, pids := proxyPids(t, cmd.Process.Pid, "nginx-keepalive128")
-	if len(pids) < 2 {
-		t.Fatalf("nginx-keepalive128's cgroup %q holds %v, want its master and a worker\n%s", group, pids, progress.text())
+	})
+	time.Sleep(after)
+	group, pids := proxyPids(t, cmd.Process.Pid, victim)
+	if len(pids) < min {
+		t.Fatalf("%s's cgroup %q holds %v, want at least %d processes\n%s", victim, group, pids, min, progress.text())
 	}
 	for _, p := range pids {
 		_ = syscall.Kill(p, syscall.SIGKILL)
@@ -94,6 +93,18 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 	if code := cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d:\n%s", code, progress.text())
 	}
+	return progress, out
+}
+
+// Every nginx process of the first unit is SIGKILLed a few seconds into its
+// 12 s step (the issue's fault): the run still finishes with status 0, the
+// step records proxy_exit (SIGKILL, not OOM, restarted), the row is marked
+// ✗ and left out of the ranking, and a finding names who died, how, when
+// and what failed after. The second unit runs normally and ranks.
+func TestLabRunProxyKilledMidStep(t *testing.T) {
+	needNginxRoot(t)
+	progress, out := killMidStep(t, "nginx-keepalive128, nginx-keepalive", "12s",
+		"sustained-fault nginx-keepalive128 p256: run closed loop for", 4*time.Second, "nginx-keepalive128", 2)
 	f, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
@@ -151,33 +162,7 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 // step, the backend started again, the row marked "backend died".
 func TestLabRunBackendKilledMidStep(t *testing.T) {
 	needNginxRoot(t)
-	dir := worldDir(t)
-	out := filepath.Join(dir, "out")
-	planFile := faultPlan(t, dir, "nginx-keepalive128", "2GiB", 50, "10s")
-	cmd := cliCommand(t, "lab", "run", "--plan", planFile, "--out", out, "-q")
-	progress, done := startUntil(t, cmd, "run closed loop for")
-	defer func() {
-		if cmd.ProcessState == nil {
-			cmd.Process.Kill()
-			<-done
-		}
-	}()
-	time.Sleep(3 * time.Second)
-	group, pids := proxyPids(t, cmd.Process.Pid, "backend")
-	if len(pids) == 0 {
-		t.Fatalf("no backend in the run's cgroups (%q)\n%s", group, progress.text())
-	}
-	for _, p := range pids {
-		_ = syscall.Kill(p, syscall.SIGKILL)
-	}
-	select {
-	case <-done:
-	case <-time.After(120 * time.Second):
-		t.Fatalf("no exit within 120 s of the kill:\n%s", progress.text())
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, progress.text())
-	}
+	progress, out := killMidStep(t, "nginx-keepalive128", "10s", "run closed loop for", 3*time.Second, "backend", 1)
 	f, err := results.Load(out)
 	if err != nil {
 		t.Fatal(err)
@@ -263,11 +248,11 @@ func fmtInts(v []int) string {
 // is under way, with the run's pid and the nginx workers it started. Its
 // cleanup removes whatever a failed test left (`lab cleanup`, then SIGKILL
 // to anything still in the run's cgroups).
-func startKillable(t *testing.T) (cmd *exec.Cmd, progress *lineWatcher, done chan error, workers []int) {
+func startKillable(t *testing.T, extra ...string) (cmd *exec.Cmd, progress *lineWatcher, done chan error, workers []int) {
 	t.Helper()
 	dir := worldDir(t)
 	planFile := faultPlan(t, dir, "nginx-keepalive128", "2GiB", 50, "20s")
-	cmd = cliCommand(t, "lab", "run", "--plan", planFile, "--out", filepath.Join(dir, "out"), "-q")
+	cmd = cliCommand(t, append([]string{"lab", "run", "--plan", planFile, "--out", filepath.Join(dir, "out"), "-q"}, extra...)...)
 	progress, done = startUntil(t, cmd, "run closed loop for")
 	pid := cmd.Process.Pid
 	t.Cleanup(func() {
@@ -283,14 +268,19 @@ func startKillable(t *testing.T) (cmd *exec.Cmd, progress *lineWatcher, done cha
 		}
 	})
 	time.Sleep(2 * time.Second)
-	_, pids := proxyPids(t, pid, "nginx-keepalive128")
-	for _, p := range pids {
-		if b, err := os.ReadFile("/proc/" + strconv.Itoa(p) + "/cmdline"); err == nil && strings.Contains(string(b), "worker") {
-			workers = append(workers, p)
+	// The workers are the nginx master's children (with or without
+	// cgroups); the master is the run's child.
+	for _, m := range childPids(pid) {
+		if b, err := os.ReadFile("/proc/" + strconv.Itoa(m) + "/cmdline"); err == nil && strings.Contains(string(b), "nginx: master") {
+			for _, w := range childPids(m) {
+				if b, err := os.ReadFile("/proc/" + strconv.Itoa(w) + "/cmdline"); err == nil && strings.Contains(string(b), "worker") {
+					workers = append(workers, w)
+				}
+			}
 		}
 	}
 	if len(workers) == 0 {
-		t.Fatalf("no nginx worker in the proxy's cgroup (%v)\n%s", pids, progress.text())
+		t.Fatalf("no nginx worker among the run's grandchildren\n%s", progress.text())
 	}
 	return cmd, progress, done, workers
 }
@@ -323,6 +313,41 @@ func TestLabRunKill9LeavesNothing(t *testing.T) {
 	}
 	if !strings.Contains(progress.text(), "died; removed what it left:") {
 		t.Errorf("the reaper did not say what it removed:\n%s", progress.text())
+	}
+}
+
+// The same without cgroups: the reaper kills the process groups the run
+// told it about (nginx's workers are in their master's group).
+func TestLabRunKill9NoCgroups(t *testing.T) {
+	needNginxRoot(t)
+	cmd, progress, done, workers := startKillable(t, "--no-cgroups")
+	pid := cmd.Process.Pid
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-done
+	deadline := time.Now().Add(20 * time.Second)
+	alive := func() []int {
+		var out []int
+		for _, w := range workers {
+			if pidstate.Alive(w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	for (len(alive()) > 0 || netnsOf(t, pid) != "") && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if a := alive(); len(a) > 0 {
+		for _, w := range a {
+			_ = syscall.Kill(w, syscall.SIGKILL)
+		}
+		t.Fatalf("nginx workers %v survived kill -9 of a --no-cgroups run\n%s", a, progress.text())
+	}
+	if ns := netnsOf(t, pid); ns != "" {
+		t.Fatalf("namespaces left: %s", ns)
+	}
+	if !strings.Contains(progress.text(), "process group") {
+		t.Errorf("the reaper did not say it killed a process group:\n%s", progress.text())
 	}
 }
 

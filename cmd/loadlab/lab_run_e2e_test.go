@@ -46,7 +46,7 @@ func TestLabRunEndToEnd(t *testing.T) {
 	dir := worldDir(t)
 	out := filepath.Join(dir, "out")
 	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", "quick", "--out", out,
-		"--profiles", "nginx-stock,nginx-keepalive", "--scenarios", "keepalive-1k,sustained", "--step-scale", "0.34")
+		"--profiles", "nginx-stock,nginx-keepalive", "--scenarios", "keepalive-1k,sustained-cliff,sustained-pool", "--step-scale", "0.34")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -11,9 +11,10 @@ import (
 )
 
 type mergeFlags struct {
-	jsonOut string
-	quiet   bool
-	partial bool
+	jsonOut   string
+	quiet     bool
+	partial   bool
+	threshold []string
 }
 
 // newMergeCmd builds `loadlab merge`.
@@ -38,7 +39,11 @@ standard input. Files ending in .hlog are HdrHistogram interval logs (gen
 
 Results of different targets, modes, schedules (rate, duration, warmup,
 requests, connections, start time) or shard counts are refused, as are a
-shard given twice and a shard missing (unless --partial).`,
+shard given twice and a shard missing (unless --partial).
+
+--threshold checks the merged result as gen --threshold checks a run's
+(exit status 3 when one fails): a sharded run's pass/fail belongs to the
+whole run, not to each shard.`,
 		Example: `  kubectl logs -l job-name=loadlab > shards.jsonl && loadlab merge shards.jsonl
   loadlab merge shard0.json shard1.json shard2.json shard3.json --json run.json
   loadlab merge a.hlog b.hlog`,
@@ -54,10 +59,15 @@ shard given twice and a shard missing (unless --partial).`,
 	fl.StringVar(&f.jsonOut, "json", "", "write the merged result as JSON to FILE (- = stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
 	fl.BoolVar(&f.partial, "partial", false, "merge even if some shards of the run are missing (the result names them)")
+	fl.StringArrayVar(&f.threshold, "threshold", nil, "check the merged result, as gen --threshold does (repeatable; exit status 3 when one fails)")
 	return cmd
 }
 
 func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
+	ts, err := gen.ParseThresholds(f.threshold)
+	if err != nil {
+		return usageError{err}
+	}
 	m := gen.Merger{Partial: f.partial}
 	stdinUsed := false
 	for _, name := range files {
@@ -102,6 +112,9 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	if len(ts) > 0 {
+		res.Thresholds, _ = gen.CheckThresholds(ts, res)
+	}
 	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {
 		return usagef("--json: %v", err)
@@ -119,5 +132,5 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 		}
 		res.WriteText(out)
 	}
-	return nil
+	return thresholdExit(res)
 }

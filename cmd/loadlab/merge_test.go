@@ -141,3 +141,41 @@ func writeFile(t *testing.T, path, s string) string {
 	}
 	return path
 }
+
+// TestMergeThreshold: merge --threshold checks the merged result (every
+// request took 100-103 µs) and exits 3 when one fails, the result still
+// written with each threshold's outcome.
+func TestMergeThreshold(t *testing.T) {
+	dir := t.TempDir()
+	var all []*gen.Result
+	for i := 0; i < 4; i++ {
+		all = append(all, shardResult(t, i, 4))
+	}
+	logs := writeResult(t, filepath.Join(dir, "shards.jsonl"), all...)
+	for _, tc := range []struct {
+		args []string
+		code int
+		pass []bool
+	}{
+		{[]string{"--threshold", "p99<1ms", "--threshold", "errors<=0"}, exitOK, []bool{true, true}},
+		{[]string{"--threshold", "p99<1ms", "--threshold", "p50<100us"}, exitThreshold, []bool{true, false}},
+	} {
+		out := filepath.Join(dir, "run.json")
+		code, _, stderr := runCLI(t, append([]string{"merge", logs, "-q", "--json", out}, tc.args...)...)
+		if code != tc.code {
+			t.Fatalf("%v: exit %d, want %d: %s", tc.args, code, tc.code, stderr)
+		}
+		res := loadResult(t, out)
+		if len(res.Thresholds) != len(tc.pass) {
+			t.Fatalf("%v: thresholds %+v", tc.args, res.Thresholds)
+		}
+		for i, th := range res.Thresholds {
+			if th.Pass != tc.pass[i] {
+				t.Errorf("%s: pass %v (value %v), want %v", th.Threshold, th.Pass, th.Value, tc.pass[i])
+			}
+		}
+	}
+	if code, _, stderr := runCLI(t, "merge", logs, "-q", "--threshold", "p98<1ms"); code != exitUsage || !strings.Contains(stderr, "unknown metric") {
+		t.Errorf("bad threshold: exit %d, %s", code, stderr)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -30,6 +31,7 @@ const reaperDone = "done\n"
 // network namespaces, bridges and veths.
 type Reaper struct {
 	cmd  *exec.Cmd
+	mu   sync.Mutex // guards w
 	w    *os.File
 	done chan struct{}
 }
@@ -70,14 +72,34 @@ func StartReaper(self string, cgroups bool, netPrefix string) (*Reaper, error) {
 // PID is the reaper's process id.
 func (r *Reaper) PID() int { return r.cmd.Process.Pid }
 
+// Track asks the reaper to SIGKILL process group pgid too if the run
+// dies: for programs outside the run's cgroups (--no-cgroups), whose
+// forked workers nothing else would find. Untrack it once the group is
+// stopped, so that a pgid the kernel hands out again is never signalled.
+func (r *Reaper) Track(pgid int) { r.send("+" + strconv.Itoa(pgid) + "\n") }
+
+// Untrack undoes Track.
+func (r *Reaper) Untrack(pgid int) { r.send("-" + strconv.Itoa(pgid) + "\n") }
+
+// send writes one line to the reaper (atomic: shorter than PIPE_BUF).
+func (r *Reaper) send(line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil {
+		_, _ = io.WriteString(r.w, line)
+	}
+}
+
 // Stop tells the reaper the run cleaned up by itself and waits (up to 5 s)
 // for it to exit. Idempotent.
 func (r *Reaper) Stop() error {
+	r.mu.Lock()
 	if r.w != nil {
 		_, _ = io.WriteString(r.w, reaperDone)
 		r.w.Close()
 		r.w = nil
 	}
+	r.mu.Unlock()
 	select {
 	case <-r.done:
 		return nil
@@ -113,36 +135,64 @@ func ReaperMain(args []string) int {
 	signal.Notify(term, syscall.SIGTERM)
 	// The parent may have died before the parent-death signal was armed.
 	if os.Getppid() != *pid {
-		return reap(*pid, *cgroups, *prefix)
+		return reap(*pid, *cgroups, *prefix, nil)
 	}
-	stdin := make(chan bool, 1) // true: "done"
+	// stdin carries "+PGID" / "-PGID" (Track, Untrack), then "done"; its
+	// end without "done" means the run died.
+	lines := make(chan string, 16)
 	go func() {
-		line, _ := bufio.NewReader(os.Stdin).ReadString('\n')
-		stdin <- line == reaperDone
+		br := bufio.NewReader(os.Stdin)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				close(lines)
+				return
+			}
+			lines <- strings.TrimSpace(line)
+		}
 	}()
+	groups := map[int]bool{}
 	for {
 		select {
-		case done := <-stdin:
-			if done {
+		case line, ok := <-lines:
+			switch {
+			case !ok:
+				return reap(*pid, *cgroups, *prefix, groups)
+			case line == strings.TrimSpace(reaperDone):
 				return 0
+			case len(line) > 1 && (line[0] == '+' || line[0] == '-'):
+				if n, err := strconv.Atoi(line[1:]); err == nil && n > 1 {
+					if line[0] == '+' {
+						groups[n] = true
+					} else {
+						delete(groups, n)
+					}
+				}
 			}
-			return reap(*pid, *cgroups, *prefix)
 		case <-term:
 			if pidstate.Alive(*pid) && os.Getppid() == *pid {
 				continue // not from the run's death (someone sent it by hand)
 			}
-			return reap(*pid, *cgroups, *prefix)
+			return reap(*pid, *cgroups, *prefix, groups)
 		}
 	}
 }
 
-// reap removes what the dead run pid left and says so.
-func reap(pid int, cgroups bool, prefix string) int {
+// reap removes what the dead run pid left and says so: the tracked
+// process groups first, then what RemoveLeftovers finds.
+func reap(pid int, cgroups bool, prefix string, groups map[int]bool) int {
 	deadline := time.Now().Add(reaperWithin)
 	for pidstate.Alive(pid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // its exit is still being torn down
 	}
+	var killed []string
+	for g := range groups {
+		if err := syscall.Kill(-g, syscall.SIGKILL); err == nil {
+			killed = append(killed, "process group "+strconv.Itoa(g))
+		}
+	}
 	removed, err := RemoveLeftovers(cgroups, prefix)
+	removed = append(killed, removed...)
 	if len(removed) > 0 {
 		fmt.Fprintf(os.Stderr, "loadlab: the run (pid %d) died; removed what it left: %s\n", pid, strings.Join(removed, ", "))
 	}

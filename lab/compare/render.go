@@ -232,12 +232,18 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 		}
 	}
 	b.WriteString("\n")
+	inList := false
 	for _, line := range strings.Split(strings.TrimRight(rep.summaryText(), "\n"), "\n") {
-		if strings.HasPrefix(line, "  ") {
+		item := strings.HasPrefix(line, "  ")
+		switch {
+		case item:
 			line = "- " + strings.TrimSpace(line)
-		} else {
+		case inList:
+			line = "\n" + line + "\n" // a paragraph after the list
+		default:
 			line += "\n"
 		}
+		inList = item
 		b.WriteString(mdEscape(line) + "\n")
 	}
 	_, err := io.WriteString(w, b.String())

@@ -18,6 +18,7 @@ type Plan struct {
 	MemoryLimit ByteSize   `yaml:"memory_limit,omitempty" json:"memory_limit"` // proxy cgroup memory limit (0 = none)
 	CPUs        CPUs       `yaml:"cpus,omitempty" json:"cpus"`                 // CPU groups; a scenario may change the server's
 	Timeout     Duration   `yaml:"timeout,omitempty" json:"timeout"`           // per request (not scaled by --step-scale)
+	IO          string     `yaml:"io,omitempty" json:"io,omitempty"`           // the generator's --io for every step: epoll, uring or auto ("" = auto)
 	IdleMemory  IdleMemory `yaml:"idle_memory,omitempty" json:"idle_memory"`   // idle memory measurement after each proxy's first start
 	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
 	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults

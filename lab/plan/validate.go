@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/netns"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -72,6 +73,11 @@ func (p *Plan) validate() error {
 	}
 	if err := checkQuota("cpus.backend_quota", p.CPUs.BackendQuota); err != nil {
 		return err
+	}
+	switch p.IO {
+	case "", gen.IOEpoll, gen.IOUring, gen.IOAuto:
+	default:
+		return fmt.Errorf("io %q: use epoll, uring or auto (the generator's --io)", p.IO)
 	}
 	if p.Timeout <= 0 {
 		return fmt.Errorf("timeout must be > 0 (got %v)", p.Timeout)

@@ -10,6 +10,8 @@ import (
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/pin"
 )
 
 // The knobs the seeds turned on the machine, not in the proxy: kernel
@@ -115,7 +117,7 @@ func knobsIntro(f *results.File, s *plan.Scenario, layout string) string {
 		w := fmt.Sprintf("The proxy ran under %s CPU of quota (CFS, 100 ms periods: cgroup v1 cpu.cfs_quota_us, v2 cpu.max, as docker --cpus sets it)", fmtCoresQuota(q))
 		if l := f.Layout(layout); l != nil {
 			if shared := l.Server.Intersect(l.Loadgen.Union(l.Backend)); len(shared) > 0 {
-				w += fmt.Sprintf(" over CPUs %s, which it shares with the generator (%s) and the backend (%s): the time they use on CPU %s is time the proxy cannot have, so its rows are not a proxy alone on 1 CPU", l.Server, l.Loadgen, l.Backend, shared)
+				w += fmt.Sprintf(" over CPUs %s, which it shares with the generator (%s) and the backend (%s): the time they use on %s is time the proxy cannot have, so its rows are not a proxy alone on %s CPU", l.Server, cpusWord(l.Loadgen), cpusWord(l.Backend), cpusWord(shared), fmtCoresQuota(q))
 			} else {
 				w += fmt.Sprintf(" over CPUs %s", l.Server)
 			}
@@ -404,6 +406,9 @@ func quotaFindings(f *results.File) []string {
 		} else {
 			s += ": at this rate the quota moved neither the tail nor the worker count"
 		}
+		if missed := missedRate(p.qs, p.cs); missed != "" {
+			s += "; " + missed
+		}
 		if qp.ProcsMax > 1 && float64(qp.ProcsMax-1) > qp.CPUQuota && p.quota.Proxy == "nginx" {
 			s += fmt.Sprintf("; nginx's worker_processes auto started %d workers for %s CPU of quota: it counts the machine's online CPUs, not the quota (seed 001: 8 workers on its 8 CPUs)", qp.ProcsMax-1, fmtCoresQuota(qp.CPUQuota))
 		}
@@ -546,4 +551,35 @@ func twReuseSearchSeed(f *results.File, s plan.Seed) seedOutcome {
 	}
 	run := fmt.Sprintf("%s -> %s%s req/s found (%s%.1f×; %s, %s)", fmtRate(a), ge, fmtRate(b), ge, factor, without.Scenario, with.Scenario)
 	return seedOutcome{run: run, reproduced: yesNo(factor >= keyCostRatio), size: timesSeed(factor, s)}
+}
+
+// cpusWord is "CPU 1" or "CPUs 0-1".
+func cpusWord(c pin.CPUSet) string {
+	if len(c) == 1 {
+		return "CPU " + c.String()
+	}
+	return "CPUs " + c.String()
+}
+
+// missedRate says when a side of a quota comparison did not deliver the
+// offered rate (its verdict failed): then the p99s compare overloads,
+// not the quota.
+func missedRate(q, c *results.Step) string {
+	var parts []string
+	for _, side := range []struct {
+		name string
+		st   *results.Step
+	}{{"under the quota", q}, {"on the cpuset", c}} {
+		if side.st.Verdict != string(search.Pass) {
+			parts = append(parts, fmt.Sprintf("%s/s %s", fmtRate(side.st.Result.AchievedRate), side.name))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	which := "one step"
+	if len(parts) == 2 {
+		which = "both steps"
+	}
+	return fmt.Sprintf("not a clean comparison: %s failed the pass criteria (delivered %s of %s/s offered), so the tails are overload's", which, strings.Join(parts, ", "), fmtRate(q.Rate))
 }

@@ -120,7 +120,7 @@ func TestKnobFindings(t *testing.T) {
 		"| nginx-stock [1 CPU quota] | 3,000 |",
 		"| 20.0% of 50 periods (200 ms) | 3/3 |",
 		"The proxy ran under 1 CPU of quota (CFS, 100 ms periods",
-		"over CPUs 0-1, which it shares with the generator (1) and the backend (1)",
+		"over CPUs 0-1, which it shares with the generator (CPU 1) and the backend (CPU 1): the time they use on CPU 1 is time the proxy cannot have",
 		"Kernel settings in the proxy's network namespace: net.ipv4.tcp_max_tw_buckets = 8192.",
 		// the seeds beside this machine
 		"| 002 | tw-reuse | 433 -> 9,000 with tcp_tw_reuse | 471 -> 13,900 2xx/s (29.5×), 0 502s with it, 471,000 without | yes | 1.42x the seed's |",

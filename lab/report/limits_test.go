@@ -90,3 +90,28 @@ func TestLagCaveatIsNotGeneratorLimited(t *testing.T) {
 		t.Errorf("the spectrum chart's series carries no caveat: %q", lagCaveat(rows[0]))
 	}
 }
+
+// The derived tables say the limit too: the scaling table per layout, the
+// key matrix beside the rate.
+func TestLimitedByInDerivedTables(t *testing.T) {
+	f := fullFile(t)
+	for _, u := range f.Units {
+		switch u.ID {
+		case "keepalive-1k/nginx-stock/p256/1cpu":
+			u.LimitedBy = results.LimitProxy
+		case "keepalive-1k@4cpu/nginx-stock/p256/4cpu":
+			u.LimitedBy = results.LimitBackend
+		case "handshake/nginx-stock/rsa4096/1cpu":
+			u.LimitedBy = results.LimitProxy
+		}
+	}
+	_, md := build(t, f)
+	for _, want := range []string{
+		"| keepalive-1k | nginx-stock (ECDSA P-256) | 4,000 | 15,200 | 3.8x on 4x the CPUs | 1 CPU: proxy, 4 CPU: backend |",
+		"| nginx-stock | 4,100 | 410 (limited by proxy) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+}

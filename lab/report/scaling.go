@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
@@ -18,6 +19,7 @@ type scaleRow struct {
 	cpuRatio             float64
 	genLim               bool
 	perLayout            map[string]float64
+	limits               []string // per layout, fewest CPUs first: "1 CPU: proxy"
 }
 
 // scalingRows finds tests run on more than one layout (a plan's scaling
@@ -28,6 +30,7 @@ func scalingRows(f *results.File) []scaleRow {
 		rate   float64
 		genLim bool
 		layout string
+		limit  string
 	}
 	groups := map[string][]point{}
 	var order []string
@@ -56,7 +59,7 @@ func scalingRows(f *results.File) []scaleRow {
 		if _, ok := groups[k]; !ok {
 			order = append(order, k)
 		}
-		groups[k] = append(groups[k], point{cpus: len(l.Server), rate: rate, genLim: r.genLim, layout: u.Layout})
+		groups[k] = append(groups[k], point{cpus: len(l.Server), rate: rate, genLim: r.genLim, layout: u.Layout, limit: r.limitedBy})
 	}
 	var out []scaleRow
 	for _, k := range order {
@@ -75,6 +78,7 @@ func scalingRows(f *results.File) []scaleRow {
 		for _, p := range pts {
 			sr.genLim = sr.genLim || p.genLim
 			sr.perLayout[p.layout] = p.rate
+			sr.limits = append(sr.limits, fmt.Sprintf("%d CPU: %s", p.cpus, orDash(p.limit)))
 		}
 		out = append(out, sr)
 	}
@@ -114,7 +118,7 @@ func scalingTable(f *results.File) (Table, bool) {
 		l := f.Layout(id)
 		t.Header = append(t.Header, fmt.Sprintf("%d server CPU(s)", len(l.Server)))
 	}
-	t.Header = append(t.Header, "Factor")
+	t.Header = append(t.Header, "Factor", limitHeader)
 	for _, r := range rows {
 		line := []string{r.family, r.profile + " (" + keyName(r.key) + ")"}
 		for _, id := range layouts {
@@ -132,7 +136,7 @@ func scalingTable(f *results.File) (Table, bool) {
 		if r.small > 0 && r.large > 0 {
 			factor = fmt.Sprintf("%s on %.0fx the CPUs", fmtFactor(r.large/r.small), r.cpuRatio)
 		}
-		t.Rows = append(t.Rows, append(line, factor))
+		t.Rows = append(t.Rows, append(line, factor, strings.Join(r.limits, ", ")))
 		t.Marks = append(t.Marks, map[bool]string{true: "†"}[r.genLim])
 	}
 	if slices.Contains(t.Marks, "†") {

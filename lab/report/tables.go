@@ -285,6 +285,9 @@ func keyMatrix(rows []row) Table {
 		if m := r.syms(); m != "" {
 			v += " " + m
 		}
+		if r.limitedBy != "" && r.limitedBy != "none" {
+			v += " (limited by " + r.limitedBy + ")"
+		}
 		cell[r.profile+"/"+r.key] = v
 	}
 	t := Table{Caption: "Rate found by certificate key type (req/s)", Header: []string{"Proxy"}}

@@ -48,6 +48,9 @@ type fakeLab struct {
 	// onGen, if set, runs (under the lock) before each generator call's
 	// answer: a test changes capacities in it.
 	onGen func(cfg gen.Config)
+	// extReads counts TCPExt readings (the fake counters grow by one step
+	// per reading).
+	extReads int
 }
 
 func newFakeLab() *fakeLab {
@@ -223,3 +226,25 @@ func notFound(names ...string) Finder {
 }
 
 var _ = errors.New
+
+// Sysctls reads back the session's kernel settings (NetCounters).
+func (e *fakeSession) Sysctls() (map[string]string, error) {
+	if len(e.opts.Sysctls) == 0 {
+		return nil, nil
+	}
+	return e.opts.Sysctls, nil
+}
+
+// TCPExt counts 1,000 TIME_WAIT entries and, with a tw_buckets setting,
+// 500 overflows per reading (NetCounters).
+func (e *fakeSession) TCPExt() (map[string]uint64, error) {
+	e.lab.mu.Lock()
+	defer e.lab.mu.Unlock()
+	e.lab.extReads++
+	n := uint64(e.lab.extReads)
+	m := map[string]uint64{"TW": 1000 * n, "TWRecycled": 0, "TCPTimeWaitOverflow": 0, "ListenOverflows": 0, "ListenDrops": 0, "TWKilled": 0, "Other": 7 * n}
+	if e.opts.Sysctls["net.ipv4.tcp_max_tw_buckets"] != "" {
+		m["TCPTimeWaitOverflow"] = 500 * n
+	}
+	return m, nil
+}

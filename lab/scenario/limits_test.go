@@ -1,11 +1,15 @@
 package scenario
 
 import (
+	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/session"
 )
 
 // A search's row is judged by its first failed step above the rate found:
@@ -41,5 +45,46 @@ func TestSearchLimit(t *testing.T) {
 	u.limitSearch(true, 2000)
 	if u.rec.LimitedBy != "generator" {
 		t.Errorf("a search stopped at the generator's ceiling: limited by %q, want generator", u.rec.LimitedBy)
+	}
+}
+
+// checkCalls records the fake proxies' RunChecks calls: profile/key and
+// whether they restarted.
+var checkCalls []string
+
+func (p *fakeProxy) RunChecks(_ context.Context, restart bool) (session.Checks, error) {
+	checkCalls = append(checkCalls, fmt.Sprintf("%s/%s restart=%v", p.prof.Name, p.key, restart))
+	return session.Checks{ByteIdentical: true, WebSocket: session.WebSocketCheck{OK: true}, Restarted: restart, RestartS: 0.2, CertUnchanged: true}, nil
+}
+
+// lab run checks each profile once per key type on a layout, right after
+// its first start, and restarts it once per profile; the ceiling's serve
+// target is not checked; every check is in results.json.
+func TestChecksOncePerProfileAndKey(t *testing.T) {
+	checkCalls = nil
+	h := newHarness(t, `
+name: t
+profiles: [nginx-stock, nginx-keepalive]
+keys: [p256, rsa4096]
+cpus: {server: "1"}
+search: {start: 1000, max: 4000, step: 2s, discard: 1s, confirm_runs: 1, confirm_step: 2s, cooldown_cap: 10ms}
+scenarios:
+  - kind: keepalive-1k
+  - kind: handshake
+  - kind: fixed-rate
+    rates: [500]
+    runs: 1
+    duration: 2s
+`)
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	want := []string{"nginx-stock/p256 restart=true", "nginx-stock/rsa4096 restart=false", "nginx-keepalive/p256 restart=true", "nginx-keepalive/rsa4096 restart=false"}
+	if strings.Join(checkCalls, "; ") != strings.Join(want, "; ") {
+		t.Errorf("checks %q, want %q", checkCalls, want)
+	}
+	if c := f.Check("1cpu", "nginx-stock", "rsa4096"); len(f.Checks) != 4 || c == nil || c.Restarted || !f.Restarted("1cpu", "nginx-keepalive") {
+		t.Errorf("recorded checks %+v", f.Checks)
 	}
 }

@@ -133,7 +133,11 @@ func describe(u UnitSpec) string {
 		return fmt.Sprintf("closed loop, %d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
 	}
 	e := s.Eff.Search
-	return fmt.Sprintf("rate search from %s req/s, %s steps, %d confirmations of %s (about %s)", units.Rate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
+	what := "rate search"
+	if s.Runs > 1 {
+		what = fmt.Sprintf("%d rate searches", s.Runs)
+	}
+	return fmt.Sprintf("%s from %s req/s, %s steps, %d confirmations of %s (about %s)", what, units.Rate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
 }
 
 // unitCost is a unit's share of the budget (idle memory aside).

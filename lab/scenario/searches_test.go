@@ -3,6 +3,7 @@ package scenario
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -79,6 +80,9 @@ scenarios:
 		if lastOf == nil || lastOf.Phase != string(search.PhaseConfirm) || lastOf.Verdict != string(search.Pass) {
 			t.Fatalf("search %d ends with %+v", k, lastOf)
 		}
+	}
+	if !strings.Contains(h.log.String(), "3 rate searches from 1,000 req/s") || !strings.Contains(h.log.String(), "search 2 of 3") {
+		t.Errorf("progress does not say the searches:\n%s", h.log.String())
 	}
 	// netns: every step in fresh namespaces
 	if h.lab.renewals < len(u.Steps) {

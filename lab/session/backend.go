@@ -109,6 +109,7 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		return err
 	}
 	b.proc = p
+	e.track(p.PID())
 	if b.launches == 1 {
 		// One undo step for every instance: it stops whichever runs.
 		e.j.Add("stop the backend", e.stopBackend)
@@ -158,6 +159,7 @@ func (e *Session) stopBackend() error {
 		return nil
 	}
 	err := b.proc.Stop(5 * time.Second)
+	e.untrack(b.proc.PID())
 	if b.group != nil {
 		err = errors.Join(err, b.group.Remove())
 	}

@@ -104,3 +104,25 @@ func (e *Session) stopReaper() error {
 func RemoveLeftovers(cgroups bool) ([]string, error) {
 	return cleanup.RemoveLeftovers(cgroups, netPrefix)
 }
+
+// track asks the reaper to kill pgid's process group if loadlab dies: only
+// without cgroups, where nothing else finds what the program forked (a
+// program the lab starts leads its own process group, lab/proc).
+func (e *Session) track(pgid int) {
+	e.mu.Lock()
+	r := e.reaper
+	e.mu.Unlock()
+	if r != nil && e.cg == nil {
+		r.Track(pgid)
+	}
+}
+
+// untrack undoes track once the group is stopped.
+func (e *Session) untrack(pgid int) {
+	e.mu.Lock()
+	r := e.reaper
+	e.mu.Unlock()
+	if r != nil && e.cg == nil {
+		r.Untrack(pgid)
+	}
+}

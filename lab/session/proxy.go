@@ -240,6 +240,7 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 		}
 		return err
 	}
+	e.track(pr.PID())
 	if g == nil {
 		g = cgroup.ProcessTree(group, pr.PID())
 	}
@@ -353,6 +354,7 @@ func (p *Proxy) Stop() error {
 // stopInstance stops one launched instance and removes its group.
 func (p *Proxy) stopInstance(pr *proc.Process, g cgroup.Group) error {
 	err := pr.Stop(stopGrace)
+	p.e.untrack(pr.PID())
 	if g != nil {
 		if rerr := g.Remove(); rerr != nil {
 			err = errors.Join(err, rerr)
