@@ -9,7 +9,7 @@ FUZZTIME ?= 5
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-go fuzz lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps test test-go fuzz lint lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -23,7 +23,7 @@ deps:
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-go
-	$(MAKE) fuzz
+	$(MAKE) -j2 fuzz lint
 
 # The generator's measurement tests (gen/) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
@@ -43,6 +43,15 @@ test-go:
 
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
+
+# golangci-lint (.golangci.yml) at a fixed version through go run: nothing
+# to install. On a fresh machine its first build takes 2-4 minutes; make
+# test runs it beside the fuzzers, after the timing-sensitive tests, so it
+# never shares the CPUs with a measurement.
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+lint:
+	$(GOLANGCI_LINT) run ./...
 
 # Prints the budget, progress on stderr and the Markdown tables on stdout;
 # writes $(OUT)/results.json, report.md, report.html. Running it again

@@ -278,14 +278,14 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
-	defer closeJSON()
+	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 	closeHdr := func() error { return nil }
 	if f.hdrLog != "" {
 		hw, closeH, err := openOut(f.hdrLog, stdout)
 		if err != nil {
 			return usagef("--hdr-log: %v", err)
 		}
-		defer closeH()
+		defer closeH() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 		c.HdrLog, closeHdr = hw, closeH
 	}
 	if !f.quiet && isTerminal(stderr) {
@@ -298,7 +298,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		if err != nil {
 			return usagef("--cpuprofile: %v", err)
 		}
-		pprof.StartCPUProfile(fh)
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			fh.Close()
+			return usagef("--cpuprofile: %v", err)
+		}
 		defer func() { pprof.StopCPUProfile(); fh.Close() }()
 	}
 	ctx, sig, stopSignals := signalContext(context.Background())
