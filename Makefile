@@ -29,8 +29,8 @@ test: deps
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
 # runs with the machine to itself, then the rest side by side.
 #
-# The gen tests run on the loops' default I/O (--io auto: epoll for a closed
-# loop, io_uring for an open one where the kernel has it); the
+# The gen tests run on the loops' default I/O (--io auto: io_uring for
+# HTTP/1.1 where the kernel has it, epoll for HTTP/2); the
 # measurement-truth, coordinated-omission, misbehaving-server and allocation
 # tests run again on each path.
 IO_TESTS = ZeroAlloc|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance

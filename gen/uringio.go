@@ -497,18 +497,15 @@ func chooseIO(r *run) (io, note string, err error) {
 	if asked == IOUring {
 		return IOUring, "io_uring: asked for (--io uring); " + f.String(), nil
 	}
-	switch {
-	case cfg.HTTP2:
+	if cfg.HTTP2 {
 		// bench-h2.sh: io_uring cost more per request than epoll (closed
 		// uring/epoll 0.98-1.32, open loop at 1 ms 0.96-1.09; busy machine).
 		return IOEpoll, "epoll: --io auto keeps epoll for HTTP/2, where io_uring did not cost less in bench-h2.sh (--io uring to use it; " + f.String() + ")", nil
-	case cfg.Rate == 0:
-		// bench-gen.sh, closed loop: io_uring cost as much per request as
-		// epoll or more (closed-1k uring/epoll 1.00-1.25, closed-1m
-		// 1.00-1.20, busy machine); in open loop it cost less (0.90-0.96).
-		return IOEpoll, "epoll: --io auto keeps epoll for a closed loop, where io_uring did not cost less in bench-gen.sh (--io uring to use it; " + f.String() + ")", nil
 	}
-	return IOUring, "io_uring: --io auto takes it for an HTTP/1.1 open loop, where it cost less than epoll in bench-gen.sh; " + f.String(), nil
+	// bench-gen.sh, uring/epoll per round: closed-1k 0.85-0.93, rate-1k
+	// 0.90-0.96 at 1 ms and 0.95-1.08 at tolerance 0, closed-1m 1.00-1.05
+	// (a tie within the noise).
+	return IOUring, "io_uring: --io auto takes it for HTTP/1.1, where it cost less than epoll in bench-gen.sh; " + f.String(), nil
 }
 
 // setupUring makes the loop's ring on its locked thread, with the wake-up

@@ -28,7 +28,7 @@ func TestIOChoice(t *testing.T) {
 		io   string
 		rate float64
 		want string
-	}{{IOEpoll, 0, "epoll"}, {IOUring, 0, "uring"}, {IOAuto, 0, "epoll"}, {IOAuto, 200, "uring"}, {IOEpoll, 200, "epoll"}} {
+	}{{IOEpoll, 0, "epoll"}, {IOUring, 0, "uring"}, {IOAuto, 0, "uring"}, {IOAuto, 200, "uring"}, {IOEpoll, 200, "epoll"}} {
 		cfg := base
 		cfg.IO, cfg.Rate = tc.io, tc.rate
 		res := runOnTime(t, cfg)
@@ -88,7 +88,7 @@ func openFds(t *testing.T) int {
 }
 
 // TestIOAutoPerRow: auto keeps each benchmark row's faster path: io_uring
-// for an HTTP/1.1 open loop, epoll for a closed loop and for HTTP/2.
+// for HTTP/1.1, epoll for HTTP/2.
 func TestIOAutoPerRow(t *testing.T) {
 	needUring(t)
 	for _, tc := range []struct {
@@ -96,7 +96,7 @@ func TestIOAutoPerRow(t *testing.T) {
 		want string
 	}{
 		{Config{Rate: 100}, IOUring},
-		{Config{}, IOEpoll},
+		{Config{}, IOUring},
 		{Config{HTTP2: true, Rate: 100}, IOEpoll},
 		{Config{HTTP2: true, Rate: 100, IO: IOUring}, IOUring},
 	} {
