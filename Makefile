@@ -9,7 +9,7 @@ FUZZTIME ?= 5
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-go fuzz lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps test test-go fuzz lint lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -23,24 +23,35 @@ deps:
 test: deps
 	$(GO) vet ./...
 	$(MAKE) test-go
-	$(MAKE) fuzz
+	$(MAKE) -j2 fuzz lint
 
 # The generator's measurement tests (gen/) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
 # runs with the machine to itself, then the rest side by side.
 #
-# The gen tests run on the loops' default I/O (--io auto: io_uring where the
-# kernel has it); the measurement-truth, coordinated-omission,
-# misbehaving-server and allocation tests run again on the other path.
+# The gen tests run on the loops' default I/O (--io auto: io_uring for
+# HTTP/1.1 where the kernel has it, epoll for HTTP/2); the
+# measurement-truth, coordinated-omission, misbehaving-server and allocation
+# tests run again on each path.
 IO_TESTS = ZeroAlloc|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
 test-go:
 	$(GO) test -count=1 -timeout 8m ./gen
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
+	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 8m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
+
+# golangci-lint (.golangci.yml) at a fixed version through go run: nothing
+# to install. On a fresh machine its first build takes 2-4 minutes; make
+# test runs it beside the fuzzers, after the timing-sensitive tests, so it
+# never shares the CPUs with a measurement.
+GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
+
+lint:
+	$(GOLANGCI_LINT) run ./...
 
 # Prints the budget, progress on stderr and the Markdown tables on stdout;
 # writes $(OUT)/results.json, report.md, report.html. Running it again

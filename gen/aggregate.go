@@ -183,6 +183,7 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 // milliseconds (the recorded values are microseconds: ratio 1000).
 const hlogMaxRatio = 1000.0
 
+//nolint:errcheck // best effort: a failing --hdr-log writer must not stop the run; its owner sees the error when it closes it
 func (a *aggregator) startLog() {
 	ms := a.r.start.UnixMilli()
 	a.log.OutputLogFormatVersion()

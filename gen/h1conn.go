@@ -157,7 +157,7 @@ func (l *h1Loop) writeRequest(c *h1Conn, now int64) {
 // epoll event that woke the loop.
 func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 	for {
-		n, err := c.s.Read(l.buf)
+		buf, n, err := l.readFrom(c)
 		if err != nil {
 			switch {
 			case sock.NotReady(err):
@@ -176,7 +176,7 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 			}
 			return
 		}
-		used, done, perr := c.p.Feed(l.buf[:n])
+		used, done, perr := c.p.Feed(buf[:n])
 		if perr != nil {
 			l.fail(c, ErrParse, perr, l.now())
 			return
@@ -198,10 +198,22 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 		// (one event carries both EPOLLIN and EPOLLRDHUP), no further edge
 		// comes: read on to see the EOF, or the response would wait for
 		// the timeout.
-		if c.s.DrainsOnShortRead() && n < len(l.buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+		if c.s.DrainsOnShortRead() && n < len(buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
 			return
 		}
 	}
+}
+
+// readFrom reads what c's stream has: into the loop's buffer, or, for a
+// plain socket on the ring, the received buffer itself (no copy; valid
+// until the loop next waits).
+func (l *h1Loop) readFrom(c *h1Conn) ([]byte, int, error) {
+	if c.s == &c.ring {
+		b, err := c.ring.Next()
+		return b, len(b), err
+	}
+	n, err := c.s.Read(l.buf)
+	return l.buf, n, err
 }
 
 // complete records a finished response and moves c on.

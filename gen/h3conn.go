@@ -234,8 +234,8 @@ func (c *h3Conn) exchange(o *h3Out, deadline time.Time) error {
 		abortStream(str)
 		return err
 	}
-	str.Close() // no body: end the request
-	rsp, err := str.ReadResponse()
+	str.Close()                    // no body: end the request
+	rsp, err := str.ReadResponse() //nolint:bodyclose // the body is the stream: readBody reads it to the end, abortStream cancels it
 	if err != nil {
 		abortStream(str)
 		return err

@@ -122,7 +122,7 @@ func (e *h3Engine) claim(cpus pin.CPUSet, _ int) (func(), error) {
 	procs := runtime.GOMAXPROCS(len(cpus))
 	return func() {
 		runtime.GOMAXPROCS(procs)
-		pin.RestoreProcess(before) // best effort: the kernel may refuse CPUs a cpuset has since removed
+		pin.RestoreProcess(before) //nolint:errcheck // best effort: the kernel may refuse CPUs a cpuset has since removed
 	}, nil
 }
 

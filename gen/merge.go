@@ -471,7 +471,7 @@ func summaries(p *part) []ShardSummary {
 	}
 	sh := r.Shard.shard()
 	return []ShardSummary{{
-		Source: p.name, Shard: ShardInfo{Index: sh.Index, Count: sh.Count}, Host: r.Host, Start: p.start,
+		Source: p.name, Shard: ShardInfo(sh), Host: r.Host, Start: p.start,
 		DurationS: r.DurationS, Requests: r.Requests, OK: r.OK, Errors: r.ErrorCount(),
 		AchievedRate: r.AchievedRate, Latency: r.Latency, Generator: r.Generator, Interrupted: r.Interrupted,
 	}}

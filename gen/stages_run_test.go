@@ -103,7 +103,7 @@ func TestStagesLive(t *testing.T) {
 		}
 	}
 	for s := int64(0); s < 4; s++ {
-		lo, hi := int64(s)*1e9, (s+1)*1e9
+		lo, hi := s*1e9, (s+1)*1e9
 		n := 0
 		for _, a := range at {
 			if a >= lo && a < hi {

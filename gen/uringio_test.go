@@ -24,9 +24,13 @@ func TestIOChoice(t *testing.T) {
 	needUring(t)
 	srv := startServer(t, reply(okResp))
 	base := Config{URL: srv.url("http"), Connections: 2, Duration: 300 * time.Millisecond, Timeout: time.Second}
-	for _, tc := range []struct{ io, want string }{{IOEpoll, "epoll"}, {IOUring, "uring"}, {IOAuto, "uring"}} {
+	for _, tc := range []struct {
+		io   string
+		rate float64
+		want string
+	}{{IOEpoll, 0, "epoll"}, {IOUring, 0, "uring"}, {IOAuto, 0, "uring"}, {IOAuto, 200, "uring"}, {IOEpoll, 200, "epoll"}} {
 		cfg := base
-		cfg.IO = tc.io
+		cfg.IO, cfg.Rate = tc.io, tc.rate
 		res := runOnTime(t, cfg)
 		if res.Generator.IO != tc.want || res.Generator.IONote == "" || res.OK == 0 || res.ErrorCount() != 0 {
 			t.Errorf("--io %s: generator.io %q (note %q), ok %d errors %v: want %s", tc.io, res.Generator.IO, res.Generator.IONote, res.OK, res.Errors, tc.want)
@@ -42,7 +46,7 @@ func TestIOChoice(t *testing.T) {
 	noUring = true
 	defer func() { noUring = false }()
 	cfg := base
-	cfg.IO = IOAuto
+	cfg.IO, cfg.Rate = IOAuto, 200
 	res := runOnTime(t, cfg)
 	if res.Generator.IO != "epoll" || !strings.Contains(res.Generator.IONote, "fell back") || res.OK == 0 {
 		t.Errorf("auto without io_uring: generator.io %q (note %q), ok %d", res.Generator.IO, res.Generator.IONote, res.OK)
@@ -81,4 +85,28 @@ func openFds(t *testing.T) int {
 		t.Skip(err)
 	}
 	return len(d)
+}
+
+// TestIOAutoPerRow: auto keeps each benchmark row's faster path: io_uring
+// for HTTP/1.1, epoll for HTTP/2.
+func TestIOAutoPerRow(t *testing.T) {
+	needUring(t)
+	for _, tc := range []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{Rate: 100}, IOUring},
+		{Config{}, IOUring},
+		{Config{HTTP2: true, Rate: 100}, IOEpoll},
+		{Config{HTTP2: true, Rate: 100, IO: IOUring}, IOUring},
+	} {
+		cfg := tc.cfg
+		if cfg.IO == "" {
+			cfg.IO = IOAuto
+		}
+		io, note, err := chooseIO(&run{cfg: &cfg})
+		if err != nil || io != tc.want || note == "" {
+			t.Errorf("%+v: %q (%q, %v), want %s", tc.cfg, io, note, err, tc.want)
+		}
+	}
 }

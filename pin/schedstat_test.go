@@ -81,7 +81,7 @@ func TestThreadSchedStatSeesWaiting(t *testing.T) {
 			select {
 			case <-stop:
 				return
-			default:
+			default: //nolint:staticcheck // the loop spins on purpose: it burns CPU until stopped
 			}
 		}
 	}()

@@ -115,7 +115,7 @@ func runCompare(cmd *cobra.Command, f *compareFlags, argA, argB string) error {
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
-	defer closeJSON()
+	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 	if jsonW != nil {
 		if err := writeJSON(jsonW, closeJSON, rep); err != nil {
 			return err

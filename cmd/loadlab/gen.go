@@ -140,7 +140,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
 	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept; when full the longest-waiting one is dropped (default rate x timeout, at least 1000)")
-	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring where it works, else epoll). The result says which ran in generator.io and why in generator.io_note")
+	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring for HTTP/1.1 where it works, where it costs less; epoll for HTTP/2 and as the fallback). The result says which ran in generator.io and why in generator.io_note")
 	fl.DurationVar(&c.PacingTolerance, "pacing-tolerance", gen.DefaultPacingTolerance, "open loop: a request may go out up to this long after its intended time, so that requests due close together leave in one wakeup (wakeups at multiples of it; never early). The default 0 sends each at its own time and adds nothing to the latency you measure; 1ms makes an open loop cost about what a closed loop does (wrk2 and h2load pace at millisecond ticks). The lateness counts in the corrected latency; the self-check judges only lag beyond it")
 	fl.BoolVar(&c.NewConn, "new-conn", false, "open a new connection (full TLS handshake) for every request")
 	fl.StringVar(&f.closeMode, "close", "fin", "how the generator closes: fin, or rst (SO_LINGER 0: no TIME_WAIT here, but the server sees a reset)")
@@ -278,14 +278,14 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
-	defer closeJSON()
+	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 	closeHdr := func() error { return nil }
 	if f.hdrLog != "" {
 		hw, closeH, err := openOut(f.hdrLog, stdout)
 		if err != nil {
 			return usagef("--hdr-log: %v", err)
 		}
-		defer closeH()
+		defer closeH() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 		c.HdrLog, closeHdr = hw, closeH
 	}
 	if !f.quiet && isTerminal(stderr) {
@@ -298,7 +298,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		if err != nil {
 			return usagef("--cpuprofile: %v", err)
 		}
-		pprof.StartCPUProfile(fh)
+		if err := pprof.StartCPUProfile(fh); err != nil {
+			fh.Close()
+			return usagef("--cpuprofile: %v", err)
+		}
 		defer func() { pprof.StopCPUProfile(); fh.Close() }()
 	}
 	ctx, sig, stopSignals := signalContext(context.Background())

@@ -157,7 +157,7 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
-	defer closeJSON()
+	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 
 	// First signal: cancel the run, which winds down and cleans up through
 	// the deferred janitor; second signal: the janitor runs right away.

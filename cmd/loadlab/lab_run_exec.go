@@ -92,7 +92,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 		return fmt.Errorf("write the report: %v", err)
 	}
 	if !f.quiet {
-		cmd.OutOrStdout().Write(rep.MarkdownTables())
+		_, _ = cmd.OutOrStdout().Write(rep.MarkdownTables()) // stdout: nothing to do about a failed write
 	}
 	fmt.Fprintf(stderr, "loadlab: wrote %s, %s and %s\n", filepath.Join(out, results.FileName), filepath.Join(out, report.MarkdownFile), filepath.Join(out, report.HTMLFile))
 	if interrupted {

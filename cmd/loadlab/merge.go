@@ -119,7 +119,7 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
-	defer closeJSON()
+	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 	if jsonW != nil {
 		if err := writeJSON(jsonW, closeJSON, res); err != nil {
 			return err

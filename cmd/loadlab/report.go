@@ -39,7 +39,7 @@ the offline HTML page with its charts, and the chart PNGs. Prints the tables
 				return err
 			}
 			if !quiet {
-				cmd.OutOrStdout().Write(r.MarkdownTables())
+				_, _ = cmd.OutOrStdout().Write(r.MarkdownTables()) // stdout: nothing to do about a failed write
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "loadlab: wrote %s and %s\n", filepath.Join(dir, report.MarkdownFile), filepath.Join(dir, report.HTMLFile))
 			return nil

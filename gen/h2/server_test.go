@@ -225,8 +225,7 @@ func TestServerGoAwayMidRun(t *testing.T) {
 	// 2^31-1, a PING, then the GOAWAY with the real last stream id.
 	const total, per = 1000, 100
 	conn := 0
-	var res runResult
-	res = drive(t, s.Dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), func(done int) {
+	res := drive(t, s.Dial, Config{MaxStreams: 10}, Request{Path: "/1k"}, total, sha(body1k), func(done int) {
 		if done < total && done/per > conn && int64(conn) < s.Conns.Load() {
 			s.Shutdown(conn)
 			conn++

@@ -70,10 +70,6 @@ var staticTable = [staticLen + 1]struct{ name, value string }{
 // staticLen is the number of static entries.
 const staticLen = 61
 
-// statusIndex is the static index of the first ":status" entry; entries
-// statusIndex..statusIndex+6 are the seven static status codes.
-const statusIndex = 8
-
 // staticName returns the lowest static index whose name is name, or 0.
 func staticName(name string) int {
 	for i := 1; i <= staticLen; i++ {

@@ -341,7 +341,7 @@ func TestHandshakeClientCertificateRequested(t *testing.T) {
 
 	// A server that requires one refuses the empty Certificate.
 	addr, errc = serve(t, &tls.Config{Certificates: []tls.Certificate{p.leaves["p256"]}, ClientAuth: tls.RequireAnyClientCert})
-	conn, rest, err = dial(t, addr, c, &h)
+	_, _, err = dial(t, addr, c, &h)
 	if err != nil {
 		t.Fatal(err) // the client's side completes; the server's alert follows
 	}

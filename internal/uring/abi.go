@@ -125,7 +125,7 @@ type SQE struct {
 	Personality uint16
 	FileIndex   uint32 // also splice_fd_in, addr_len
 	Addr3       uint64
-	pad2        uint64
+	pad2        uint64 //nolint:unused // padding: the kernel's struct io_uring_sqe is 64 bytes
 }
 
 // CQE is a completion queue entry (struct io_uring_cqe, 16 bytes).

@@ -33,6 +33,29 @@ func newRing(t *testing.T) *Ring {
 	return r
 }
 
+// bufRing registers a buffer ring the test's cleanup frees.
+func bufRing(t *testing.T, r *Ring, group uint16, n, size int) *BufRing {
+	t.Helper()
+	br, err := r.NewBufRing(group, n, size)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { br.Close() })
+	return br
+}
+
+// socketPair is a connected pair of stream sockets the test's cleanup
+// closes (closing one end early is fine).
+func socketPair(t *testing.T) [2]int {
+	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fds[0]); unix.Close(fds[1]) })
+	return fds
+}
+
 // echo is a loopback TCP server that writes back what it reads.
 func echo(t *testing.T) *testutil.Server {
 	return testutil.StartServer(t, func(c net.Conn) { io.Copy(c, c) })
@@ -154,16 +177,8 @@ func TestFailedSendCompletes(t *testing.T) {
 // of the group, the request staying armed; recycled buffers are reused.
 func TestRecvMultishotBufRing(t *testing.T) {
 	r := newRing(t)
-	br, err := r.NewBufRing(1, 4, 64)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[1])
+	br := bufRing(t, r, 1, 4, 64)
+	fds := socketPair(t)
 	r.GetSQE().PrepRecvMultishot(fds[0], br.Group, 9)
 	for i := 0; i < 10; i++ { // more rounds than buffers: recycling works
 		msg := []byte{'a' + byte(i), 'b'}
@@ -181,7 +196,6 @@ func TestRecvMultishotBufRing(t *testing.T) {
 		br.Publish()
 	}
 	// The peer's close ends the stream: res 0, not armed any more.
-	unix.Close(fds[0])
 	unix.Shutdown(fds[1], unix.SHUT_WR)
 	c := wait1(t, r)
 	if c.Res != 0 || c.More() {
@@ -193,17 +207,8 @@ func TestRecvMultishotBufRing(t *testing.T) {
 // A dry buffer group ends a multishot receive with ENOBUFS.
 func TestRecvMultishotNoBufs(t *testing.T) {
 	r := newRing(t)
-	br, err := r.NewBufRing(2, 1, 16)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer unix.Close(fds[0])
-	defer unix.Close(fds[1])
+	br := bufRing(t, r, 2, 1, 16)
+	fds := socketPair(t)
 	r.GetSQE().PrepRecvMultishot(fds[0], br.Group, 4)
 	unix.Write(fds[1], []byte("one"))
 	c := wait1(t, r)
@@ -223,11 +228,7 @@ func TestRecvMultishotNoBufs(t *testing.T) {
 // data arrived, not when it was reaped.
 func TestRecvmsgMultishotTimestamp(t *testing.T) {
 	r := newRing(t)
-	br, err := r.NewBufRing(3, 4, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
+	br := bufRing(t, r, 3, 4, 256)
 	fd := dial(t, r, echo(t))
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
 		t.Fatal(err)
@@ -289,7 +290,7 @@ func TestCancelClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer unix.Close(fds[1])
+	defer unix.Close(fds[1]) // fds[0] the ring closes
 	in := make([]byte, 8)
 	r.GetSQE().PrepRecv(fds[0], in, 0, 1)
 	r.GetSQE().PrepCancel(1, 2)
@@ -313,11 +314,7 @@ func TestCancelClose(t *testing.T) {
 // and received through a buffer ring.
 func TestRoundTripAllocs(t *testing.T) {
 	r := newRing(t)
-	br, err := r.NewBufRing(4, 8, 256)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer br.Close()
+	br := bufRing(t, r, 4, 8, 256)
 	fd := dial(t, r, echo(t))
 	out := []byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n")
 	r.GetSQE().PrepRecvMultishot(fd, br.Group, 2)

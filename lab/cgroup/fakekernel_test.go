@@ -109,7 +109,7 @@ func (k *fakeKernel) mkdir(dir string) error {
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return err
 	}
-	files := map[string]string{}
+	var files map[string]string
 	if k.v == V2 {
 		ctrls := k.get(filepath.Join(filepath.Dir(dir), "cgroup.subtree_control"))
 		files = map[string]string{

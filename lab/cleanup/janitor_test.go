@@ -15,7 +15,6 @@ func TestJanitorOrderErrorsOnce(t *testing.T) {
 	var j Janitor
 	var got []string
 	for _, n := range []string{"netns", "cgroup", "proxy"} {
-		n := n
 		j.Add("undo "+n, func() error {
 			got = append(got, n)
 			if n == "cgroup" {

@@ -154,8 +154,8 @@ func filesTable(f *results.File) (Table, bool) {
 		plain = append(plain, r.row)
 	}
 	finish(&t, plain)
-	// finish's memory note is about the proxies' memory columns
-	t.Footnotes = slices.DeleteFunc(t.Footnotes, func(s string) bool { return s == memoryFootnote })
+	// finish's memory and knobs notes are about columns this table has not
+	t.Footnotes = slices.DeleteFunc(t.Footnotes, func(s string) bool { return s == memoryFootnote || s == knobsFootnote })
 	t.Footnotes = append(t.Footnotes,
 		"Each server serves the lab's files itself (the backend's bytes, the same for every server); the row is the median run by 2xx/s, its p99 and server CPU from that run. Run spread: (max − min) / median of the runs' 2xx/s, with their min–max.",
 		"2xx/s per core: 2xx/s over the server CPU the server's cgroup used in that run. caddy-respond serves no file (respond \"hello\" 200): the cost of Caddy's request path without the file.")
@@ -281,7 +281,7 @@ func sendfileFindings(rows []fileRow) []string {
 			if t.scheme == plan.SchemeHTTPS {
 				why = ": over TLS nginx reads and encrypts every body in userspace either way (no kernel TLS)"
 			}
-			out = append(out, fmt.Sprintf("Sendfile made no difference beyond run-to-run noise on %s (%s 2xx/s with it, %s without, %s)%s.", t.words(), fmtRate(on.rate), fmtRate(off.rate), change, why))
+			out = append(out, fmt.Sprintf("Sendfile on and off could not be told apart on %s: %s 2xx/s with it, %s without (%s), within the runs' spread%s.", t.words(), fmtRate(on.rate), fmtRate(off.rate), change, why))
 			continue
 		}
 		verb := "fell"
@@ -404,7 +404,7 @@ func notBound(rows ...fileRow) string {
 	var names []string
 	for _, r := range rows {
 		if r.cpus > 0 && r.cores < cpuBoundShare*float64(r.cpus) {
-			names = append(names, fmt.Sprintf("%s at %.2f of %s", r.profile, r.cores, cpuWords(r.cpus)))
+			names = append(names, fmt.Sprintf("%s on %s at %.2f of %s", r.profile, r.test.words(), r.cores, cpuWords(r.cpus)))
 		}
 	}
 	if len(names) == 0 {

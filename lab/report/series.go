@@ -115,15 +115,6 @@ func maxTimeWait(samples []results.ProxySample) int {
 	return m
 }
 
-// failures counts failed and non-2xx responses of a step.
-func failures(st *results.Step) uint64 {
-	if st == nil || st.Result == nil {
-		return 0
-	}
-	r := st.Result
-	return r.Requests - min(r.OK, r.Requests)
-}
-
 // seriesFailures counts failed and non-2xx responses of a whole series
 // (warmup included).
 func seriesFailures(ps []gen.PerSecond) uint64 {

@@ -63,7 +63,7 @@ func (p *Proxy) CheckWebSocket(ctx context.Context) WebSocketCheck {
 		return fail("send the upgrade: %v", err)
 	}
 	br := bufio.NewReader(tc)
-	resp, err := http.ReadResponse(br, nil)
+	resp, err := http.ReadResponse(br, nil) //nolint:bodyclose // a 101 has no body; the caller closes the hijacked connection
 	if err != nil {
 		return fail("read the answer: %v", err)
 	}

@@ -111,7 +111,7 @@ func newTarget(raw string) (*target, error) {
 			break
 		}
 		if len(line) > 16 && http.CanonicalHeaderKey(line[:14]) == "Content-Length" {
-			v, err := strconv.Atoi(string(trim(line[15:])))
+			v, err := strconv.Atoi(trim(line[15:]))
 			if err != nil {
 				return nil, fmt.Errorf("content-length %q", line)
 			}

@@ -13,6 +13,7 @@
 package rawio
 
 import (
+	"github.com/loadlab/loadlab/internal/uring"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -95,19 +96,8 @@ func (r *RxReader) Read(fd int, b []byte) (int, error) {
 
 // note finds the SCM_TIMESTAMPNS control message of the last recvmsg.
 func (r *RxReader) note() {
-	b := r.oob[:r.msg.Controllen]
-	for len(b) >= unix.SizeofCmsghdr {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
-		l := int(h.Len)
-		if l < unix.SizeofCmsghdr || l > len(b) {
-			return
-		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SO_TIMESTAMPNS && l >= unix.CmsgLen(int(unsafe.Sizeof(unix.Timespec{}))) {
-			ts := (*unix.Timespec)(unsafe.Pointer(&b[unix.CmsgLen(0)]))
-			r.last = ts.Sec*1e9 + ts.Nsec
-			return
-		}
-		b = b[min(unix.CmsgSpace(l-unix.CmsgLen(0)), len(b)):]
+	if ts := uring.TimestampNs(r.oob[:r.msg.Controllen]); ts != 0 {
+		r.last = ts
 	}
 }
 

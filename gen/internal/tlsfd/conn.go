@@ -202,7 +202,7 @@ func newSecureUTLS(fd int, tl *Loop, base *utls.Config, spec *utls.ClientHelloSp
 	cfg := base.Clone()
 	cfg.KeyLogWriter = s.keys
 	s.uc = utls.UClient(fdConn{s}, cfg, utls.HelloCustom)
-	s.uc.ApplyPreset(spec)
+	s.uc.ApplyPreset(spec) //nolint:errcheck // the preset was checked (utls.UTLSIdToSpec) when the run was configured
 	s.lib = s.uc
 	return s
 }
@@ -452,7 +452,7 @@ func (k *keyLog) Write(line []byte) (int, error) {
 	cr, err1 := hex.DecodeString(string(f[1]))
 	secret, err2 := hex.DecodeString(string(f[2]))
 	if err1 != nil || err2 != nil {
-		return len(line), nil
+		return len(line), nil //nolint:nilerr // crypto/tls must not see a key log error: a line we cannot read leaves the connection on crypto/tls
 	}
 	switch string(f[0]) {
 	case "CLIENT_TRAFFIC_SECRET_0":

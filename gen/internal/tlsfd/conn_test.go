@@ -70,7 +70,7 @@ func rlServe(c *tls.Conn) error {
 	for {
 		line, err := r.ReadString('\n')
 		if err != nil {
-			return nil // the client went away
+			return nil //nolint:nilerr // the client went away: the server goroutine ends; the client went away
 		}
 		raw := c.NetConn()
 		switch cmd := strings.TrimSpace(line); cmd {

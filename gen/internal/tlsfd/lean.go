@@ -116,7 +116,7 @@ func (s *Conn) stepLean(buf []byte) (ended bool, err error) {
 		if herr != nil {
 			s.hsErr = herr
 			s.dropCarry()
-			return true, nil
+			return true, nil //nolint:nilerr // the handshake's failure is the outcome, in s.hsErr; err is for socket errors
 		}
 		if rest := src[used:]; len(rest) > 0 {
 			if s.carry == nil {
