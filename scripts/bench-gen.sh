@@ -66,8 +66,7 @@ bench_init
 need_apt nginx:nginx wrk:wrk h2load:nghttp2-client jq:jq curl:curl
 need_go vegeta github.com/tsenart/vegeta/v12@v12.13.0
 build_loadlab
-log "building bin/floor"
-(cd "$ROOT" && go build -o bin/floor ./scripts/floor) || die "go build ./scripts/floor failed"
+build_floor
 
 # --- server -------------------------------------------------------------
 PORT=$(free_port)
@@ -109,11 +108,6 @@ parse_wrk() {
 # parse_loadlab FILE: the --json result.
 parse_loadlab() {
 	jq -r '"\(.ok) \(.requests - .ok) \(.achieved_rate) \(.bytes_read)"' "$1"
-}
-
-# parse_floor FILE: "ok N errors E bytes B seconds S".
-parse_floor() {
-	awk '$1 == "ok" { printf "%d %d %.1f %.0f\n", $2, $4, ($8 > 0 ? $2 / $8 : 0), $6; f = 1 } END { exit !f }' "$1"
 }
 
 # parse_vegeta FILE: `vegeta report -type=json`.

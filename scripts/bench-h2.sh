@@ -21,6 +21,12 @@
 #           RATE/CONNS -n RATExDURATION
 #   loadlab runs on both I/O paths: loadlab-epoll (--io epoll), loadlab-uring
 #   (--io uring), and in rate loadlab-1ms-epoll, loadlab-1ms-uring.
+#   The floor (closed, PROTO=h2c): scripts/floor -h2, a client that only
+#   writes one pre-encoded HEADERS frame per request and reads frames by
+#   their 9-byte headers, counting a response at END_STREAM, with no other
+#   parsing and no recording, over epoll (floor-epoll), same CONNS x STREAMS
+#   and REQUESTS: the kernel's own cost of this traffic. It speaks h2c only,
+#   so PROTO=h2 runs no floor row.
 #   Targets: closed loadlab-*/h2load <= 0.75; rate loadlab-1ms-*/h2load <= 0.6
 #   and loadlab-{epoll,uring}/h2load (tolerance 0) <= 1.2. Every tool sends the same number of
 #   requests and its cost is its process's user + sys CPU time over them.
@@ -63,6 +69,7 @@ LOGS=$RESULTS/bench-h2${TAG:+-$TAG}.logs
 bench_init
 need_apt nginx:nginx h2load:nghttp2-client jq:jq curl:curl
 build_loadlab
+[[ $PROTO == h2c ]] && build_floor
 
 # --- server -------------------------------------------------------------
 PORT=$(free_port)
@@ -138,6 +145,9 @@ run_one() {
 		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 --io "$io" -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
 			${rate:+-r "$rate" --pacing-tolerance "$tol"} --cpus "$GEN_CPU" "${CA[@]}" --json "$TMP/$name.json" -q "$URL" || rc=$?
 		;;
+	floor-*)
+		timed "$limit" "$name" "$ROOT/bin/floor" -h2 -io "${tool#floor-}" -c "$CONNS" -m "$STREAMS" -n "$n" -d "$((limit - 10))s" "$URL" || rc=$?
+		;;
 	h2load)
 		timed "$limit" "$name" h2load -t 1 -c "$CONNS" -m "$STREAMS" -n "$n" \
 			${rate:+--rps "$(awk -v r="$rate" -v c="$CONNS" 'BEGIN { printf "%g", r / c }')"} "$URL" || rc=$?
@@ -153,9 +163,10 @@ run_one() {
 	case $tool in
 	loadlab*) parsed=$(parse_loadlab "$TMP/$name.json") ;;
 	h2load) parsed=$(parse_h2load "$TMP/$name.out") ;;
+	floor-*) parsed=$(parse_floor "$TMP/$name.out") ;;
 	esac
 	read -r wall user sys < <(time_fields "$name")
-	read -r ok errs rps <<<"$parsed"
+	read -r ok errs rps _ <<<"$parsed"
 	rps=$(awk -v n="$ok" -v w="$wall" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }') # per wall-clock second, alike for both
 	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 	cost=$(awk -v c="$cpu" -v n="$ok" 'BEGIN { if (n > 0) printf "%.2f", c * 1e6 / n; else print "-" }')
@@ -180,7 +191,10 @@ machine_header
 echo "# server $SERVER ($PROTO) on CPU $SERVER_CPU, $CONNS connections x $STREAMS streams, $(h2load --version | head -1)"
 # tools SCENARIO: the generators of a scenario; judged: the loadlab row its
 # target applies to.
-tools() { if [[ $1 == rate ]]; then echo loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load; else echo loadlab-epoll loadlab-uring h2load; fi; }
+# FLOOR: the floor's rows (closed, h2c only).
+FLOOR=""
+[[ $PROTO == h2c ]] && FLOOR=floor-epoll
+tools() { if [[ $1 == rate ]]; then echo loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load; else echo loadlab-epoll loadlab-uring h2load $FLOOR; fi; }
 judged() { if [[ $1 == rate ]]; then echo loadlab-1ms-uring; else echo loadlab-uring; fi; }
 # target_of SCENARIO TOOL: the target of TOOL/h2load ("-": none).
 target_of() {
@@ -210,6 +224,7 @@ for sc in $SCENARIOS; do
 		ROUND_RATIOS[$sc]+="$rr "
 		line="$J/h2load $rr"
 		line+="  (uring/epoll $(ratio "${cost[$J]}" "${cost[${J%-uring}-epoll]}"))"
+		[[ $sc == closed && -n $FLOOR ]] && line+="  (loadlab-epoll/floor-epoll $(ratio "${cost[loadlab-epoll]}" "${cost[floor-epoll]}"), h2load/floor-epoll $(ratio "${cost[h2load]}" "${cost[floor-epoll]}"))"
 		printf '%-6s r%-2s ratio  %s\n' "$sc" "$r" "$line"
 		unset cost
 	done
@@ -229,6 +244,7 @@ for sc in $SCENARIOS; do
 		mrate=$(col "$sc" "$t" 10 | median)
 		mcost=$(col "$sc" "$t" 11 | median)
 		rat=- rr=- tgt=- v=-
+		[[ $t == floor-* ]] && rat=$(ratio "$mcost" "$h2")
 		if [[ $t == loadlab* ]]; then
 			rat=$(ratio "$mcost" "$h2")
 			tgt=$(target_of "$sc" "$t")
@@ -241,4 +257,8 @@ for sc in $SCENARIOS; do
 done
 echo
 echo "ratio = median loadlab cost / median h2load cost (lower is better for loadlab); every tool runs the same number of requests"
+if [[ -n $FLOOR && " $SCENARIOS " == *" closed "* ]]; then
+	fl=$(col closed floor-epoll 11 | median)
+	echo "floor (closed): loadlab-epoll/floor-epoll $(ratio "$(col closed loadlab-epoll 11 | median)" "$fl"), loadlab-uring/floor-epoll $(ratio "$(col closed loadlab-uring 11 | median)" "$fl"), h2load/floor-epoll $(ratio "$(col closed h2load 11 | median)" "$fl") (median costs; 1.00 = the kernel's floor)"
+fi
 echo "wrote $RAW and $SUMMARY; tool logs in $LOGS"

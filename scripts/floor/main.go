@@ -11,7 +11,15 @@
 // buffer ring, sends that post no completion, one io_uring_enter per
 // wakeup that submits and waits).
 //
+// With -h2 it is the floor of a closed-loop HTTP/2 load instead (h2c, -c
+// connections x -m streams, over epoll; see h2.go), for scripts/bench-h2.sh.
+//
 // Usage: floor -io epoll|uring -c 50 -d 10s http://127.0.0.1:PORT/path
+//
+//	floor -h2 -c 10 -m 10 -n 200000 -d 60s http://127.0.0.1:PORT/path
+//
+// -n (HTTP/2 only) stops after that many requests have ended; -d bounds the
+// run either way.
 // Output: one line "ok N errors E bytes B seconds S" (ok = responses).
 package main
 
@@ -37,10 +45,18 @@ func main() {
 	io := flag.String("io", "epoll", "epoll or uring")
 	conns := flag.Int("c", 50, "connections")
 	dur := flag.Duration("d", 10*time.Second, "duration")
+	h2 := flag.Bool("h2", false, "HTTP/2 (h2c) instead of HTTP/1.1")
+	streams := flag.Int("m", 10, "streams in flight per connection (-h2)")
+	n := flag.Int64("n", 0, "requests, then stop (-h2; 0: until -d)")
 	flag.Parse()
-	if flag.NArg() != 1 || *conns < 1 || *dur <= 0 || (*io != "epoll" && *io != "uring") {
-		fmt.Fprintln(os.Stderr, "usage: floor -io epoll|uring -c N -d DURATION http://127.0.0.1:PORT/path")
+	if flag.NArg() != 1 || *conns < 1 || *dur <= 0 || (*io != "epoll" && *io != "uring") || *streams < 1 || *n < 0 ||
+		(!*h2 && *n != 0) {
+		fmt.Fprintln(os.Stderr, "usage: floor -io epoll|uring -c N -d DURATION http://127.0.0.1:PORT/path\n"+
+			"       floor -h2 [-io epoll] -c N -m STREAMS [-n REQUESTS] -d DURATION http://127.0.0.1:PORT/path")
 		os.Exit(2)
+	}
+	if *h2 {
+		os.Exit(mainH2(*io, *conns, *streams, *n, *dur))
 	}
 	t, err := newTarget(flag.Arg(0))
 	if err != nil {
@@ -62,6 +78,28 @@ func main() {
 	fmt.Printf("ok %d errors %d bytes %d seconds %.3f\n", st.ok, st.errors, st.bytes, time.Since(start).Seconds())
 }
 
+// mainH2 runs the HTTP/2 floor and returns the exit code.
+func mainH2(io string, conns, streams int, n int64, dur time.Duration) int {
+	if io != "epoll" {
+		fmt.Fprintln(os.Stderr, "floor:", errH2Uring)
+		return 2
+	}
+	t, err := newH2Target(flag.Arg(0))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		return 1
+	}
+	runtime.LockOSThread()
+	var st stats
+	start := time.Now()
+	if err := runH2Epoll(t, conns, streams, n, start.Add(dur), &st); err != nil {
+		fmt.Fprintln(os.Stderr, "floor:", err)
+		return 1
+	}
+	fmt.Printf("ok %d errors %d bytes %d seconds %.3f\n", st.ok, st.errors, st.bytes, time.Since(start).Seconds())
+	return 0
+}
+
 type stats struct{ ok, errors, bytes int64 }
 
 // target is what the loops need: the address, the serialized request and
@@ -77,19 +115,13 @@ type target struct {
 // one request on an ordinary connection (every response of a static file
 // is as long: the Date header is fixed-width).
 func newTarget(raw string) (*target, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Scheme != "http" {
-		return nil, fmt.Errorf("want an http://IPv4:PORT/path URL, got %q", raw)
+	u, addr, err := parseURL(raw)
+	if err != nil {
+		return nil, err
 	}
-	ap, err := net.ResolveTCPAddr("tcp4", u.Host)
-	if err != nil || ap.IP.To4() == nil {
-		return nil, fmt.Errorf("want an IPv4 address: %q", u.Host)
-	}
-	t := &target{req: []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")}
-	copy(t.addr.Addr[:], ap.IP.To4())
-	t.addr.Port = ap.Port
+	t := &target{addr: addr, req: []byte("GET " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\n\r\n")}
 	t.sa = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: t.addr.Addr}
-	t.sa.Port = uint16(ap.Port>>8) | uint16(ap.Port&0xff)<<8
+	t.sa.Port = uint16(addr.Port>>8) | uint16(addr.Port&0xff)<<8
 	c, err := net.Dial("tcp4", u.Host)
 	if err != nil {
 		return nil, err
@@ -123,6 +155,22 @@ func newTarget(raw string) (*target, error) {
 	}
 	t.respLen += n
 	return t, nil
+}
+
+// parseURL takes an http://IPv4:PORT/path URL apart.
+func parseURL(raw string) (*url.URL, unix.SockaddrInet4, error) {
+	var sa unix.SockaddrInet4
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "http" {
+		return nil, sa, fmt.Errorf("want an http://IPv4:PORT/path URL (-h2: h2c), got %q", raw)
+	}
+	ap, err := net.ResolveTCPAddr("tcp4", u.Host)
+	if err != nil || ap.IP.To4() == nil {
+		return nil, sa, fmt.Errorf("want an IPv4 address: %q", u.Host)
+	}
+	copy(sa.Addr[:], ap.IP.To4())
+	sa.Port = ap.Port
+	return u, sa, nil
 }
 
 func trim(s string) string {

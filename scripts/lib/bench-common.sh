@@ -116,6 +116,18 @@ build_loadlab() {
 	(cd "$ROOT" && go build -o bin/loadlab ./cmd/loadlab) || die "go build ./cmd/loadlab failed: fix the build first"
 }
 
+# build_floor builds scripts/floor (the kernel's floor, bench-gen.sh and
+# bench-h2.sh) into bin/floor.
+build_floor() {
+	log "building bin/floor"
+	(cd "$ROOT" && go build -o bin/floor ./scripts/floor) || die "go build ./scripts/floor failed"
+}
+
+# parse_floor FILE: bin/floor's "ok N errors E bytes B seconds S" as "ok errors rate bytes".
+parse_floor() {
+	awk '$1 == "ok" { printf "%d %d %.1f %.0f\n", $2, $4, ($8 > 0 ? $2 / $8 : 0), $6; f = 1 } END { exit !f }' "$1"
+}
+
 # free_port prints a loopback TCP port with nothing listening on it.
 free_port() {
 	local p i
