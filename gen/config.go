@@ -118,6 +118,11 @@ type Config struct {
 	reqs    []reqSpec
 	pick    []int32
 	rampFn  *ramp // Stages' rate function
+
+	// uringFault (tests only) makes the loops' io_uring fail: it is asked
+	// before each submission entry is taken ("sqe") and each io_uring_enter
+	// ("enter"); an error is that call's failure.
+	uringFault func(call string) error
 }
 
 // Header is one request header line, split once.

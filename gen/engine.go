@@ -52,7 +52,7 @@ type driver interface {
 	send(conn int, intended int64, tgt int32, now int64) // under lock: start a request for target tgt intended at intended on it
 	inflight() int                                       // under lock: requests in flight
 	tick(now int64)                                      // once per wakeup: time out requests, restart backed-off connections
-	giveUp(now int64) int                                // under lock: the drain is over; fail what is in flight as timeouts, return how many
+	giveUp(now int64, class ErrorClass, err error) int   // under lock: the drain is over (or the loop broke down); fail what is in flight as class, err, return how many
 	wait(now, until int64)                               // sleep until until (ns since the start) at the latest, handling what arrives
 	wake()                                               // interrupt wait
 	accountBegin()                                       // the measured window begins (CPU accounts)

@@ -70,11 +70,11 @@ func (l *h1Loop) tick(now int64) {
 }
 
 // giveUp fails every request in flight as a timeout (the drain is over).
-func (l *h1Loop) giveUp(now int64) int {
+func (l *h1Loop) giveUp(now int64, class ErrorClass, err error) int {
 	n := 0
 	for i := range l.conns {
 		if c := &l.conns[i]; c.busy {
-			l.fail(c, ErrTimeout, errDrained, now)
+			l.fail(c, class, err, now)
 			n++
 		}
 	}

@@ -154,14 +154,14 @@ func (l *h2Loop) tick(now int64) {
 }
 
 // giveUp fails every request in flight as a timeout (the drain is over).
-func (l *h2Loop) giveUp(now int64) int {
+func (l *h2Loop) giveUp(now int64, class ErrorClass, err error) int {
 	n := 0
 	for j := range l.slots {
 		c := &l.slots[j]
 		for i := range c.reqs {
 			if c.c.Busy(i) {
 				c.c.Cancel(i)
-				l.rec.failure(c.reqs[i].tgt, ErrTimeout, errDrained, c.reqs[i].intended, now)
+				l.rec.failure(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 				n++
 			}
 		}

@@ -139,13 +139,13 @@ func (l *h3Loop) assign(c *h3Conn, due int64) {
 
 // giveUp fails every request in flight as a timeout (the drain is over);
 // the workers' late results are not counted.
-func (l *h3Loop) giveUp(now int64) int {
+func (l *h3Loop) giveUp(now int64, class ErrorClass, err error) int {
 	n := 0
 	for _, c := range l.conns {
 		if c.busy {
 			c.busy = false
 			l.busy--
-			l.rec.failure(0, ErrTimeout, errDrained, c.intended, now)
+			l.rec.failure(0, class, err, c.intended, now)
 			n++
 		}
 	}

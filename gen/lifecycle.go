@@ -30,6 +30,11 @@ type lifecycle struct {
 	nextSecond int64
 	secIdx     int
 	warmupSeen bool
+
+	// broken is the failure of the loop's own I/O (its io_uring), set by
+	// the driver on the loop's goroutine: the loop ends at once and the run
+	// ends with it (breakDown).
+	broken error
 }
 
 // now returns nanoseconds since the run start (monotonic clock).
@@ -58,7 +63,7 @@ func (lc *lifecycle) main() {
 	d.begin(lc.now())
 	for {
 		now := lc.now()
-		if !lc.stopping && (now >= lc.stopAt || lc.r.stopped.Load() || lc.spent()) {
+		if !lc.stopping && (now >= lc.stopAt || lc.r.stopped.Load() || lc.r.broken.Load() || lc.spent()) {
 			lc.beginStop(now)
 		}
 		d.tick(now)
@@ -82,6 +87,10 @@ func (lc *lifecycle) main() {
 			lc.flushSecond(int64(time.Second))
 		}
 		d.wait(now, lc.wakeAt())
+		if lc.broken != nil {
+			lc.breakDown(lc.now())
+			break
+		}
 	}
 	lc.end()
 }
@@ -178,7 +187,7 @@ func (lc *lifecycle) beginStop(now int64) {
 		from = lc.stopAt
 	}
 	drain := int64(lc.r.cfg.Timeout)
-	if lc.r.stopped.Load() {
+	if lc.r.stopped.Load() || lc.r.broken.Load() {
 		from = now
 		drain = min(drain, int64(time.Second)) // interrupted: finish quickly
 	}
@@ -202,8 +211,25 @@ func (lc *lifecycle) abandon(now int64) {
 	lc.d.lock()
 	defer lc.d.unlock()
 	lc.ended = true
-	n := int64(lc.d.giveUp(now))
-	lc.r.unfinished.Add(n + lc.abandonPending(lc.rec, now))
+	n := int64(lc.d.giveUp(now, ErrTimeout, errDrained))
+	lc.r.unfinished.Add(n + lc.abandonPending(lc.rec, now, ErrTimeout, errDrained))
+}
+
+// breakDown ends the loop at once after its own I/O failed (lc.broken): the
+// run stops (the other loops as if interrupted) and ends with that error;
+// what was due is still taken from the schedule, and every request this
+// loop owed, in flight or pending, ends now as an error of class other
+// whose sample is the failure.
+func (lc *lifecycle) breakDown(now int64) {
+	lc.r.breakDown(lc.broken)
+	if !lc.stopping {
+		lc.beginStop(now)
+	}
+	lc.d.lock()
+	defer lc.d.unlock()
+	lc.ended = true
+	lc.d.giveUp(now, ErrOther, lc.broken)
+	lc.abandonPending(lc.rec, now, ErrOther, lc.broken)
 }
 
 // flushSecond hands this second's tallies and interval histogram to the

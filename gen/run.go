@@ -31,6 +31,7 @@ type run struct {
 	go_     chan struct{}
 	stopped atomic.Bool // interrupted (the context ended)
 	aborted atomic.Bool // a loop's setup failed: the others leave at once
+	broken  atomic.Bool // a loop's I/O failed mid-run: every loop stops (failErr says why)
 
 	loopsDone  sync.WaitGroup
 	unfinished atomic.Int64
@@ -61,6 +62,18 @@ func (r *run) fail(err error) {
 	r.ready.Done()
 }
 
+// breakDown records the failure of a loop's I/O in the middle of the run
+// (the first one wins, as in fail) and stops every loop: Run returns the
+// result with that error.
+func (r *run) breakDown(err error) {
+	r.abortStart(err)
+	if !r.broken.Swap(true) {
+		for _, lc := range r.loops {
+			lc.d.wake()
+		}
+	}
+}
+
 // newHist returns a latency histogram with the run's ceiling.
 func (r *run) newHist() *hdr.Histogram { return newHistMax(r.histMax) }
 
@@ -73,11 +86,14 @@ func (r *run) fillHistPool(nloops int) {
 	}
 }
 
-// Run executes one load run and returns its result. It returns an error only
+// Run executes one load run and returns its result. It returns an error
 // when the run could not start (bad Config: a *UsageError; unreachable
-// target, no permission: a plain error). Once started, every failure is a
-// counted request error and the result is returned. Cancelling ctx stops
-// the run early; the result then has Interrupted set.
+// target, no permission: a plain error); then the result is nil. Once
+// started, every failure of a request is a counted request error and the
+// result is returned; but when the generator's own I/O fails (a loop's
+// io_uring), the run stops at once and Run returns both its result, in
+// which every owed request has its one outcome, and that error. Cancelling
+// ctx stops the run early; the result then has Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.Defaults()
 	if err := cfg.Validate(); err != nil {
@@ -258,7 +274,12 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		o.ends = append(o.ends, lc.windowEnd())
 	}
 	eng.outcome(&o)
-	return r.result(agg, o), nil
+	res := r.result(agg, o)
+	if r.broken.Load() {
+		res.Generator.Notes = append(res.Generator.Notes, r.failErr.Error())
+		return res, r.failErr
+	}
+	return res, nil
 }
 
 // drive starts the loops (they wait on r.go_), stops them early when ctx

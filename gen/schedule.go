@@ -136,13 +136,14 @@ func (s *schedule) enqueue(rec *recorder, due int64, tgt int32, now int64) {
 	s.pending.push(due, tgt)
 }
 
-// abandonPending gives up every pending request as a timeout at now (the
-// drain is over) and returns how many there were.
-func (s *schedule) abandonPending(rec *recorder, now int64) int64 {
+// abandonPending gives up every pending request at now as class, err (a
+// timeout: the drain is over; or the loop broke down) and returns how many
+// there were.
+func (s *schedule) abandonPending(rec *recorder, now int64, class ErrorClass, err error) int64 {
 	n := int64(s.pending.len())
 	for s.pending.len() > 0 {
 		due, tgt := s.pending.pop()
-		rec.failure(tgt, ErrTimeout, errDrained, due, now)
+		rec.failure(tgt, class, err, due, now)
 	}
 	return n
 }

@@ -65,6 +65,10 @@ type uringIO struct {
 	rearm  []*uringSock // receives the buffer group ran dry for
 	wakefd int
 	wakeb  [8]byte
+
+	err   error                   // sticky: the ring failed (sqe, enter); the loop ends the run with it
+	spare uring.SQE               // what sqe hands out once the ring failed: filled, never submitted
+	fault func(call string) error // tests: Config.uringFault
 }
 
 const uringCtrl = 64 // control space per RECVMSG buffer: one SCM_TIMESTAMPNS
@@ -132,12 +136,45 @@ func (u *uringIO) close() {
 
 // sqe returns a free submission entry, submitting what is queued when the
 // queue is full. A ring that refuses even that is broken beyond the run's
-// repair: the loop would otherwise lose requests without a trace.
+// repair: sqe records the failure (u.err, which ends the run at the end of
+// the loop's round) and returns a spare entry that is never submitted, so
+// the callers need no error path of their own.
 func (u *uringIO) sqe() *uring.SQE {
-	if s := u.ring.NextSQE(); s != nil {
-		return s
+	if u.err == nil {
+		var err error
+		if u.fault != nil {
+			err = u.fault("sqe") // as if the queue were full and the kernel refused it
+		}
+		if err == nil {
+			if s := u.ring.GetSQE(); s != nil {
+				return s
+			}
+			for try := 0; try < 3; try++ {
+				if _, err = u.ring.Submit(); err != unix.EINTR {
+					break
+				}
+			}
+			if err == nil {
+				if s := u.ring.GetSQE(); s != nil {
+					return s
+				}
+				err = errSQFull
+			}
+		}
+		u.fail(fmt.Errorf("io_uring: the submission queue is full and io_uring_enter would not take it: %w", err))
 	}
-	panic("io_uring: the submission queue is full and io_uring_enter refuses to take it")
+	u.spare = uring.SQE{}
+	return &u.spare
+}
+
+var errSQFull = errors.New("the kernel took none of the queued entries")
+
+// fail records the ring's first failure: the loop ends the run with it
+// (see epollLoop.ringFailed).
+func (u *uringIO) fail(err error) {
+	if u.err == nil {
+		u.err = fmt.Errorf("%w; the run stopped early: use --io epoll", err)
+	}
 }
 
 // connect starts connecting fd (slot idx, socket generation gen) through
@@ -164,18 +201,28 @@ func (u *uringIO) arm(s *uringSock) {
 }
 
 // enter submits what is queued and waits up to ns for min completions
-// (min 0: none; the kernel still runs what completed, so it shows).
+// (min 0: none; the kernel still runs what completed, so it shows). A ring
+// that failed is not entered again.
 func (u *uringIO) enter(min uint32, ns int64) {
+	if u.err != nil {
+		return
+	}
 	if ns < 0 {
 		ns = 0
 	}
-	_, err := u.ring.SubmitAndWait(min, ns)
+	var err error
+	if u.fault != nil {
+		err = u.fault("enter")
+	}
+	if err == nil {
+		_, err = u.ring.SubmitAndWait(min, ns)
+	}
 	switch err {
 	case nil, unix.EINTR, unix.EBUSY, unix.EAGAIN:
 		// EINTR: a signal (the runtime's preemption); EBUSY, EAGAIN: the
 		// completion queue overflowed and must be reaped first.
 	default:
-		panic(fmt.Sprintf("io_uring_enter: %v", err))
+		u.fail(fmt.Errorf("io_uring_enter: %w", err))
 	}
 }
 
@@ -249,6 +296,14 @@ func (u *uringIO) complete(c *uring.CQE, h handler) {
 // until the entries already queued for it have run, so a new socket cannot
 // get its number and their bytes.
 func (u *uringIO) closeSock(s *uringSock) {
+	if u.err != nil {
+		// The ring failed: close the socket here (the ring's own close
+		// ends what it still holds of it).
+		s.Release()
+		unix.Close(s.fd)
+		s.fd = -1
+		return
+	}
 	if s.armed {
 		u.cancel(uud(uopRecv, s.idx, s.gen))
 	}
@@ -526,6 +581,7 @@ func (l *epollLoop) setupUring() error {
 	if l.ur, err = newUringIO(l.conns, l.batch, l.r.dst, wfd); err != nil {
 		return fmt.Errorf("--io uring: %w (use --io epoll)", err)
 	}
+	l.ur.fault = l.r.cfg.uringFault
 	l.buf = make([]byte, readBufSize)
 	l.acct.init(l.cpu)
 	return nil
@@ -539,6 +595,9 @@ func (l *epollLoop) setupUring() error {
 // sleeps through completions until the deadline, asking the kernel for
 // more completions than can come, so that only the deadline (or a signal)
 // ends the sleep.
+//
+// A ring that failed (this round or before it, in sqe or enter) breaks
+// the loop down: the run ends with the failure (lifecycle.breakDown).
 func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 	u := l.ur
 	at := min(until, l.nextScan)
@@ -547,6 +606,7 @@ func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 		u.reap(h)
 		if quiet() {
 			u.enter(u.ring.CQEntries(), at-l.now())
+			l.ringFailed()
 			return
 		}
 		now = l.now()
@@ -556,6 +616,14 @@ func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 		l.setWallOff()
 	}
 	u.reap(h)
+	l.ringFailed()
+}
+
+// ringFailed hands the ring's failure, if any, to the lifecycle.
+func (l *epollLoop) ringFailed() {
+	if l.ur.err != nil && l.broken == nil {
+		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, l.ur.err)
+	}
 }
 
 // setWallOff notes the wall clock's offset from the run's clock, which

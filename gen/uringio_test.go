@@ -2,10 +2,14 @@ package gen
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // needUring skips a test where io_uring cannot run the loops.
@@ -108,5 +112,67 @@ func TestIOAutoPerRow(t *testing.T) {
 		if err != nil || io != tc.want || note == "" {
 			t.Errorf("%+v: %q (%q, %v), want %s", tc.cfg, io, note, err, tc.want)
 		}
+	}
+}
+
+// TestUringFailureEndsRun: when the ring fails mid-run (io_uring_enter
+// returns an unexpected error, or the submission queue is full and the
+// kernel refuses it), the run stops at once with a one-line error that
+// wraps the cause and says what to do, and its result still gives every
+// owed request exactly one outcome; no socket is left open.
+func TestUringFailureEndsRun(t *testing.T) {
+	needUring(t)
+	srv := startServer(t, reply(okResp))
+	before := openFds(t)
+	for _, call := range []string{"enter", "sqe"} {
+		for _, tc := range []struct {
+			name string
+			rate float64
+			tol  time.Duration
+		}{{"closed", 0, 0}, {"open", 2000, 0}, {"open-1ms", 2000, time.Millisecond}} {
+			var start atomic.Int64
+			cfg := Config{URL: srv.url("http"), Connections: 4, Duration: 5 * time.Second, Timeout: time.Second,
+				Rate: tc.rate, PacingTolerance: tc.tol, IO: IOUring}
+			cfg.uringFault = func(c string) error {
+				now := time.Now().UnixNano()
+				start.CompareAndSwap(0, now)
+				if c == call && now-start.Load() > int64(300*time.Millisecond) {
+					return unix.EFAULT
+				}
+				return nil
+			}
+			t0 := time.Now()
+			res, err := Run(context.Background(), cfg)
+			took := time.Since(t0)
+			what := call + " " + tc.name
+			if err == nil || !errors.Is(err, unix.EFAULT) || !strings.Contains(err.Error(), "use --io epoll") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line wrapping EFAULT that says to use --io epoll", what, err)
+			}
+			if res == nil {
+				t.Fatalf("%s: no result", what)
+			}
+			if took > 3*time.Second || res.DurationS > 2 {
+				t.Errorf("%s: the run took %v (window %.3f s) of its 5 s: it did not stop at the failure", what, took, res.DurationS)
+			}
+			if got := res.OK + nonOK(res) + res.ErrorCount(); res.OK == 0 || got != res.Requests || uint64(res.CorrectedHist.TotalCount()) != res.Requests {
+				t.Errorf("%s: ok %d + non-2xx %d + errors %v = %d, corrected histogram %d, want requests %d (and some ok)",
+					what, res.OK, nonOK(res), res.Errors, got, res.CorrectedHist.TotalCount(), res.Requests)
+			}
+			if tc.rate > 0 {
+				// The failing loop's window ends at the failure, the
+				// other loops' soon after: every intended time before
+				// its loop's end is owed, none after.
+				if due := tc.rate * res.DurationS; float64(res.Requests) > due+float64(cfg.Connections) || float64(res.Requests) < 0.5*due {
+					t.Errorf("%s: requests %d over a %.3f s window at %v/s", what, res.Requests, res.DurationS, tc.rate)
+				}
+			}
+			if m, ok := res.ErrorSamples["other"]; ok && !strings.Contains(m, "io_uring") {
+				t.Errorf("%s: error sample %q, want the ring's failure", what, m)
+			}
+		}
+	}
+	time.Sleep(50 * time.Millisecond)
+	if after := openFds(t); after > before+2 {
+		t.Errorf("%d descriptors open after the runs, %d before", after, before)
 	}
 }

@@ -310,7 +310,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if c.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
-	if err != nil {
+	runErr := err // with a result: the run broke down midway; its partial result is still written
+	if err != nil && res == nil {
 		if gen.IsUsage(err) {
 			return usageError{err}
 		}
@@ -334,6 +335,9 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	if err := closeHdr(); err != nil {
 		return fmt.Errorf("write --hdr-log: %v", err)
+	}
+	if runErr != nil {
+		return runErr
 	}
 	if res.Interrupted {
 		return exitError{code: sig.exitCode()}
