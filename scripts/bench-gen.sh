@@ -9,8 +9,11 @@
 #
 # The floor: scripts/floor, a client that only writes the serialized request
 # and reads the response (no parsing, timing or recording), over epoll
-# (floor-epoll) and io_uring (floor-uring), runs in the closed scenarios: the
-# kernel's own cost for the same traffic, and how far each tool is above it.
+# (floor-epoll), io_uring with multishot receives (floor-uring) and io_uring
+# with each send linked to a single-shot receive, its completion skipped
+# (floor-uring-link), runs in the closed scenarios: the kernel's own cost for
+# the same traffic, how far each tool is above it, and what linking buys
+# (floor-uring-link/floor-uring).
 #
 # Scenarios (SCENARIOS, default all three):
 # loadlab runs on both I/O paths: loadlab-epoll (--io epoll) and loadlab-uring
@@ -201,7 +204,7 @@ run_one() {
 # tools_of SCENARIO prints the generators compared in it, loadlab first.
 tools_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab-epoll loadlab-uring wrk floor-epoll floor-uring" ;;
+	closed-1k | closed-1m) echo "loadlab-epoll loadlab-uring wrk floor-epoll floor-uring floor-uring-link" ;;
 	rate-1k) echo "loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load vegeta" ;;
 	esac
 }
@@ -209,7 +212,7 @@ tools_of() {
 # pairs_of SCENARIO prints the "LOADLAB_TOOL/PEER" ratios a scenario reports.
 pairs_of() {
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll" ;;
+	closed-1k | closed-1m) echo "loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll floor-uring-link/floor-uring" ;;
 	rate-1k) echo "loadlab-epoll/h2load loadlab-uring/h2load loadlab-1ms-epoll/h2load loadlab-1ms-uring/h2load loadlab-uring/loadlab-epoll loadlab-1ms-uring/loadlab-1ms-epoll loadlab-epoll/vegeta" ;;
 	esac
 }

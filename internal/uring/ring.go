@@ -182,6 +182,10 @@ func (r *Ring) NextSQE() *SQE {
 // Queued is the number of prepared entries not yet submitted.
 func (r *Ring) Queued() uint32 { return r.sqLocal - atomic.LoadUint32(r.sqTail) }
 
+// Free is the number of entries GetSQE can still hand out before a Submit
+// (entries that must go in one submission, like a link, check it first).
+func (r *Ring) Free() uint32 { return r.sqEntries - (r.sqLocal - atomic.LoadUint32(r.sqHead)) }
+
 // publish makes the prepared entries visible to the kernel and returns how
 // many there are.
 func (r *Ring) publish() uint32 {

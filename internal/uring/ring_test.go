@@ -262,6 +262,53 @@ func TestRecvmsgMultishotTimestamp(t *testing.T) {
 	r.Advance(1)
 }
 
+// A send linked to a single-shot RECVMSG into a provided buffer (the
+// loops' linked receive with a pacing tolerance): the buffer holds only the
+// payload, and the kernel writes the receive timestamp into the msghdr's
+// own control space and its length back into Controllen.
+func TestRecvmsgLinkedTimestamp(t *testing.T) {
+	r := newRing(t)
+	br := bufRing(t, r, 4, 4, 256)
+	fd := dial(t, r, echo(t))
+	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_TIMESTAMPNS, 1); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond) // see TestRecvmsgMultishotTimestamp
+	var ctrl [64]byte
+	msg := &unix.Msghdr{Control: &ctrl[0]}
+	msg.SetControllen(len(ctrl))
+	before := time.Now().UnixNano()
+	s := r.GetSQE()
+	s.PrepSend(fd, []byte("ping"), unix.MSG_WAITALL|unix.MSG_NOSIGNAL, 1)
+	s.Flags |= SqeIOLink | SqeCQESkipSuccess
+	s = r.GetSQE()
+	s.PrepRecvmsg(fd, msg, 0, 2)
+	s.Flags |= SqeBufferSelect
+	s.BufIndex = br.Group
+	s.Ioprio |= RecvPollFirst
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond) // reap late
+	c := wait1(t, r)
+	reaped := time.Now().UnixNano()
+	id, ok := c.Buffer()
+	if c.UserData != 2 || !ok || c.Res != 4 {
+		t.Fatalf("completion %d res %d flags %#x: want the receive's 4 bytes in a buffer", c.UserData, c.Res, c.Flags)
+	}
+	if got := string(br.Buf(id, int(c.Res))); got != "ping" {
+		t.Fatalf("payload %q", got)
+	}
+	if n := int(msg.Controllen); n == 0 || n > len(ctrl) {
+		t.Fatalf("controllen %d: want the kernel's length of what it wrote", msg.Controllen)
+	}
+	ts := TimestampNs(ctrl[:msg.Controllen])
+	if ts < before || ts > reaped-int64(20*time.Millisecond) {
+		t.Fatalf("timestamp %d ns after the send, %d before the reap: want the arrival", ts-before, reaped-ts)
+	}
+	r.Advance(1)
+}
+
 // A timeout request wakes a waiting SubmitAndWait after its time, and
 // SubmitAndWait's own timeout ends a wait with nothing to reap.
 func TestTimeouts(t *testing.T) {
@@ -347,5 +394,29 @@ func TestRoundTripAllocs(t *testing.T) {
 	}
 	if allocs != 0 {
 		t.Fatalf("%v allocations per round trip, want 0", allocs)
+	}
+}
+
+// Free counts the entries GetSQE can still hand out: fewer with each one
+// prepared, all again once they are submitted.
+func TestFree(t *testing.T) {
+	r := newRing(t)
+	if got := r.Free(); got != r.SQEntries() {
+		t.Fatalf("fresh ring: free %d of %d", got, r.SQEntries())
+	}
+	for i := uint32(1); i <= r.SQEntries(); i++ {
+		r.GetSQE().PrepNop(uint64(i))
+		if got := r.Free(); got != r.SQEntries()-i {
+			t.Fatalf("%d prepared: free %d", i, got)
+		}
+	}
+	if r.GetSQE() != nil {
+		t.Fatal("GetSQE on a full queue")
+	}
+	if _, err := r.Submit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := r.Free(); got != r.SQEntries() {
+		t.Fatalf("after the submission: free %d of %d", got, r.SQEntries())
 	}
 }

@@ -8,13 +8,18 @@
 //   - 4 or more runs a side: a Mann-Whitney U test over the runs' values at
 //     p < 0.05;
 //   - fewer: the test over the runs' per-second values, and a difference
-//     must also exceed a floor (±10% unless set otherwise; a search's rate
-//     found has no per-second values, its floor is the search's
-//     precision), since one run's seconds understate the run-to-run noise
+//     must also exceed a floor (±10% unless set otherwise), since one run's seconds understate the run-to-run noise
 //     (10–20% on a small machine); with 2 or 3 runs a side, runs whose
 //     min–max ranges overlap are within noise whatever the seconds say;
-//   - a value without per-second data (a search's rate found): its runs'
-//     ranges widened by the floor, no test.
+//   - a search's rate found (no per-second values), fewer than 4 searches
+//     a side: no test; tied when the searches' brackets overlap, each the
+//     span its own steps put the boundary in (last pass to first fail,
+//     wider where its steps disagreed: a rate that failed below one that
+//     passed). Its other metrics come from its confirmation at the rate
+//     found, at the boundary, where latency swings with a few percent of
+//     capacity: shown, not judged;
+//   - another value without per-second data: its runs' ranges widened by
+//     the floor, no test.
 //
 // Each metric says which basis it used. Check applies --fail-if rules.
 package compare
@@ -68,9 +73,12 @@ const (
 	NoData = "no data"
 	// Other is a search row's metric measured at each side's own rate
 	// found, which differ: shown, not judged.
-	Other   = "at other rates"
-	OnlyInA = "only in A"
-	OnlyInB = "only in B"
+	Other = "at other rates"
+	// Boundary is a search row's metric at the same rate found on both
+	// sides: measured at the search's boundary, shown, not judged.
+	Boundary = "at the boundary"
+	OnlyInA  = "only in A"
+	OnlyInB  = "only in B"
 )
 
 // Bases.
@@ -93,6 +101,8 @@ type Result struct {
 	RatioLo    *float64 `json:"ratio_lo,omitempty"`
 	RatioHi    *float64 `json:"ratio_hi,omitempty"`
 	CILevel    float64  `json:"ci_level,omitempty"`
+	BoundLo    *float64 `json:"bound_lo,omitempty"` // searches: the ratio B/A their brackets allow
+	BoundHi    *float64 `json:"bound_hi,omitempty"`
 	Basis      string   `json:"basis"`
 	Floor      float64  `json:"floor"` // the change a difference must exceed (per-second and values bases)
 	P          *float64 `json:"p,omitempty"`
@@ -237,6 +247,18 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 			res.BasisWords = fmt.Sprintf("not compared: each side's confirmation at its own rate found (%s vs %s req/s)", rateList(at), rateList(bt))
 			return res, true
 		}
+		// At the same rate found the confirmation still sits at the
+		// search's boundary, where a few percent of capacity decide
+		// whether a queue builds: latency there swings between two steps
+		// of one rate in one run (up to 100x at p50 in two make lab runs),
+		// so it says nothing the rate found does not. Shown, not judged.
+		res.Verdict, res.Basis = Boundary, BasisValues
+		res.BasisWords = "not judged: at the search's boundary, where a few percent of capacity decide whether a queue builds"
+		if sw := max(swing(ra, m), swing(rb, m)); sw > 1 {
+			res.BasisWords += fmt.Sprintf(" (its own steps at %s req/s differed up to %.2f×)", rateList(ratesFound(ra)[:1]), sw)
+		}
+		res.BasisWords += "; compare the rate found, or a fixed-rate row below it"
+		return res, true
 	}
 	switch {
 	case len(va) >= spread.MinTest && len(vb) >= spread.MinTest:
@@ -273,6 +295,23 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 				res.BasisWords += "; the runs' ranges overlap"
 			}
 		}
+	case m == Rate && ra.Method == "search" && bracketed(ra) && bracketed(rb):
+		// Searches: tied when the brackets their own steps put the
+		// boundary in overlap (the precision window, wider where their
+		// steps disagreed).
+		alo, ahi := brackets(ra)
+		blo, bhi := brackets(rb)
+		res.Basis = BasisValues
+		res.Different = alo > bhi || blo > ahi
+		if alo > 0 && !math.IsInf(ahi, 0) {
+			res.BoundLo, res.BoundHi = ptr(blo/ahi), ptr(bhi/alo)
+		}
+		what := "one search each"
+		if len(va) > 1 || len(vb) > 1 {
+			what = n(len(va), len(vb), "searches")
+		}
+		res.BasisWords = fmt.Sprintf("no test: %s; tied when the searches' brackets overlap: A %s–%s, B %s–%s req/s (last pass to first fail, precision ±%s, wider where a search's steps disagreed)",
+			what, units.Rate(alo), units.Rate(ahi), units.Rate(blo), units.Rate(bhi), pct(res.Floor))
 	default:
 		c := spread.Compare(va, vb, res.Floor)
 		res.Basis = BasisValues
@@ -295,6 +334,39 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		res.Verdict = direction(m, up)
 	}
 	return res, true
+}
+
+// swing is the largest spread of metric m among a search row's own steps
+// at its rate found (1 when no run repeated a rate).
+func swing(r *Row, m Metric) float64 {
+	sw := 1.0
+	for _, run := range r.Runs {
+		if v, ok := run.vals[m]; ok {
+			sw = max(sw, v.repeat)
+		}
+	}
+	return sw
+}
+
+// bracketed reports whether every search of r carries its bracket.
+func bracketed(r *Row) bool {
+	for _, run := range r.Runs {
+		if v := run.vals[Rate]; v.ok && (v.lo <= 0 || v.hi <= 0) {
+			return false
+		}
+	}
+	return len(r.Runs) > 0
+}
+
+// brackets is the span of r's searches' brackets.
+func brackets(r *Row) (lo, hi float64) {
+	lo = math.Inf(1)
+	for _, run := range r.Runs {
+		if v := run.vals[Rate]; v.ok {
+			lo, hi = min(lo, v.lo), max(hi, v.hi)
+		}
+	}
+	return lo, hi
 }
 
 // ratesFound are the rates a search row's runs found, sorted.

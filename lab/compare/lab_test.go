@@ -82,10 +82,11 @@ func TestLabDirectories(t *testing.T) {
 			t.Fatalf("%s: %+v, want %s", m, r, want)
 		}
 	}
-	// at the same rate found they are compared
+	// at the same rate found they are measured at the boundary: shown,
+	// not judged (the old code called this p50 slower and the CPU higher)
 	same := labDir(t, 10000, 4000, 0.9, []float64{5000})
 	rep2, _ := Compare(load(t, a), load(t, same), Options{})
-	for m, want := range map[Metric]string{Rate: Noise, P50: Slower, CPU: Higher, Mem: Noise} {
+	for m, want := range map[Metric]string{Rate: Noise, P50: Boundary, CPU: Boundary, Mem: Boundary} {
 		if r := metric(t, rep2, row, m); r.Verdict != want {
 			t.Fatalf("same rate, %s: %+v, want %s", m, r, want)
 		}
@@ -114,5 +115,71 @@ func TestLabDirectories(t *testing.T) {
 	}
 	if _, err := Load(a + "," + g); err == nil || !strings.Contains(err.Error(), "one kind") {
 		t.Fatalf("mixed side: %v", err)
+	}
+}
+
+// searchDir writes a results directory with one search: its steps as
+// (phase, rate, pass, p50 µs), and the rate it found.
+func searchDir(t *testing.T, found float64, steps ...any) string {
+	t.Helper()
+	p, err := plan.Parse([]byte(labPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Check(); err != nil {
+		t.Fatal(err)
+	}
+	u := &results.Unit{ID: "keepalive-1k/nginx-stock/p256/1cpu", Scenario: "keepalive-1k", Method: plan.MethodSearch, Status: results.StatusDone,
+		Search: &search.Result{Rate: found, Confirmed: true}}
+	for i := 0; i+3 < len(steps); i += 4 {
+		v := string(search.Fail)
+		if steps[i+2].(bool) {
+			v = string(search.Pass)
+		}
+		rate := steps[i+1].(float64)
+		u.Steps = append(u.Steps, &results.Step{Phase: steps[i].(string), Rate: rate, Verdict: v,
+			Result: mkResult(t, repeat(uint64(rate), 6), repeat(int64(steps[i+3].(int)), 6))})
+	}
+	f := &results.File{Version: results.Version, Plan: p, Finished: true, Units: []*results.Unit{u}}
+	dir := t.TempDir()
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// Two searches of one proxy in two make lab runs (quick-2 and quick-3 of
+// this machine): the first found 2,500 cleanly; the second passed 2,500
+// in its bisection, failed it in its confirmation and stepped down to
+// 1,947. Their steps disagree between 1,947 and 2,500, so the boundary is
+// somewhere in 1,947–2,750 and the 0.78 ratio is within noise; the same
+// 1,947 from a search whose steps all agree ([1,947, 2,116]) is slower.
+func TestSearchBrackets(t *testing.T) {
+	clean := searchDir(t, 2500,
+		"probe", 2000.0, true, 900, "bisect", 2500.0, true, 1000, "bisect", 2750.0, false, 90000, "confirm", 2500.0, true, 1100)
+	flipped := searchDir(t, 1947,
+		"probe", 2000.0, true, 900, "bisect", 2500.0, true, 1000, "bisect", 2750.0, false, 90000,
+		"confirm", 2500.0, false, 80000, "confirm", 2300.0, false, 60000, "confirm", 2116.0, false, 50000, "confirm", 1947.0, true, 1200)
+	lower := searchDir(t, 1947,
+		"probe", 1000.0, true, 900, "bisect", 1947.0, true, 1000, "bisect", 2116.0, false, 90000, "confirm", 1947.0, true, 1200)
+	row := "keepalive-1k/nginx-stock/p256/1cpu"
+	rep, err := Compare(load(t, clean), load(t, flipped), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := metric(t, rep, row, Rate); r.Verdict != Noise || !strings.Contains(r.BasisWords, "A 2,500–2,750, B 1,947–2,750") {
+		t.Fatalf("disagreeing steps: %+v", r)
+	}
+	rep, _ = Compare(load(t, clean), load(t, lower), Options{})
+	if r := metric(t, rep, row, Rate); r.Verdict != Slower || !strings.Contains(r.BasisWords, "B 1,947–2,116") {
+		t.Fatalf("agreeing steps, 22%% lower: %+v", r)
+	}
+	// At one rate found, the searches' own repeats state the swing.
+	swung := searchDir(t, 2500,
+		"bisect", 2500.0, true, 20000, "bisect", 2750.0, false, 90000, "confirm", 2500.0, true, 1000)
+	rep, _ = Compare(load(t, clean), load(t, swung), Options{})
+	if r := metric(t, rep, row, P50); r.Verdict != Boundary || r.Different || !strings.Contains(r.BasisWords, "differed up to 20") {
+		t.Fatalf("p50 at the boundary: %+v", r)
 	}
 }

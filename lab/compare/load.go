@@ -3,6 +3,7 @@ package compare
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
 )
 
 // Input kinds: what one side of a comparison holds.
@@ -51,6 +53,12 @@ type value struct {
 	v    float64
 	ok   bool
 	secs []float64
+	// A search's rate found: the bracket its own steps put the boundary
+	// in (see bracket); lo = hi = 0 when unknown.
+	lo, hi float64
+	// A search's other metrics: how far apart this search's own steps at
+	// the rate found were (max/min of the metric over them; 0: one step).
+	repeat float64
 }
 
 // InputError is bad input: a file that cannot be read or is not a
@@ -293,8 +301,10 @@ func (s *Side) addLab(src string, f *results.File) {
 				run := &Run{Source: src, vals: map[Metric]value{}}
 				if st := u.ConfirmedStep(sr, tags[k]); st != nil && st.Result != nil {
 					run = stepRun(src, st)
+					repeats(run, u, sr.Rate, tags[k])
 				}
-				run.vals[Rate] = value{v: sr.Rate, ok: true} // the rate found: no per-second values
+				lo, hi := bracket(u, sr, tags[k], prec)
+				run.vals[Rate] = value{v: sr.Rate, ok: true, lo: lo, hi: hi} // the rate found: no per-second values
 				s.add(u.ID, u.Method, prec, run)
 			}
 		case plan.MethodFixed:
@@ -317,6 +327,71 @@ func (s *Side) addLab(src string, f *results.File) {
 					s.add(u.ID, u.Method, 0, stepRun(src, st))
 				}
 			}
+		}
+	}
+}
+
+// bracket is where a search's own steps (those tagged run) put its
+// boundary: from the rate found, or lower where a rate failed below one
+// that passed (the steps disagreed there), up to the lowest rate that
+// failed above every pass (the rate found itself for a search capped at
+// its maximum; the precision above it when no failing step is on record).
+// Without disagreement it is the search's precision window: last pass to
+// first fail.
+func bracket(u *results.Unit, sr *search.Result, run int, prec float64) (lo, hi float64) {
+	maxPass := 0.0
+	for _, st := range u.Steps {
+		if st.Run == run && st.Verdict == string(search.Pass) {
+			maxPass = max(maxPass, st.Rate)
+		}
+	}
+	lo, hi = sr.Rate, sr.Rate
+	above := math.Inf(1)
+	for _, st := range u.Steps {
+		if st.Run != run || st.Verdict == string(search.Pass) || st.Rate <= 0 || st.Interrupted {
+			continue
+		}
+		if st.Rate <= maxPass {
+			lo = min(lo, st.Rate)
+		} else {
+			above = min(above, st.Rate)
+		}
+	}
+	switch {
+	case !math.IsInf(above, 1):
+		hi = max(hi, above)
+	case sr.FirstFail > 0:
+		hi = max(hi, sr.FirstFail)
+	case !sr.Capped:
+		hi = sr.Rate * (1 + prec) // no failing step on record: its precision
+	}
+	return lo, max(hi, maxPass)
+}
+
+// repeats notes, per metric of run (a search's confirmation), how far
+// apart the search's own steps at rate were: at a search's boundary
+// latency swings between runs of one rate (a queue builds or it does
+// not), and this is that swing measured.
+func repeats(run *Run, u *results.Unit, rate float64, tag int) {
+	var steps []*Run
+	for _, st := range u.Steps {
+		if st.Run == tag && st.Rate == rate && st.Result != nil && !st.Interrupted {
+			steps = append(steps, stepRun("", st))
+		}
+	}
+	if len(steps) < 2 {
+		return
+	}
+	for m, v := range run.vals {
+		lo, hi := math.Inf(1), 0.0
+		for _, r := range steps {
+			if x, ok := r.vals[m]; ok && x.ok {
+				lo, hi = min(lo, x.v), max(hi, x.v)
+			}
+		}
+		if lo > 0 && hi > lo {
+			v.repeat = hi / lo
+			run.vals[m] = v
 		}
 	}
 }

@@ -32,7 +32,10 @@ func fmtValue(m Metric, v float64) string {
 	case P50, P99, P999:
 		return units.Micros(int64(math.Round(v)))
 	case Errors:
-		return strings.TrimSuffix(fmt.Sprintf("%.3f", 100*v), "0") + "%"
+		if v != 0 && math.Abs(v) < 0.0001 {
+			return fmt.Sprintf("%.2g%%", 100*v)
+		}
+		return fmt.Sprintf("%.2f%%", 100*v)
 	case CPU:
 		return fmt.Sprintf("%.2f cores", v)
 	case Mem:
@@ -96,7 +99,7 @@ func (rep *Report) basisNote() string {
 		parts = append(parts, fmt.Sprintf("with fewer runs, the U test over the runs' per-second values, and a difference must also exceed the floor of ±%s: one run's seconds understate the run-to-run noise (10–20%% on a small machine), so the interval shown is narrower than the truth", pct(rep.Floor)))
 	}
 	if used[BasisValues] {
-		parts = append(parts, "a value without per-second data (a search's rate found) has no test: different only beyond its floor (the search's precision)")
+		parts = append(parts, "a search's rate found has no per-second data and no test: tied when the searches' brackets overlap (last pass to first fail, wider where a search's steps disagreed); its latency, errors, CPU and memory, taken at that boundary, are shown, not judged")
 	}
 	if len(parts) == 0 {
 		return ""
@@ -179,6 +182,9 @@ func (d Diff) words(withRow bool) string {
 	s := fmt.Sprintf("%s %s: %s → %s, ratio %s", c[0], d.Verdict, c[1], c[2], c[3])
 	if c[4] != "-" {
 		s += " (95% CI " + c[4] + ")"
+	}
+	if d.BoundLo != nil && d.BoundHi != nil {
+		s += fmt.Sprintf(" (the searches' brackets allow %.3f–%.3f)", *d.BoundLo, *d.BoundHi)
 	}
 	if withRow {
 		s = d.Row + ": " + s

@@ -9,12 +9,16 @@
 // One thread, pinned by the caller (taskset), over epoll (edge-triggered,
 // read to EAGAIN) or io_uring (one ring, multishot receive into a provided
 // buffer ring, sends that post no completion, one io_uring_enter per
-// wakeup that submits and waits).
+// wakeup that submits and waits). -io uring-link is io_uring with each
+// send linked to a single-shot receive (IOSQE_IO_LINK, the send's
+// completion skipped), as loadlab's HTTP/1.1 loops do: a receive that
+// fills its buffer (a large response) turns the socket's receive
+// multishot, and its later sends are unlinked.
 //
 // With -h2 it is the floor of a closed-loop HTTP/2 load instead (h2c, -c
 // connections x -m streams, over epoll; see h2.go), for scripts/bench-h2.sh.
 //
-// Usage: floor -io epoll|uring -c 50 -d 10s http://127.0.0.1:PORT/path
+// Usage: floor -io epoll|uring|uring-link -c 50 -d 10s http://127.0.0.1:PORT/path
 //
 //	floor -h2 -c 10 -m 10 -n 200000 -d 60s http://127.0.0.1:PORT/path
 //
@@ -42,16 +46,16 @@ import (
 )
 
 func main() {
-	io := flag.String("io", "epoll", "epoll or uring")
+	io := flag.String("io", "epoll", "epoll, uring or uring-link")
 	conns := flag.Int("c", 50, "connections")
 	dur := flag.Duration("d", 10*time.Second, "duration")
 	h2 := flag.Bool("h2", false, "HTTP/2 (h2c) instead of HTTP/1.1")
 	streams := flag.Int("m", 10, "streams in flight per connection (-h2)")
 	n := flag.Int64("n", 0, "requests, then stop (-h2; 0: until -d)")
 	flag.Parse()
-	if flag.NArg() != 1 || *conns < 1 || *dur <= 0 || (*io != "epoll" && *io != "uring") || *streams < 1 || *n < 0 ||
+	if flag.NArg() != 1 || *conns < 1 || *dur <= 0 || (*io != "epoll" && *io != "uring" && *io != "uring-link") || *streams < 1 || *n < 0 ||
 		(!*h2 && *n != 0) {
-		fmt.Fprintln(os.Stderr, "usage: floor -io epoll|uring -c N -d DURATION http://127.0.0.1:PORT/path\n"+
+		fmt.Fprintln(os.Stderr, "usage: floor -io epoll|uring|uring-link -c N -d DURATION http://127.0.0.1:PORT/path\n"+
 			"       floor -h2 [-io epoll] -c N -m STREAMS [-n REQUESTS] -d DURATION http://127.0.0.1:PORT/path")
 		os.Exit(2)
 	}
@@ -69,7 +73,7 @@ func main() {
 	if *io == "epoll" {
 		err = runEpoll(t, *conns, start.Add(*dur), &st)
 	} else {
-		err = runUring(t, *conns, start.Add(*dur), &st)
+		err = runUring(t, *conns, start.Add(*dur), *io == "uring-link", &st)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "floor:", err)
@@ -283,7 +287,7 @@ const (
 	bufSize  = 32 << 10
 )
 
-func runUring(t *target, conns int, end time.Time, st *stats) error {
+func runUring(t *target, conns int, end time.Time, link bool, st *stats) error {
 	r, err := uring.New(uint32(nextPow2(2*conns+8)), uint32(nextPow2(4*conns+64)), uring.LoopFlags)
 	if err != nil {
 		return err
@@ -296,19 +300,43 @@ func runUring(t *target, conns int, end time.Time, st *stats) error {
 	defer br.Close()
 	fds := make([]int, conns)
 	left := make([]int, conns)
+	multi := make([]bool, conns) // the socket's receive is multishot
 	for i := range fds {
 		if fds[i], err = socket(); err != nil {
 			return err
 		}
 		r.NextSQE().PrepConnect(fds[i], unsafe.Pointer(&t.sa), unix.SizeofSockaddrInet4, ud(opConnect, i))
+		multi[i] = !link
+	}
+	// once is a single-shot receive into the buffer ring (link).
+	once := func(i int, s *uring.SQE, fresh bool) {
+		s.PrepRecv(fds[i], nil, 0, ud(opRecv, i))
+		s.Flags |= uring.SqeBufferSelect
+		s.BufIndex = br.Group
+		if fresh {
+			s.Ioprio |= uring.RecvPollFirst // it follows the send: nothing came yet
+		}
 	}
 	send := func(i int) {
+		if !multi[i] && r.Free() < 2 {
+			r.Submit() // the link and its receive go in one submission
+		}
 		s := r.NextSQE()
 		s.PrepSend(fds[i], t.req, unix.MSG_WAITALL|unix.MSG_NOSIGNAL, ud(opSend, i))
 		s.Flags |= uring.SqeCQESkipSuccess
+		if !multi[i] {
+			s.Flags |= uring.SqeIOLink
+			once(i, r.NextSQE(), true)
+		}
 		left[i] = t.respLen
 	}
-	arm := func(i int) { r.NextSQE().PrepRecvMultishot(fds[i], br.Group, ud(opRecv, i)) }
+	arm := func(i int) {
+		if multi[i] {
+			r.NextSQE().PrepRecvMultishot(fds[i], br.Group, ud(opRecv, i))
+		} else {
+			once(i, r.NextSQE(), false)
+		}
+	}
 	open := conns
 	for open > 0 && time.Now().Before(end) {
 		if _, err := r.SubmitAndWait(1, int64(100*time.Millisecond)); err != nil && err != unix.EINTR {
@@ -321,18 +349,28 @@ func runUring(t *target, conns int, end time.Time, st *stats) error {
 			switch {
 			case left[i] < 0: // closed
 			case op == opConnect && c.Res == 0:
-				arm(i)
+				if !link {
+					arm(i)
+				}
 				send(i)
 			case op == opRecv && c.Res > 0:
 				id, _ := c.Buffer()
 				br.Recycle(id)
 				st.bytes += int64(c.Res)
 				left[i] -= int(c.Res)
-				if left[i] == 0 {
-					st.ok++
-					send(i)
+				wasMulti := multi[i]
+				if !wasMulti && c.Res == bufSize {
+					multi[i] = true // a large response: receive multishot from now on
 				}
-				if !c.More() {
+				switch {
+				case left[i] == 0:
+					st.ok++
+					send(i) // linked (single-shot): it arms the next receive
+					if multi[i] && !(wasMulti && c.More()) {
+						arm(i)
+					}
+				case wasMulti && c.More():
+				default:
 					arm(i)
 				}
 			case op == opRecv && c.Res == -int32(unix.ENOBUFS):
