@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
 	"golang.org/x/sys/unix"
 )
 
@@ -123,16 +124,21 @@ func TestIOAutoPerRow(t *testing.T) {
 func TestUringFailureEndsRun(t *testing.T) {
 	needUring(t)
 	srv := startServer(t, reply(okResp))
+	h2 := h2Config(testutil.StartH2Server(t, fixedBody(100), testutil.H2Options{}), "/")
 	before := openFds(t)
 	for _, call := range []string{"enter", "sqe"} {
 		for _, tc := range []struct {
 			name string
+			h2   bool
 			rate float64
 			tol  time.Duration
-		}{{"closed", 0, 0}, {"open", 2000, 0}, {"open-1ms", 2000, time.Millisecond}} {
+		}{{"closed", false, 0, 0}, {"open", false, 2000, 0}, {"open-1ms", false, 2000, time.Millisecond}, {"h2-open", true, 2000, 0}} {
 			var start atomic.Int64
 			cfg := Config{URL: srv.url("http"), Connections: 4, Duration: 5 * time.Second, Timeout: time.Second,
 				Rate: tc.rate, PacingTolerance: tc.tol, IO: IOUring}
+			if tc.h2 {
+				cfg.URL, cfg.HTTP2 = h2.URL, true
+			}
 			cfg.uringFault = func(c string) error {
 				now := time.Now().UnixNano()
 				start.CompareAndSwap(0, now)
