@@ -30,6 +30,19 @@ import (
 // buffer carries the SO_TIMESTAMPNS of its data, which doneAt uses as the
 // epoll path uses recvmsg's. At tolerance 0 the loop wakes for every
 // completion and the receive is a plain multishot RECV.
+//
+// Not done: linking each HTTP/1.1 request's send to a single-shot receive
+// of its response with the send's completion skipped (IOSQE_IO_LINK +
+// CQE_SKIP_SUCCESS; commit 6974dda, branch ulink-wip, passes IO_TESTS).
+// It saves the send's completion but arms a receive, and its poll, per
+// request where the multishot receive stays armed, and it leaves idle
+// connections unwatched (an idle close shows at the next request, as a
+// retry). bench-gen's rows, linked/multishot CPU per request, median of 10
+// alternated rounds over two passes (ranges of the per-round ratios):
+// closed-1k 1.04 (0.83-1.18; the quieter pass 1.03-1.15), rate-1k at
+// tolerance 0 0.99 (0.78-1.16), at 1 ms 1.02 (0.91-1.44), closed-1m 0.99
+// (0.83-1.13): no row gained beyond the noise. The floor agrees:
+// floor-uring-link/floor-uring 1.01 (closed-1k) and 1.00 (closed-1m).
 
 // Operations, in a completion's user data: op<<56 | gen(24 bits)<<32 | slot.
 const (

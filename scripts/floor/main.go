@@ -317,9 +317,20 @@ func runUring(t *target, conns int, end time.Time, link bool, st *stats) error {
 			s.Ioprio |= uring.RecvPollFirst // it follows the send: nothing came yet
 		}
 	}
+	arm := func(i int) {
+		if multi[i] {
+			r.NextSQE().PrepRecvMultishot(fds[i], br.Group, ud(opRecv, i))
+		} else {
+			once(i, r.NextSQE(), false)
+		}
+	}
 	send := func(i int) {
 		if !multi[i] && r.Free() < 2 {
-			r.Submit() // the link and its receive go in one submission
+			// The link and its receive must go in one submission.
+			if _, err := r.Submit(); err != nil || r.Free() < 2 {
+				multi[i] = true // no room: this socket receives multishot from now on
+				arm(i)
+			}
 		}
 		s := r.NextSQE()
 		s.PrepSend(fds[i], t.req, unix.MSG_WAITALL|unix.MSG_NOSIGNAL, ud(opSend, i))
@@ -329,13 +340,6 @@ func runUring(t *target, conns int, end time.Time, link bool, st *stats) error {
 			once(i, r.NextSQE(), true)
 		}
 		left[i] = t.respLen
-	}
-	arm := func(i int) {
-		if multi[i] {
-			r.NextSQE().PrepRecvMultishot(fds[i], br.Group, ud(opRecv, i))
-		} else {
-			once(i, r.NextSQE(), false)
-		}
 	}
 	open := conns
 	for open > 0 && time.Now().Before(end) {
