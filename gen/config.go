@@ -67,8 +67,10 @@ type Config struct {
 	PacingTolerance time.Duration
 	// IO is how the HTTP/1.1 and HTTP/2 loops drive their sockets: IOEpoll
 	// (readiness, a system call per read and write), IOUring (io_uring:
-	// completions, one io_uring_enter per wakeup) or IOAuto (io_uring where
-	// the kernel offers what the loops need, else epoll; the default). The
+	// completions, one io_uring_enter per wakeup) or IOAuto (the default:
+	// io_uring for HTTP/1.1 closed loops and paced open loops where the
+	// kernel offers what the loops need; epoll for HTTP/2, for an open loop
+	// at pacing tolerance 0, and as the fallback; see chooseIO). The
 	// result's generator.io says which ran and generator.io_note why.
 	IO           string
 	NewConn      bool         // a new connection (and TLS handshake) per request

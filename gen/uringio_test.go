@@ -32,10 +32,12 @@ func TestIOChoice(t *testing.T) {
 	for _, tc := range []struct {
 		io   string
 		rate float64
+		tol  time.Duration
 		want string
-	}{{IOEpoll, 0, "epoll"}, {IOUring, 0, "uring"}, {IOAuto, 0, "uring"}, {IOAuto, 200, "uring"}, {IOEpoll, 200, "epoll"}} {
+	}{{IOEpoll, 0, 0, "epoll"}, {IOUring, 0, 0, "uring"}, {IOAuto, 0, 0, "uring"}, {IOAuto, 200, time.Millisecond, "uring"},
+		{IOAuto, 200, 0, "epoll"}, {IOUring, 200, 0, "uring"}, {IOEpoll, 200, 0, "epoll"}} {
 		cfg := base
-		cfg.IO, cfg.Rate = tc.io, tc.rate
+		cfg.IO, cfg.Rate, cfg.PacingTolerance = tc.io, tc.rate, tc.tol
 		res := runOnTime(t, cfg)
 		if res.Generator.IO != tc.want || res.Generator.IONote == "" || res.OK == 0 || res.ErrorCount() != 0 {
 			t.Errorf("--io %s: generator.io %q (note %q), ok %d errors %v: want %s", tc.io, res.Generator.IO, res.Generator.IONote, res.OK, res.Errors, tc.want)
