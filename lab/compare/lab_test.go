@@ -22,10 +22,8 @@ scenarios:
     duration: 10s
 `
 
-// labDir writes a results directory: a search that found rate (its
-// confirmation at p50 lat µs, proxy CPU cpu), and a closed-loop unit with
-// one run per value of closed.
-func labDir(t *testing.T, rate float64, lat int64, cpu float64, closed []float64) string {
+// labTestPlan is labPlan, parsed and checked.
+func labTestPlan(t *testing.T) *plan.Plan {
 	t.Helper()
 	p, err := plan.Parse([]byte(labPlan))
 	if err != nil {
@@ -34,6 +32,26 @@ func labDir(t *testing.T, rate float64, lat int64, cpu float64, closed []float64
 	if err := p.Check(); err != nil {
 		t.Fatal(err)
 	}
+	return p
+}
+
+// writeLab writes f as a results directory and returns it.
+func writeLab(t *testing.T, f *results.File) string {
+	t.Helper()
+	dir := t.TempDir()
+	b, _ := json.Marshal(f)
+	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// labDir writes a results directory: a search that found rate (its
+// confirmation at p50 lat µs, proxy CPU cpu), and a closed-loop unit with
+// one run per value of closed.
+func labDir(t *testing.T, rate float64, lat int64, cpu float64, closed []float64) string {
+	t.Helper()
+	p := labTestPlan(t)
 	step := func(ok uint64, lat int64, phase string, rate float64, run int) *results.Step {
 		st := &results.Step{Phase: phase, Rate: rate, Run: run, Verdict: string(search.Pass), Result: mkResult(t, repeat(ok, 8), repeat(lat, 8))}
 		for i := 0; i < 8; i++ {
@@ -51,12 +69,7 @@ func labDir(t *testing.T, rate float64, lat int64, cpu float64, closed []float64
 		u.Steps = append(u.Steps, step(uint64(v), 2000, results.PhaseRun, 0, i+1))
 	}
 	f.Units = append(f.Units, u)
-	dir := t.TempDir()
-	b, _ := json.Marshal(f)
-	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeLab(t, f)
 }
 
 func TestLabDirectories(t *testing.T) {
@@ -122,13 +135,7 @@ func TestLabDirectories(t *testing.T) {
 // (phase, rate, pass, p50 µs), and the rate it found.
 func searchDir(t *testing.T, found float64, steps ...any) string {
 	t.Helper()
-	p, err := plan.Parse([]byte(labPlan))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := p.Check(); err != nil {
-		t.Fatal(err)
-	}
+	p := labTestPlan(t)
 	u := &results.Unit{ID: "keepalive-1k/nginx-stock/p256/1cpu", Scenario: "keepalive-1k", Method: plan.MethodSearch, Status: results.StatusDone,
 		Search: &search.Result{Rate: found, Confirmed: true}}
 	for i := 0; i+3 < len(steps); i += 4 {
@@ -141,12 +148,7 @@ func searchDir(t *testing.T, found float64, steps ...any) string {
 			Result: mkResult(t, repeat(uint64(rate), 6), repeat(int64(steps[i+3].(int)), 6))})
 	}
 	f := &results.File{Version: results.Version, Plan: p, Finished: true, Units: []*results.Unit{u}}
-	dir := t.TempDir()
-	b, _ := json.Marshal(f)
-	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return writeLab(t, f)
 }
 
 // Two searches of one proxy in two make lab runs (quick-2 and quick-3 of
