@@ -102,7 +102,10 @@ func TestIOAutoPerRow(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{Config{Rate: 100}, IOUring},
+		{Config{Rate: 100}, IOEpoll}, // tolerance 0: epoll cost less (bench-gen.sh)
+		{Config{Rate: 100, PacingTolerance: time.Millisecond}, IOUring},
+		{Config{Stages: []Stage{{Duration: time.Second, Rate: 100}}}, IOEpoll},
+		{Config{Rate: 100, IO: IOUring}, IOUring},
 		{Config{}, IOUring},
 		{Config{HTTP2: true, Rate: 100}, IOEpoll},
 		{Config{HTTP2: true, Rate: 100, IO: IOUring}, IOUring},
