@@ -577,9 +577,10 @@ func chooseIO(r *run) (io, note string, err error) {
 		return IOUring, "io_uring: asked for (--io uring); " + f.String(), nil
 	}
 	if cfg.HTTP2 {
-		// bench-h2.sh: io_uring cost more per request than epoll (closed
-		// uring/epoll 0.98-1.32, open loop at 1 ms 0.96-1.09; busy machine).
-		return IOEpoll, "epoll: --io auto keeps epoll for HTTP/2, where io_uring did not cost less in bench-h2.sh (--io uring to use it; " + f.String() + ")", nil
+		// bench-h2.sh, uring/epoll per round: the open loop at 1 ms 1.17
+		// 1.23 1.22 on a quiet machine (2026-12-02); the closed loop 0.94
+		// 0.89 1.00 there but 0.98-1.32 on a busy one (2026-12-01).
+		return IOEpoll, "epoll: --io auto keeps epoll for HTTP/2, where io_uring cost more in bench-h2.sh's paced open loop (uring/epoll 1.17-1.23) and its closed-loop gain did not hold from run to run (--io uring to use it; " + f.String() + ")", nil
 	}
 	if cfg.openLoop() && cfg.PacingTolerance == 0 {
 		// bench-gen.sh on a quiet machine (2026-12-02, 3 alternated

@@ -255,7 +255,7 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		res.Verdict, res.Basis = Boundary, BasisValues
 		res.BasisWords = "not judged: at the search's boundary, where a few percent of capacity decide whether a queue builds"
 		if sw := max(swing(ra, m), swing(rb, m)); sw > 1 {
-			res.BasisWords += fmt.Sprintf(" (its own steps at %s req/s differed up to %.2f×)", rateList(ratesFound(ra)[:1]), sw)
+			res.BasisWords += fmt.Sprintf(" (its own steps at the rate found differed up to %.2f×)", sw)
 		}
 		res.BasisWords += "; compare the rate found, or a fixed-rate row below it"
 		return res, true

@@ -109,20 +109,26 @@ func RemoveLeftovers(cgroups bool) ([]string, error) {
 // without cgroups, where nothing else finds what the program forked (a
 // program the lab starts leads its own process group, lab/proc).
 func (e *Session) track(pgid int) {
-	e.mu.Lock()
-	r := e.reaper
-	e.mu.Unlock()
-	if r != nil && e.cg == nil {
+	if r := e.groupReaper(); r != nil {
 		r.Track(pgid)
 	}
 }
 
 // untrack undoes track once the group is stopped.
 func (e *Session) untrack(pgid int) {
+	if r := e.groupReaper(); r != nil {
+		r.Untrack(pgid)
+	}
+}
+
+// groupReaper is the reaper that tracks process groups: nil with cgroups
+// (they find the processes) or without a reaper.
+func (e *Session) groupReaper() *cleanup.Reaper {
 	e.mu.Lock()
 	r := e.reaper
 	e.mu.Unlock()
-	if r != nil && e.cg == nil {
-		r.Untrack(pgid)
+	if e.cg != nil {
+		return nil
 	}
+	return r
 }
