@@ -124,6 +124,9 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	res.Stages = stagesInfo(cfg.Stages)
 	res.Targets = targetResults(cfg, o.recs)
 	g.verdict(o.shares, res)
+	if g.lagFired != nil && !interrupted {
+		g.noteWakeFloor(probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
+	}
 	res.Generator = g
 	res.AchievedRate = round3(float64(total.okInWindow) / window)
 	res.ThroughputGbps = round3(float64(total.bytesInWindow) * 8 / window / 1e9)

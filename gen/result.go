@@ -89,9 +89,14 @@ type Generator struct {
 	// LagCaveats: send lag material only above the judged quantiles
 	// (p99.9): the latency there includes the generator's lateness, the
 	// quantiles a row reports do not (verdict.go).
-	LagCaveats []LagCaveat    `json:"lag_caveats,omitempty"`
+	LagCaveats []LagCaveat `json:"lag_caveats,omitempty"`
+	// WakeFloor: when the lag rule fired, how late bare sleeps on the
+	// run's CPUs came back just after the run, and whether that explains
+	// the lag (wakefloor.go). Merged results keep it per shard.
+	WakeFloor  *WakeFloor     `json:"wake_floor,omitempty"`
 	lagSamples int64          // wakeups the lag was sampled on (for the verdict)
 	lagHist    *hdr.Histogram // their distribution (for the verdict)
+	lagFired   *lagQuantile   // the quantile the lag rule judged material (nil: none)
 	Reason     string         `json:"reason"`
 	Notes      []string       `json:"notes,omitempty"`
 }

@@ -33,6 +33,10 @@ import (
 // Lag that is material only above p99 (p99.9) does not change the numbers
 // a row shows: it is a caveat on that quantile (LagCaveats), not a
 // bottleneck.
+//
+// When the lag rule fires, the run measures how late this machine wakes a
+// bare sleeping thread (wakefloor.go) and the reason says whether that
+// explains the lag: the host's lateness, or the generator's own.
 const (
 	BusyLimit  = 0.90
 	LagFloorUs = 1000
@@ -61,6 +65,7 @@ type lagQuantile struct {
 	name     string
 	tail     float64 // fraction of samples beyond the quantile
 	lag, lat int64
+	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
 }
 
 // lagMaterial reports whether lag beyond the tolerance is a material part
@@ -77,6 +82,7 @@ func (g *Generator) lagMaterial(q lagQuantile) (bool, int64) {
 // per CPU for HTTP/3) and, in open loop, the lag against the latency.
 func (g *Generator) verdict(shares []cpuShare, res *Result) {
 	var reasons []string
+	g.lagFired = nil
 	perCPU := res.Protocol == "h3"
 	for i, s := range shares {
 		busy, starved, idle := s.split()
@@ -104,18 +110,18 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 		if g.lagHist != nil {
 			lagP95 = g.lagHist.ValueAtQuantile(95)
 		}
-		qs := []lagQuantile{{"p50", 0.5, g.LagP50us, lat.P50}}
+		qs := []lagQuantile{{name: "p50", tail: 0.5, lag: g.LagP50us, lat: lat.P50}}
 		if lagP95 >= 0 {
-			qs = append(qs, lagQuantile{"p95", 0.05, lagP95, lat.P95})
+			qs = append(qs, lagQuantile{name: "p95", tail: 0.05, lag: lagP95, lat: lat.P95})
 		}
-		qs = append(qs, lagQuantile{"p99", 0.01, g.LagP99us, lat.P99})
+		qs = append(qs, lagQuantile{name: "p99", tail: 0.01, lag: g.LagP99us, lat: lat.P99})
 		if n := float64(g.lagSamples); n*0.01 < LagTailSamples && n >= 2*LagTailSamples && g.lagHist != nil && res.CorrectedHist != nil {
 			// Too few wakeups to judge p99 (a long pacing tick, a short
 			// run): judge the highest quantile that still has
 			// LagTailSamples beyond it.
 			tail := LagTailSamples / n
 			p := 100 * (1 - tail)
-			qs = append(qs, lagQuantile{fmt.Sprintf("p%.3g", p), tail, g.lagHist.ValueAtQuantile(p), res.CorrectedHist.ValueAtQuantile(p)})
+			qs = append(qs, lagQuantile{name: fmt.Sprintf("p%.3g", p), tail: tail, lag: g.lagHist.ValueAtQuantile(p), lat: res.CorrectedHist.ValueAtQuantile(p)})
 		}
 		judged := false
 		for _, q := range qs {
@@ -129,12 +135,14 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 			}
 			reasons = append(reasons, fmt.Sprintf("send lag %s %s%s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
 				q.name, fmtUs(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
+			q.beyond = beyond
+			g.lagFired = &q
 			judged = true
 			break
 		}
 		if !judged {
 			// Above the judged quantiles: a caveat on that quantile.
-			q := lagQuantile{"p99.9", 0.001, g.LagP999us, lat.P999}
+			q := lagQuantile{name: "p99.9", tail: 0.001, lag: g.LagP999us, lat: lat.P999}
 			if ok, beyond := g.lagMaterial(q); ok {
 				g.LagCaveats = append(g.LagCaveats, LagCaveat{Quantile: q.name, LagUs: beyond, LatencyUs: q.lat, Share: round3(float64(beyond) / float64(max(q.lat, 1)))})
 			}

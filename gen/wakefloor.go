@@ -1,0 +1,134 @@
+package gen
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/pin"
+)
+
+// The machine's wake floor.
+//
+// A loop that sleeps until a request's intended time can send it no earlier
+// than the kernel wakes the loop's thread. On a quiet host that takes tens
+// of microseconds; on a busy hypervisor a sleeping vCPU can take
+// milliseconds to run again, and then every sleeping program on the
+// machine wakes late, loadlab or not. When the lag rule fires, the run
+// measures that floor right after it ends: bare sleeps of WakeProbeSleep
+// on each of the run's CPUs, on threads pinned there with the loops' timer
+// slack, nothing else. The reason then says whether the machine's own
+// lateness explains the generator's: the numbers are inflated by the lag
+// either way (the run stays a bottleneck), but the remedy differs.
+
+// WakeProbeSleep is each probe sleep; WakeProbeSleeps the sleeps per CPU.
+const (
+	WakeProbeSleep  = time.Millisecond
+	WakeProbeSleeps = 250
+	// WakeFloorShare is the share of the generator's lag at the judged
+	// quantile the machine's own lateness must reach to explain it: the
+	// loops' wakeups take a hop or two more than a bare sleep (the
+	// HTTP/3 loop's netpoller, a worker), each as late on a late host.
+	WakeFloorShare = 0.5
+)
+
+// WakeFloor is how late bare sleeps on the run's CPUs came back, measured
+// just after a run whose send lag the self-check judged material.
+type WakeFloor struct {
+	CPUs    []int `json:"cpus"`
+	Sleeps  int64 `json:"sleeps"`   // in all, WakeProbeSleeps per CPU
+	SleepUs int64 `json:"sleep_us"` // each
+	P50us   int64 `json:"p50_us"`   // overshoot beyond the sleep asked for
+	P95us   int64 `json:"p95_us"`
+	P99us   int64 `json:"p99_us"`
+	Maxus   int64 `json:"max_us"`
+	// Quantile is the lag quantile the verdict judged, AtQuantileUs the
+	// floor there, LagUs the generator's lag there (beyond the pacing
+	// tolerance).
+	Quantile     string `json:"quantile"`
+	AtQuantileUs int64  `json:"at_quantile_us"`
+	LagUs        int64  `json:"lag_us"`
+	// Explains: the machine's own lateness is at least WakeFloorShare of
+	// the generator's lag at that quantile.
+	Explains bool `json:"explains"`
+	hist     *hdr.Histogram
+}
+
+// probeWakeFloor sleeps n times for d on each CPU of cpus at once, each on
+// a thread of its own pinned there (a CPU it may not pin to is probed
+// unpinned), and returns the overshoot's distribution. It takes about
+// n x d.
+func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
+	h := hdr.New(1, 10_000_000, 3)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	targets := cpus
+	if len(targets) == 0 {
+		targets = []int{-1}
+	}
+	for _, cpu := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Locked and never unlocked: the runtime discards the pinned
+			// thread when this goroutine ends.
+			runtime.LockOSThread()
+			if cpu >= 0 {
+				pin.PinThread(cpu) //nolint:errcheck // probed unpinned if the CPU is not ours to pin
+			}
+			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (epoll.go); the default 50 µs otherwise
+			over := make([]int64, 0, n)
+			for range n {
+				ts := unix.NsecToTimespec(int64(d))
+				t0 := time.Now()
+				for unix.Nanosleep(&ts, &ts) == unix.EINTR {
+				}
+				over = append(over, max(int64(time.Since(t0)-d)/1000, 0))
+			}
+			mu.Lock()
+			for _, v := range over {
+				h.RecordValue(v) //nolint:errcheck // capped at 10 s
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	return &WakeFloor{
+		CPUs: append([]int(nil), cpus...), Sleeps: h.TotalCount(), SleepUs: d.Microseconds(),
+		P50us: h.ValueAtQuantile(50), P95us: h.ValueAtQuantile(95), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
+		hist: h,
+	}
+}
+
+// noteWakeFloor judges f against the lag quantile the verdict found
+// material (g.lagFired) and says so in the reason.
+func (g *Generator) noteWakeFloor(f *WakeFloor) {
+	q := g.lagFired
+	if q == nil || f == nil || f.hist == nil {
+		return
+	}
+	f.Quantile, f.LagUs = q.name, q.beyond
+	f.AtQuantileUs = f.hist.ValueAtQuantile(100 * (1 - q.tail))
+	f.Explains = float64(f.AtQuantileUs) >= WakeFloorShare*float64(q.beyond)
+	g.WakeFloor = f
+	probe := fmt.Sprintf("bare %s sleeps on CPUs %s just after the run overshot p50 %s, p95 %s, p99 %s (%d sleeps), %s at %s",
+		fmtUs(f.SleepUs), cpuList(f.CPUs), fmtUs(f.P50us), fmtUs(f.P95us), fmtUs(f.P99us), f.Sleeps, fmtUs(f.AtQuantileUs), q.name)
+	if f.Explains {
+		g.Reason += fmt.Sprintf("; this machine wakes sleeping threads late itself: %s, %.0f%% of the generator's lag there: the host (a busy hypervisor, the kernel's timers), not loadlab's loops, made most of that lateness; a quieter or dedicated machine measures lower",
+			probe, 100*float64(f.AtQuantileUs)/float64(max(q.beyond, 1)))
+		return
+	}
+	g.Reason += fmt.Sprintf("; the machine itself wakes on time (%s): the lateness is the generator's own: give it more CPUs or lower the load", probe)
+}
+
+// cpuList prints CPUs as a cpuset list ("0-1").
+func cpuList(cpus []int) string {
+	if len(cpus) == 0 {
+		return "(any)"
+	}
+	return pin.NewCPUSet(cpus...).String()
+}
