@@ -10,14 +10,16 @@ import (
 )
 
 func newLabCleanupCmd() *cobra.Command {
-	return &cobra.Command{
+	var dryRun bool
+	c := &cobra.Command{
 		Use:   "cleanup",
 		Short: "Remove what lab runs that died without cleaning up left: processes, cgroups, network namespaces",
 		Long: `Remove what lab runs (lab run, lab check) left when they died without
 cleaning up: processes still in their cgroups (a proxy's workers), the
 cgroup run directories loadlab-<pid>, and the network namespaces, bridges
 and veths named ll<pid>-... Only runs whose process is gone are touched;
-a run still going is left alone. It prints what it removed.
+a run still going is left alone. It prints what it removed; with
+--dry-run it prints what it would remove and removes nothing.
 
 A run normally leaves nothing: it cleans up on exit and on Ctrl-C, and if it
 is killed (kill -9, the OOM killer) its reaper process removes the same
@@ -38,9 +40,13 @@ ip netns list | grep '^ll'; ip -br link | grep '^ll'.`,
 				cg = false
 				fmt.Fprintf(out, "no cgroups here (%v): namespaces only\n", err)
 			}
-			removed, err := session.RemoveLeftovers(cg)
+			find, verb := session.RemoveLeftovers, "removed"
+			if dryRun {
+				find, verb = session.FindLeftovers, "would remove"
+			}
+			removed, err := find(cg)
 			for _, r := range removed {
-				fmt.Fprintf(out, "removed %s\n", r)
+				fmt.Fprintf(out, "%s %s\n", verb, r)
 			}
 			if len(removed) == 0 && err == nil {
 				fmt.Fprintln(out, "nothing left by dead lab runs")
@@ -51,4 +57,6 @@ ip netns list | grep '^ll'; ip -br link | grep '^ll'.`,
 			return nil
 		},
 	}
+	c.Flags().BoolVar(&dryRun, "dry-run", false, "list what dead lab runs left, remove nothing")
+	return c
 }

@@ -374,7 +374,20 @@ func TestLabCleanupAfterRunAndReaperKilled(t *testing.T) {
 	if left == "" {
 		t.Fatalf("with the reaper killed too, nothing was left: the test proves nothing\n%s", progress.text())
 	}
-	code, stdout, stderr := runCLI(t, "lab", "cleanup")
+	// --dry-run lists them and leaves them, workers included.
+	code, stdout, stderr := runCLI(t, "lab", "cleanup", "--dry-run")
+	if code != 0 || !strings.Contains(stdout, "would remove ll"+strconv.Itoa(pid)+"-") || strings.Contains(stdout, "removed ") {
+		t.Fatalf("lab cleanup --dry-run: exit %d: %s %s", code, stdout, stderr)
+	}
+	if still := labLeftovers(t, pid); still != left {
+		t.Fatalf("lab cleanup --dry-run removed something: before %s, after %s", left, still)
+	}
+	for _, w := range workers {
+		if !pidstate.Alive(w) {
+			t.Fatalf("nginx worker %d killed by lab cleanup --dry-run", w)
+		}
+	}
+	code, stdout, stderr = runCLI(t, "lab", "cleanup")
 	if code != 0 {
 		t.Fatalf("lab cleanup: exit %d: %s %s", code, stdout, stderr)
 	}

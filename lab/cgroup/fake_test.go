@@ -7,6 +7,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/pidstate"
 )
 
 func TestFakeV1CreateJoinStatsRemove(t *testing.T) {
@@ -283,6 +285,21 @@ func TestFakeRemoveStale(t *testing.T) {
 	liveRun := mk(runDirName(alive.pid()))
 	ours := mk(runDirName(os.Getpid()))
 	unrelated := mk("loadlab-x")
+
+	// Listed first (lab cleanup --dry-run): the same two, nothing removed,
+	// the orphan still running.
+	found, err := scanStale(Options{Root: k.root}, k.ops(), false)
+	if err != nil || len(found) != 2 || found[0] != staleRun && found[1] != staleRun {
+		t.Errorf("found %v (%v), want the stale run dir and self leaf", found, err)
+	}
+	for _, d := range []string{staleRun, staleGroup, staleSelf} {
+		if !exists(d) {
+			t.Errorf("%s removed by the listing", d)
+		}
+	}
+	if !pidstate.Alive(orphan.pid()) {
+		t.Error("the listing killed the orphan")
+	}
 
 	removed, err := removeStale(Options{Root: k.root}, k.ops())
 	if err != nil {

@@ -25,7 +25,13 @@ func RemoveStale(root string) ([]string, error) {
 // RemoveStaleWith is RemoveStale with all options.
 func RemoveStaleWith(o Options) ([]string, error) { return removeStale(o, hostOps) }
 
-func removeStale(o Options, ops fsOps) ([]string, error) {
+// FindStale lists what RemoveStale would remove, and removes nothing.
+func FindStale(root string) ([]string, error) { return scanStale(Options{Root: root}, hostOps, false) }
+
+func removeStale(o Options, ops fsOps) ([]string, error) { return scanStale(o, ops, true) }
+
+// scanStale finds the stale run directories and, with remove, removes them.
+func scanStale(o Options, ops fsOps, remove bool) ([]string, error) {
 	m, err := resolve(o, ops)
 	if err != nil {
 		return nil, err
@@ -54,9 +60,11 @@ func removeStale(o Options, ops fsOps) ([]string, error) {
 				// the leaf is empty once it exits, and goes next time.
 				continue
 			}
-			if err := removeTree(ops, dir); err != nil {
-				errs = append(errs, err)
-				continue
+			if remove {
+				if err := removeTree(ops, dir); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 			}
 			removed = append(removed, dir)
 		}

@@ -14,17 +14,27 @@ import (
 // Cgroups go first, so proxies orphaned inside a stale namespace die before
 // it is unpinned. It returns what it removed.
 func RemoveLeftovers(cgroups bool, netPrefix string) ([]string, error) {
-	var removed []string
+	return leftovers(cgroups, netPrefix, cgroup.RemoveStale, netns.RemoveStale)
+}
+
+// FindLeftovers lists what RemoveLeftovers would remove, in its order, and
+// removes nothing (a process still inside a stale cgroup is left running).
+func FindLeftovers(cgroups bool, netPrefix string) ([]string, error) {
+	return leftovers(cgroups, netPrefix, cgroup.FindStale, netns.FindStale)
+}
+
+func leftovers(cgroups bool, netPrefix string, cg, net func(string) ([]string, error)) ([]string, error) {
+	var found []string
 	var errs []error
 	if cgroups {
-		r, err := cgroup.RemoveStale("")
-		removed = append(removed, r...)
+		r, err := cg("")
+		found = append(found, r...)
 		errs = append(errs, err)
 	}
 	if netPrefix != "" {
-		r, err := netns.RemoveStale(netPrefix)
-		removed = append(removed, r...)
+		r, err := net(netPrefix)
+		found = append(found, r...)
 		errs = append(errs, err)
 	}
-	return removed, errors.Join(errs...)
+	return found, errors.Join(errs...)
 }

@@ -227,6 +227,16 @@ func TestRemoveStale(t *testing.T) {
 		_ = delLink(br.Name)
 		_ = delLink(veth.Name)
 	})
+	found, err := FindStale("ll")
+	if got := strings.Join(found, " "); err != nil || got != strings.Join(leftovers, " ") {
+		t.Errorf("found %q (%v), want %q", got, err, strings.Join(leftovers, " "))
+	}
+	listed := ipOutput(t, "netns", "list") + ipOutput(t, "link")
+	for _, n := range leftovers {
+		if !strings.Contains(listed, n) {
+			t.Errorf("%s deleted by the listing", n)
+		}
+	}
 	removed, err := RemoveStale("ll")
 	if err != nil {
 		t.Fatal(err)

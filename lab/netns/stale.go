@@ -13,7 +13,14 @@ import (
 // RemoveStale deletes the namespaces (under /var/run/netns), bridges and
 // veths named with prefix whose creator pid no longer exists, and returns
 // their names. Our own and other live runs' objects are left alone.
-func RemoveStale(prefix string) ([]string, error) {
+func RemoveStale(prefix string) ([]string, error) { return scanStale(prefix, true) }
+
+// FindStale lists what RemoveStale would delete, in its order, and deletes
+// nothing.
+func FindStale(prefix string) ([]string, error) { return scanStale(prefix, false) }
+
+// scanStale finds the stale objects and, with remove, deletes them.
+func scanStale(prefix string, remove bool) ([]string, error) {
 	if !prefixRe.MatchString(prefix) {
 		return nil, errors.New("bad lab prefix " + strconv.Quote(prefix) + ": use 1-3 lowercase letters")
 	}
@@ -28,9 +35,11 @@ func RemoveStale(prefix string) ([]string, error) {
 	}
 	for _, e := range ents {
 		if stale(nsRe, e.Name()) {
-			if err := deleteNamed(e.Name()); err != nil {
-				errs = append(errs, err)
-				continue
+			if remove {
+				if err := deleteNamed(e.Name()); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 			}
 			removed = append(removed, e.Name())
 		}
@@ -46,9 +55,11 @@ func RemoveStale(prefix string) ([]string, error) {
 			if _, isBr := link.(*netlink.Bridge); isBr != bridges || !stale(linkRe, name) {
 				continue
 			}
-			if err := delLink(name); err != nil {
-				errs = append(errs, err)
-				continue
+			if remove {
+				if err := delLink(name); err != nil {
+					errs = append(errs, err)
+					continue
+				}
 			}
 			removed = append(removed, name)
 		}

@@ -105,6 +105,12 @@ func RemoveLeftovers(cgroups bool) ([]string, error) {
 	return cleanup.RemoveLeftovers(cgroups, netPrefix)
 }
 
+// FindLeftovers lists what RemoveLeftovers would remove, and removes
+// nothing (`loadlab lab cleanup --dry-run`).
+func FindLeftovers(cgroups bool) ([]string, error) {
+	return cleanup.FindLeftovers(cgroups, netPrefix)
+}
+
 // track asks the reaper to kill pgid's process group if loadlab dies: only
 // without cgroups, where nothing else finds what the program forked (a
 // program the lab starts leads its own process group, lab/proc).
