@@ -539,8 +539,8 @@ func TestWakeFloorJudged(t *testing.T) {
 	}{
 		{late: 1_200, explain: true, words: "this machine wakes sleeping threads late itself"},
 		{late: 900, explain: true, words: "not loadlab's loops"}, // 900 of 1.8 ms: half
-		{late: 800, explain: false, words: "the machine itself wakes on time"},
-		{late: 100, explain: false, words: "the lateness is the generator's own"},
+		{late: 800, explain: false, words: "the machine itself woke on time just after the run"},
+		{late: 100, explain: false, words: "the lateness was the generator's own"},
 	} {
 		g := Generator{LagP99us: 1_800, lagSamples: 5000}
 		g.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 4_000}})

@@ -23,7 +23,11 @@ import (
 // on each of the run's CPUs, on threads pinned there with the loops' timer
 // slack, nothing else. The reason then says whether the machine's own
 // lateness explains the generator's: the numbers are inflated by the lag
-// either way (the run stays a bottleneck), but the remedy differs.
+// either way (the run stays a bottleneck), but the remedy differs. The
+// probe follows the run: a host whose lateness comes in bursts (this
+// kind of VM: a bare sleep's p95 overshoot moved between 0.15 and 1.7 ms
+// from one minute to the next) may have been quiet by then, so a floor
+// that does not explain the lag says so with that caveat.
 
 // WakeProbeSleep is each probe sleep; WakeProbeSleeps the sleeps per CPU.
 const (
@@ -115,14 +119,14 @@ func (g *Generator) noteWakeFloor(f *WakeFloor) {
 	f.AtQuantileUs = f.hist.ValueAtQuantile(100 * (1 - q.tail))
 	f.Explains = float64(f.AtQuantileUs) >= WakeFloorShare*float64(q.beyond)
 	g.WakeFloor = f
-	probe := fmt.Sprintf("bare %s sleeps on CPUs %s just after the run overshot p50 %s, p95 %s, p99 %s (%d sleeps), %s at %s",
+	probe := fmt.Sprintf("bare %s sleeps on CPUs %s overshot p50 %s, p95 %s, p99 %s (%d sleeps), %s at %s",
 		fmtUs(f.SleepUs), cpuList(f.CPUs), fmtUs(f.P50us), fmtUs(f.P95us), fmtUs(f.P99us), f.Sleeps, fmtUs(f.AtQuantileUs), q.name)
 	if f.Explains {
-		g.Reason += fmt.Sprintf("; this machine wakes sleeping threads late itself: %s, %.0f%% of the generator's lag there: the host (a busy hypervisor, the kernel's timers), not loadlab's loops, made most of that lateness; a quieter or dedicated machine measures lower",
+		g.Reason += fmt.Sprintf("; this machine wakes sleeping threads late itself: just after the run, %s, %.0f%% of the generator's lag there: the host (a busy hypervisor, the kernel's timers), not loadlab's loops, made most of that lateness; a quieter or dedicated machine measures lower",
 			probe, 100*float64(f.AtQuantileUs)/float64(max(q.beyond, 1)))
 		return
 	}
-	g.Reason += fmt.Sprintf("; the machine itself wakes on time (%s): the lateness is the generator's own: give it more CPUs or lower the load", probe)
+	g.Reason += fmt.Sprintf("; the machine itself woke on time just after the run (%s): the lateness was the generator's own (give it more CPUs or lower the load), or the host's in a burst that had passed (run again and compare)", probe)
 }
 
 // cpuList prints CPUs as a cpuset list ("0-1").
