@@ -67,7 +67,7 @@ type WakeFloor struct {
 // unpinned), and returns the overshoot's distribution. It takes about
 // n x d.
 func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
-	h := hdr.New(1, 10_000_000, 3)
+	h := newHist()
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	targets := cpus
@@ -95,7 +95,7 @@ func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
 			}
 			mu.Lock()
 			for _, v := range over {
-				h.RecordValue(v) //nolint:errcheck // capped at 10 s
+				record(h, v)
 			}
 			mu.Unlock()
 		}()
