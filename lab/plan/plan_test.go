@@ -244,11 +244,11 @@ func TestScale(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	p, _ := Load("quick")
 	ka := p.Scenarios[0].Estimate()
-	// probes 4000..32000 (4), bisect to 15% (3), 1 confirmation
-	if ka.Steps != 8 {
+	// probes 4000..128000 (6), bisect to 15% (3), 1 confirmation
+	if ka.Steps != 10 {
 		t.Fatalf("keepalive steps %d", ka.Steps)
 	}
-	want := 7*3*time.Second + 3*time.Second + 2*5*time.Second
+	want := 9*3*time.Second + 3*time.Second + 2*5*time.Second
 	if ka.Time != want || ka.Cooldowns != 2*5*time.Second {
 		t.Fatalf("keepalive time %v (cool-downs %v), want %v", ka.Time, ka.Cooldowns, want)
 	}

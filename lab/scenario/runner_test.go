@@ -411,8 +411,10 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	// make lab: at most 15 minutes on 2 cores, installs (about 3.5
 	// minutes on a fresh machine) included. The estimate is an upper
 	// bound: it counts every probe up to the search's max (10m47s
-	// estimated for the 11m43s make lab of issue 20, installs included).
-	if b.Time > 11*time.Minute+30*time.Second || b.Time < 5*time.Minute {
+	// estimated for the 11m43s make lab of issue 20, installs included;
+	// 11m56s since keepalive-1k's max went above the generator's ceiling,
+	// two probes more per search that gets past 32,000 req/s).
+	if b.Time > 12*time.Minute+15*time.Second || b.Time < 5*time.Minute {
 		t.Fatalf("quick plan budget %s", FormatDuration(b.Time))
 	}
 	t.Logf("quick: %s", b)
