@@ -23,7 +23,7 @@ type Estimate struct {
 func (s *Scenario) Estimate() Estimate {
 	switch s.Method {
 	case MethodFixed:
-		n := len(s.Rates) * s.Runs
+		n := max(len(s.Rates), 1) * s.Runs // rate_from: one rate
 		return Estimate{Steps: n, Time: time.Duration(n) * s.Duration.D()}
 	case MethodClosed:
 		return Estimate{Steps: s.Runs, Time: time.Duration(s.Runs) * s.Duration.D()}

@@ -53,9 +53,20 @@ func (p *Plan) Narrow(sel Selection) error {
 				return fields.Errorf("{Selection.Scenarios}: %s is not in plan %s (it has %s)", name, p.Name, strings.Join(p.ScenarioNames(), ", "))
 			}
 		}
-		p.Scenarios = slices.DeleteFunc(p.Scenarios, func(s Scenario) bool {
-			return !slices.Contains(sel.Scenarios, s.Name) && !slices.Contains(sel.Scenarios, s.Kind)
-		})
+		keep := map[string]bool{}
+		for _, s := range p.Scenarios {
+			if slices.Contains(sel.Scenarios, s.Name) || slices.Contains(sel.Scenarios, s.Kind) {
+				keep[s.label()] = true
+			}
+		}
+		// A scenario whose rate comes from another's search keeps that one.
+		for _, s := range p.Scenarios {
+			if rf := s.RateFrom; keep[s.label()] && rf != nil && !keep[rf.Scenario] {
+				keep[rf.Scenario] = true
+				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s kept: %s's rate comes from its search (rate_from)", rf.Scenario, s.label()))
+			}
+		}
+		p.Scenarios = slices.DeleteFunc(p.Scenarios, func(s Scenario) bool { return !keep[s.label()] })
 	}
 	if len(sel.Keys) > 0 {
 		used := p.usedKeys()

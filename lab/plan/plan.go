@@ -113,6 +113,11 @@ type Scenario struct {
 	Warmup      Duration          `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
 	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
 	Rates       []float64         `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
+	// RateFrom, for method fixed instead of rates, derives the one offered
+	// rate in the run: Share of the rate the same profile and key
+	// sustained in the named search scenario of this plan (which must run
+	// first). A quota then meets a load near the proxy's own capacity.
+	RateFrom *RateFrom `yaml:"rate_from,omitempty" json:"rate_from,omitempty"`
 	// PacingTolerance is the generator's pacing tolerance for the
 	// scenario's open-loop steps (gen --pacing-tolerance): unset, 1 ms for
 	// searches (their thresholds are hundreds of ms, and batched sends cost
@@ -122,6 +127,13 @@ type Scenario struct {
 	SearchOver      yaml.Node `yaml:"search,omitempty" json:"-"` // overrides of the plan's search fields
 	PassOver        yaml.Node `yaml:"pass,omitempty" json:"-"`   // overrides of the plan's pass fields
 	Eff             Effective `yaml:"-" json:"effective"`        // filled by Resolve
+}
+
+// RateFrom derives a fixed-rate scenario's rate from a search of the run
+// (Scenario.RateFrom).
+type RateFrom struct {
+	Scenario string  `yaml:"scenario" json:"scenario"` // a search scenario of the plan
+	Share    float64 `yaml:"share" json:"share"`       // of its rate found, in (0, 1]
 }
 
 // Effective are a scenario's search and pass settings after Resolve.

@@ -92,7 +92,7 @@ func (s *Scenario) resolve(p *Plan) error {
 			s.Duration = Duration(20 * time.Second)
 		}
 	}
-	if s.Method == MethodFixed && len(s.Rates) == 0 {
+	if s.Method == MethodFixed && len(s.Rates) == 0 && s.RateFrom == nil {
 		s.Rates = append([]float64(nil), d.Rates...)
 	}
 	if len(s.Keys) == 0 {

@@ -118,6 +118,20 @@ func (p *Plan) validate() error {
 				return fmt.Errorf("scenarios[%d]: name %q is used twice: give one a different name", i, s.Name)
 			}
 		}
+		if rf := s.RateFrom; rf != nil {
+			j := slices.IndexFunc(p.Scenarios[:i], func(o Scenario) bool { return o.Name == rf.Scenario })
+			if j < 0 || p.Scenarios[j].Method != MethodSearch {
+				return fmt.Errorf("scenarios[%d] (%s): rate_from: %q is not a search scenario listed before it", i, s.label(), rf.Scenario)
+			}
+			if s.Keys[0] != p.Scenarios[j].Keys[0] {
+				return fmt.Errorf("scenarios[%d] (%s): rate_from: %s searches with key %s, this scenario uses %s: give both the same keys", i, s.label(), rf.Scenario, p.Scenarios[j].Keys[0], s.Keys[0])
+			}
+			for _, name := range p.Profiles {
+				if s.RunsOn(name) && !p.Scenarios[j].RunsOn(name) {
+					return fmt.Errorf("scenarios[%d] (%s): rate_from: %s does not run on %s: add it to %s's profiles", i, s.label(), rf.Scenario, name, rf.Scenario)
+				}
+			}
+		}
 	}
 	return p.validateSeeds()
 }
@@ -251,8 +265,18 @@ func (s *Scenario) validate() error {
 			return fmt.Errorf("rates: %g is not a rate: use req/s > 0 and <= %g", r, maxRate)
 		}
 	}
-	if s.Method == MethodFixed && len(s.Rates) == 0 {
-		return fmt.Errorf("method fixed needs rates, e.g. rates: [1500, 5000]")
+	if rf := s.RateFrom; rf != nil {
+		switch {
+		case s.Method != MethodFixed:
+			return fmt.Errorf("rate_from only applies to method fixed (this scenario is %s)", s.Method)
+		case len(s.Rates) > 0:
+			return fmt.Errorf("rate_from replaces rates: give one of them")
+		case bad(rf.Share) || rf.Share <= 0 || rf.Share > 1:
+			return fmt.Errorf("rate_from: share must be in (0, 1] (got %g), e.g. 0.9 for 90%% of the rate found", rf.Share)
+		}
+	}
+	if s.Method == MethodFixed && len(s.Rates) == 0 && s.RateFrom == nil {
+		return fmt.Errorf("method fixed needs rates, e.g. rates: [1500, 5000], or rate_from")
 	}
 	if s.Method != MethodFixed && len(s.Rates) > 0 {
 		return fmt.Errorf("rates only apply to method fixed (this scenario is %s)", s.Method)

@@ -401,9 +401,18 @@ func quotaFindings(f *results.File) []string {
 				moved = append(moved, "changed the thread count")
 			}
 		}
-		if len(moved) > 0 {
+		switch {
+		case qp.NrPeriods > 0 && qp.NrThrottled == 0:
+			// Unthrottled, the quota did not act: a difference is the
+			// shared CPUs' (the proxy runs beside the generator and the
+			// backend there) or the run's noise.
+			s += fmt.Sprintf(": the quota never throttled it (0 of %s periods), so at this rate it did not act", fmtInt(int64(qp.NrPeriods)))
+			if tail {
+				s += fmt.Sprintf("; the p99's %.1f× is the CPUs it shares with the generator and the backend, or noise, not the quota", math.Max(float64(q99), float64(c99))/math.Min(float64(q99), float64(c99)))
+			}
+		case len(moved) > 0:
 			s += ": the quota " + strings.Join(moved, " and ")
-		} else {
+		default:
 			s += ": at this rate the quota moved neither the tail nor the worker count"
 		}
 		if missed := missedRate(p.qs, p.cs); missed != "" {

@@ -110,6 +110,15 @@ const (
 	StatusError       = "error"
 )
 
+// RateFrom is a fixed-rate unit's rate derived from a search of the run:
+// Rate = Share x Found, Found being the rate Unit's search sustained.
+type RateFrom struct {
+	Unit  string  `json:"unit"`  // ID of the search unit
+	Found float64 `json:"found"` // its rate found, req/s
+	Share float64 `json:"share"`
+	Rate  float64 `json:"rate"` // the rate offered here, req/s
+}
+
 // Unit is one scenario against one proxy profile with one key type on one
 // layout.
 type Unit struct {
@@ -131,7 +140,10 @@ type Unit struct {
 	SearchRun int              `json:"search_run,omitempty"` // which of Searches is Search (1-based)
 	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
 	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
-	Steps     []*Step          `json:"steps"`
+	// RateFrom, for a fixed-rate scenario with rate_from, is where its
+	// rate came from in this run.
+	RateFrom *RateFrom `json:"rate_from,omitempty"`
+	Steps    []*Step   `json:"steps"`
 	// LimitedBy is the part that limited the unit's reported step: for a
 	// search the first failed step above the rate found (else the step its
 	// row shows); fixed and closed rows read their own step's.

@@ -5,6 +5,9 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/loadlab/loadlab/lab/backend"
@@ -122,7 +125,15 @@ func (u *unitRun) body(ctx context.Context) error {
 		}
 		return u.r.Store.Update(func(*results.File) { u.limitSearch(atCeiling, cfg.Max) })
 	case plan.MethodFixed:
-		for _, rate := range s.Rates {
+		rates := s.Rates
+		if s.RateFrom != nil {
+			rf, err := u.rateFrom(s.RateFrom)
+			if err != nil {
+				return err
+			}
+			rates = []float64{rf.Rate}
+		}
+		for _, rate := range rates {
 			if err := u.runs(ctx, rate); err != nil {
 				return err
 			}
@@ -271,4 +282,41 @@ func verifyDigest(s *plan.Scenario, prof proxy.Profile) []byte {
 	}
 	sum := sha256.Sum256(body)
 	return sum[:]
+}
+
+// rateFrom derives a fixed-rate unit's rate from the search of the same
+// profile and key in scenario rf.Scenario of this run (on the same layout
+// when that scenario ran there, else on its one layout), records it in the
+// unit and returns it. Without a confirmed rate found the unit ends with an
+// error that says what to run.
+func (u *unitRun) rateFrom(rf *plan.RateFrom) (*results.RateFrom, error) {
+	var src []*results.Unit
+	for _, o := range u.r.Store.F.Units {
+		if o.Scenario == rf.Scenario && o.Profile == u.spec.Profile.Name && o.Key == string(u.spec.Key) {
+			src = append(src, o)
+		}
+	}
+	if i := slices.IndexFunc(src, func(o *results.Unit) bool { return o.Layout == u.spec.Layout }); i >= 0 {
+		src = src[i : i+1]
+	}
+	switch {
+	case len(src) == 0:
+		return nil, errUnit{fmt.Errorf("rate_from: scenario %s has no unit of %s with key %s in this run: run it in the same plan", rf.Scenario, u.spec.Profile.Name, u.spec.Key)}
+	case len(src) > 1:
+		return nil, errUnit{fmt.Errorf("rate_from: scenario %s ran %s on %d layouts, none of them this unit's (%s): give the scenarios the same server CPUs", rf.Scenario, u.spec.Profile.Name, len(src), u.spec.Layout)}
+	}
+	o := src[0]
+	if o.Status != results.StatusDone || o.Search == nil || !o.Search.Confirmed || o.Search.Rate <= 0 {
+		why := o.Reason
+		if why == "" {
+			why = "no confirmed rate found"
+		}
+		return nil, errUnit{fmt.Errorf("rate_from: %s found no rate to derive this unit's from (%s: %s)", o.ID, o.Status, why)}
+	}
+	d := &results.RateFrom{Unit: o.ID, Found: o.Search.Rate, Share: rf.Share, Rate: math.Round(rf.Share * o.Search.Rate)}
+	if d.Rate < 1 {
+		d.Rate = 1
+	}
+	u.r.prog.printf("    rate from %s: %s%% of %s = %s", o.ID, strconv.FormatFloat(rf.Share*100, 'f', -1, 64), rateWords(d.Found), rateWords(d.Rate))
+	return d, u.r.Store.Update(func(*results.File) { u.rec.RateFrom = d })
 }
