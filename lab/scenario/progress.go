@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"strconv"
 	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"strings"
@@ -128,6 +129,9 @@ func describe(u UnitSpec) string {
 	s := u.Scenario
 	switch s.Method {
 	case "fixed":
+		if rf := s.RateFrom; rf != nil {
+			return fmt.Sprintf("a fixed rate of %s%% of what %s found, %d run(s) of %s", strconv.FormatFloat(100*rf.Share, 'f', -1, 64), rf.Scenario, s.Runs, s.Duration)
+		}
 		return fmt.Sprintf("fixed rates %v req/s, %d run(s) of %s", s.Rates, s.Runs, s.Duration)
 	case "closed":
 		return fmt.Sprintf("closed loop, %d connections, %d run(s) of %s", s.Connections, s.Runs, s.Duration)
