@@ -2,9 +2,9 @@ package scenario
 
 import (
 	"fmt"
-	"strconv"
 	"github.com/loadlab/loadlab/internal/units"
 	"io"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
