@@ -2,13 +2,13 @@ package scenario
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 )
