@@ -70,6 +70,7 @@ func parseSchedStat(b []byte) (SchedStat, error) {
 type CPUTimes struct {
 	Busy    time.Duration // user + nice + system + irq (+ guest, which user includes)
 	Idle    time.Duration // idle + iowait
+	IOWait  time.Duration // the part of Idle spent waiting for I/O
 	SoftIRQ time.Duration
 	Steal   time.Duration
 }
@@ -138,6 +139,7 @@ func parseProcStat(b []byte, cpu int) (CPUTimes, error) {
 		return CPUTimes{
 			Busy:    tick(v[0] + v[1] + v[2] + v[5]),
 			Idle:    tick(v[3] + v[4]),
+			IOWait:  tick(v[4]),
 			SoftIRQ: tick(v[6]),
 			Steal:   tick(v[7]),
 		}, nil

@@ -26,7 +26,7 @@ func TestParseProcStat(t *testing.T) {
 		t.Fatal(err)
 	}
 	tick := time.Second / userHZ
-	want := CPUTimes{Busy: (11076 + 1 + 3575 + 3) * tick, Idle: (23148 + 272) * tick, SoftIRQ: 55 * tick, Steal: 25 * tick}
+	want := CPUTimes{Busy: (11076 + 1 + 3575 + 3) * tick, Idle: (23148 + 272) * tick, IOWait: 272 * tick, SoftIRQ: 55 * tick, Steal: 25 * tick}
 	if got != want {
 		t.Errorf("cpu1: got %+v, want %+v", got, want)
 	}

@@ -114,6 +114,9 @@ func summary(f *results.File) []string {
 		ml += "; proxy memory limit " + string(b)
 	}
 	lines = append(lines, ml+".")
+	if h := hostLine(f); h != "" {
+		lines = append(lines, h)
+	}
 	if cs := cleanSlate(f); cs != "" {
 		lines = append(lines, cs)
 	}

@@ -110,6 +110,14 @@ const (
 	StatusError       = "error"
 )
 
+// HostCPU is the steal and iowait time of the lab's CPUs over one step,
+// each a share of their time (CPUs x wall time), 0..1.
+type HostCPU struct {
+	CPUs   int     `json:"cpus"`
+	Steal  float64 `json:"steal"`
+	IOWait float64 `json:"iowait"`
+}
+
 // RateFrom is a fixed-rate unit's rate derived from a search of the run:
 // Rate = Share x Found, Found being the rate Unit's search sustained.
 type RateFrom struct {
@@ -213,6 +221,10 @@ type Step struct {
 	// ProxyAddrErrors are the "Cannot assign requested address" lines the
 	// proxy logged during the step (its local ports ran out).
 	ProxyAddrErrors int `json:"proxy_addr_not_avail,omitempty"`
+	// Host is the machine's steal and iowait time over the generator's run
+	// (/proc/stat of the CPUs the lab may use): how much of the machine
+	// the host took while the step measured.
+	Host *HostCPU `json:"host,omitempty"`
 	// LimitedBy is the part that limited the step (LimitOf: generator,
 	// ports, backend, proxy, none), LimitedWhy the numbers that say so.
 	LimitedBy  string `json:"limited_by,omitempty"`

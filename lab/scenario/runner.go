@@ -38,6 +38,7 @@ type Runner struct {
 	Sleep func(ctx context.Context, d time.Duration) error
 
 	prog *progress
+	host *hostClock // the machine's steal and iowait per step (nil: not read)
 }
 
 // ErrNoLab is returned when the run needs a lab session but has no Opener.
@@ -58,6 +59,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Sleep = sleep
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
+	r.host = newHostClock()
 	if err := r.Store.Update(r.prepare); err != nil {
 		return err
 	}

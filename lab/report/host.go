@@ -1,0 +1,42 @@
+package report
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// hostLine says in one line how much of the machine the host took while
+// the steps measured: the steal and iowait of the lab's CPUs over each
+// step (results.Step.Host), their median and the step with the most.
+// Empty when no step recorded them.
+func hostLine(f *results.File) string {
+	var steal, iowait []float64
+	var worst *results.Step
+	var worstUnit string
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		if st.Host == nil {
+			return
+		}
+		steal = append(steal, st.Host.Steal)
+		iowait = append(iowait, st.Host.IOWait)
+		if worst == nil || st.Host.Steal > worst.Host.Steal {
+			worst, worstUnit = st, u.ID
+		}
+	})
+	if len(steal) == 0 {
+		return ""
+	}
+	med := func(v []float64) float64 {
+		s := slices.Clone(v)
+		slices.Sort(s)
+		n := len(s)
+		if n%2 == 1 {
+			return s[n/2]
+		}
+		return (s[n/2-1] + s[n/2]) / 2
+	}
+	return fmt.Sprintf("The host during the %d steps (/proc/stat of the lab's %d CPUs): steal median %s, at most %s (%s, step %d); iowait median %s, at most %s.",
+		len(steal), worst.Host.CPUs, fmtPct(med(steal)), fmtPct(worst.Host.Steal), worstUnit, worst.Seq, fmtPct(med(iowait)), fmtPct(slices.Max(iowait)))
+}

@@ -1,0 +1,38 @@
+package scenario
+
+import (
+	"math"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/pin"
+)
+
+func TestHostShares(t *testing.T) {
+	h := &hostClock{cpus: pin.NewCPUSet(0, 1)}
+	t0 := time.Unix(1000, 0)
+	a := hostMark{at: t0, steal: time.Second, iowait: 0, ok: true}
+	b := hostMark{at: t0.Add(10 * time.Second), steal: 2 * time.Second, iowait: 200 * time.Millisecond, ok: true}
+	s := h.shares(a, b)
+	// 1 s of steal and 0.2 s of iowait over 2 CPUs x 10 s
+	if s == nil || s.CPUs != 2 || math.Abs(s.Steal-0.05) > 1e-12 || math.Abs(s.IOWait-0.01) > 1e-12 {
+		t.Fatalf("shares %+v", s)
+	}
+	for _, bad := range []hostMark{{at: b.at}, {at: t0, steal: 2 * time.Second, ok: true}, {at: b.at, ok: true}} {
+		if s := h.shares(a, bad); s != nil {
+			t.Errorf("shares against %+v: %+v, want none", bad, s)
+		}
+	}
+	var none *hostClock
+	if m := none.mark(); m.ok || none.shares(a, b) != nil {
+		t.Fatal("a nil clock read something")
+	}
+	// The real clock reads this machine's /proc/stat.
+	if real := newHostClock(); real != nil {
+		m0 := real.mark()
+		time.Sleep(20 * time.Millisecond)
+		if s := real.shares(m0, real.mark()); s == nil || s.Steal < 0 || s.IOWait < 0 {
+			t.Fatalf("real shares %+v", s)
+		}
+	}
+}
