@@ -15,9 +15,13 @@ func hostLine(f *results.File) string {
 	var steal, iowait []float64
 	var worst *results.Step
 	var worstUnit string
+	noisy := 0
 	eachStep(f, func(u *results.Unit, st *results.Step) {
 		if st.Host == nil {
 			return
+		}
+		if st.Noisy {
+			noisy++
 		}
 		steal = append(steal, st.Host.Steal)
 		iowait = append(iowait, st.Host.IOWait)
@@ -37,6 +41,10 @@ func hostLine(f *results.File) string {
 		}
 		return (s[n/2-1] + s[n/2]) / 2
 	}
-	return fmt.Sprintf("The host during the %d steps (/proc/stat of the lab's %d CPUs): steal median %s, at most %s (%s, step %d); iowait median %s, at most %s.",
+	s := fmt.Sprintf("The host during the %d steps (/proc/stat of the lab's %d CPUs): steal median %s, at most %s (%s, step %d); iowait median %s, at most %s",
 		len(steal), worst.Host.CPUs, fmtPct(med(steal)), fmtPct(worst.Host.Steal), worstUnit, worst.Seq, fmtPct(med(iowait)), fmtPct(slices.Max(iowait)))
+	if noisy == 0 {
+		return s + fmt.Sprintf("; no step above %s steal.", fmtPct(results.NoisySteal))
+	}
+	return s + fmt.Sprintf("; %d of them flagged noisy (steal above %s): read their rows with care.", noisy, fmtPct(results.NoisySteal))
 }

@@ -110,6 +110,14 @@ const (
 	StatusError       = "error"
 )
 
+// NoisySteal is the steal share (of the lab's CPUs over a step) above
+// which the step is flagged noisy. Measured on the 2-core development VM
+// on 2026-12-02: over 60 one-second windows of a quiet minute the steal of
+// both CPUs was median 0%, p95 0.5%, max 0.5%; earlier stops saw 1-5% in
+// noisy minutes, when steps disagreed. 2% is four times the quiet maximum:
+// a 3 s step on 2 CPUs that loses 120 ms to the host.
+const NoisySteal = 0.02
+
 // HostCPU is the steal and iowait time of the lab's CPUs over one step,
 // each a share of their time (CPUs x wall time), 0..1.
 type HostCPU struct {
@@ -225,6 +233,10 @@ type Step struct {
 	// (/proc/stat of the CPUs the lab may use): how much of the machine
 	// the host took while the step measured.
 	Host *HostCPU `json:"host,omitempty"`
+	// Noisy marks a step measured while the host took more than
+	// NoisySteal of the lab's CPUs (Host.Steal); NoisyWhy says by how much.
+	Noisy    bool   `json:"noisy,omitempty"`
+	NoisyWhy string `json:"noisy_why,omitempty"`
 	// LimitedBy is the part that limited the step (LimitOf: generator,
 	// ports, backend, proxy, none), LimitedWhy the numbers that say so.
 	LimitedBy  string `json:"limited_by,omitempty"`

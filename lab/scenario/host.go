@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/loadlab/loadlab/lab/results"
@@ -64,4 +65,14 @@ func (h *hostClock) shares(a, b hostMark) *results.HostCPU {
 	}
 	total := float64(wall) * float64(h.cpus.Len())
 	return &results.HostCPU{CPUs: h.cpus.Len(), Steal: float64(b.steal-a.steal) / total, IOWait: float64(b.iowait-a.iowait) / total}
+}
+
+// markNoisy flags a step whose host took more than results.NoisySteal of
+// the lab's CPUs while it measured.
+func markNoisy(st *results.Step) {
+	st.Noisy, st.NoisyWhy = false, ""
+	if st.Host != nil && st.Host.Steal > results.NoisySteal {
+		st.Noisy = true
+		st.NoisyWhy = fmt.Sprintf("the host stole %.1f%% of the lab's %d CPUs during the step (above %.0f%%)", 100*st.Host.Steal, st.Host.CPUs, 100*results.NoisySteal)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -33,6 +34,20 @@ func TestHostShares(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 		if s := real.shares(m0, real.mark()); s == nil || s.Steal < 0 || s.IOWait < 0 {
 			t.Fatalf("real shares %+v", s)
+		}
+	}
+}
+
+func TestMarkNoisy(t *testing.T) {
+	st := &results.Step{Host: &results.HostCPU{CPUs: 2, Steal: 0.031}}
+	markNoisy(st)
+	if !st.Noisy || st.NoisyWhy != "the host stole 3.1% of the lab's 2 CPUs during the step (above 2%)" {
+		t.Fatalf("3.1%% steal: %v %q", st.Noisy, st.NoisyWhy)
+	}
+	for _, h := range []*results.HostCPU{nil, {CPUs: 2, Steal: 0.019}, {CPUs: 2, Steal: 0, IOWait: 0.5}} {
+		st := &results.Step{Host: h, Noisy: true}
+		if markNoisy(st); st.Noisy || st.NoisyWhy != "" {
+			t.Errorf("host %+v flagged: %q", h, st.NoisyWhy)
 		}
 	}
 }

@@ -95,6 +95,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	h0 := u.r.host.mark()
 	res, err := u.r.Gen(ctx, cfg)
 	st.Host = u.r.host.shares(h0, u.r.host.mark())
+	markNoisy(st)
 	samples := w.Stop()
 	life.stop(st, genStart, res)
 	after, aerr := u.env.BackendStats()
