@@ -6,7 +6,7 @@
 // lower, or within noise), with lab/spread's rules:
 //
 //   - 4 or more runs a side: a Mann-Whitney U test over the runs' values at
-//     p < 0.05;
+//     p < 0.05 (Holm-corrected, below);
 //   - fewer: the test over the runs' per-second values, and a difference
 //     must also exceed a floor (±10% unless set otherwise), since one run's seconds understate the run-to-run noise
 //     (10–20% on a small machine); with 2 or 3 runs a side, runs whose
@@ -20,6 +20,13 @@
 //     capacity: shown, not judged;
 //   - another value without per-second data: its runs' ranges widened by
 //     the floor, no test.
+//
+// The tests' p are corrected for multiple comparisons with Holm–Bonferroni:
+// a row's verdicts across the row's tested metrics (p_adj), so that two
+// runs of one server are called different on some metric of a row at most
+// about Alpha of the time; the summary (Summary, Different) across every
+// test of the comparison (p_adj_all). The floor and range rules are not
+// changed: they still must hold besides the corrected test.
 //
 // Each metric says which basis it used. Check applies --fail-if rules.
 package compare
@@ -90,27 +97,41 @@ const (
 
 // Result is one metric of one row.
 type Result struct {
-	Metric     Metric   `json:"metric"`
-	A          float64  `json:"a"` // median of A's runs
-	B          float64  `json:"b"`
-	RunsA      int      `json:"runs_a"`
-	RunsB      int      `json:"runs_b"`
-	SecondsA   int      `json:"seconds_a,omitempty"` // per-second values the test used
-	SecondsB   int      `json:"seconds_b,omitempty"`
-	Ratio      *float64 `json:"ratio"` // B/A; null when A is 0 and B is not
-	RatioLo    *float64 `json:"ratio_lo,omitempty"`
-	RatioHi    *float64 `json:"ratio_hi,omitempty"`
-	CILevel    float64  `json:"ci_level,omitempty"`
-	BoundLo    *float64 `json:"bound_lo,omitempty"` // searches: the ratio B/A their brackets allow
-	BoundHi    *float64 `json:"bound_hi,omitempty"`
-	Basis      string   `json:"basis"`
-	Floor      float64  `json:"floor"` // the change a difference must exceed (per-second and values bases)
-	P          *float64 `json:"p,omitempty"`
-	Tested     bool     `json:"tested"`      // a significance test ran
-	Different  bool     `json:"different"`   // the verdict is not "within noise"
-	Worse      bool     `json:"worse"`       // different, and B is the worse
-	Verdict    string   `json:"verdict"`     // faster, slower, higher, lower, within noise, no data
-	BasisWords string   `json:"basis_words"` // the basis in words
+	Metric    Metric   `json:"metric"`
+	A         float64  `json:"a"` // median of A's runs
+	B         float64  `json:"b"`
+	RunsA     int      `json:"runs_a"`
+	RunsB     int      `json:"runs_b"`
+	SecondsA  int      `json:"seconds_a,omitempty"` // per-second values the test used
+	SecondsB  int      `json:"seconds_b,omitempty"`
+	Ratio     *float64 `json:"ratio"` // B/A; null when A is 0 and B is not
+	RatioLo   *float64 `json:"ratio_lo,omitempty"`
+	RatioHi   *float64 `json:"ratio_hi,omitempty"`
+	CILevel   float64  `json:"ci_level,omitempty"`
+	BoundLo   *float64 `json:"bound_lo,omitempty"` // searches: the ratio B/A their brackets allow
+	BoundHi   *float64 `json:"bound_hi,omitempty"`
+	Basis     string   `json:"basis"`
+	Floor     float64  `json:"floor"` // the change a difference must exceed (per-second and values bases)
+	P         *float64 `json:"p,omitempty"`
+	PAdj      *float64 `json:"p_adj,omitempty"`     // P, Holm-corrected across the row's tested metrics: the verdict's p
+	PAdjAll   *float64 `json:"p_adj_all,omitempty"` // P, Holm-corrected across every test of the comparison: the summary's p
+	Tested    bool     `json:"tested"`              // a significance test ran
+	Different bool     `json:"different"`           // the verdict is not "within noise"
+	// DifferentAll: what the summary counts: different, and when tested,
+	// also significant after Holm across every test of the comparison.
+	DifferentAll bool   `json:"different_all"`
+	Worse        bool   `json:"worse"`       // different, and B is the worse
+	Verdict      string `json:"verdict"`     // faster, slower, higher, lower, within noise, no data
+	BasisWords   string `json:"basis_words"` // the basis in words
+
+	// gate: a tested metric's other conditions for a difference (beyond
+	// the floor, the seconds' ratio agreeing, the runs' ranges apart),
+	// which the Holm-corrected test must join.
+	gate bool
+	// constant: every value the test used, on both sides, is one number:
+	// its p is 1 whatever the noise, so it cannot reject and is left out
+	// of the Holm families (it would only dilute them).
+	constant bool
 }
 
 // Change is B/A - 1 (+Inf when A is 0 and B is not; 0 for no data).
@@ -129,6 +150,7 @@ type RowResult struct {
 	Key     string   `json:"row"`
 	Method  string   `json:"method,omitempty"`
 	Only    string   `json:"only,omitempty"` // "A" or "B": the other side lacks the row
+	Tests   int      `json:"tests"`          // tested metrics: the family each p_adj is corrected over
 	Metrics []Result `json:"metrics"`
 }
 
@@ -152,13 +174,18 @@ type SideInfo struct {
 
 // Report is a whole comparison.
 type Report struct {
-	A      SideInfo     `json:"a"`
-	B      SideInfo     `json:"b"`
-	Floor  float64      `json:"floor"`
-	Alpha  float64      `json:"alpha"`
-	Rows   []RowResult  `json:"rows"`
-	Checks []RuleResult `json:"fail_if,omitempty"`
-	Failed bool         `json:"failed"` // a --fail-if rule found a real regression
+	A     SideInfo `json:"a"`
+	B     SideInfo `json:"b"`
+	Floor float64  `json:"floor"`
+	Alpha float64  `json:"alpha"`
+	// Correction is how the tests' p are corrected for multiple
+	// comparisons: "holm" (Holm–Bonferroni within each row for the
+	// verdicts, across all Tests of the comparison for the summary).
+	Correction string       `json:"correction"`
+	Tests      int          `json:"tests"` // tested metrics of the whole comparison: the summary's family
+	Rows       []RowResult  `json:"rows"`
+	Checks     []RuleResult `json:"fail_if,omitempty"`
+	Failed     bool         `json:"failed"` // a --fail-if rule found a real regression
 }
 
 // Options set a comparison's floor (0: DefaultFloor).
@@ -178,7 +205,7 @@ func Compare(a, b *Side, o Options) (*Report, error) {
 	if floor < 0 || floor >= 10 || math.IsNaN(floor) {
 		return nil, inputErr("floor %g: want a share such as 0.1 for ±10%%", floor)
 	}
-	rep := &Report{A: info(a), B: info(b), Floor: floor, Alpha: spread.Alpha}
+	rep := &Report{A: info(a), B: info(b), Floor: floor, Alpha: spread.Alpha, Correction: "holm"}
 	for _, ra := range a.Rows {
 		rb := b.Row(ra.Key)
 		if rb == nil {
@@ -191,6 +218,7 @@ func Compare(a, b *Side, o Options) (*Report, error) {
 				rr.Metrics = append(rr.Metrics, res)
 			}
 		}
+		rr.Tests = holmRow(rr.Metrics)
 		rep.Rows = append(rep.Rows, rr)
 	}
 	for _, rb := range b.Rows {
@@ -198,7 +226,85 @@ func Compare(a, b *Side, o Options) (*Report, error) {
 			rep.Rows = append(rep.Rows, RowResult{Key: rb.Key, Method: rb.Method, Only: "B"})
 		}
 	}
+	rep.Tests = holmAll(rep.Rows)
 	return rep, nil
+}
+
+// holmRow decides a row's tested metrics: each p Holm-corrected across
+// the row's tests (PAdj), different when that is below Alpha and the
+// metric's other conditions hold. A test whose values are all one number
+// (no errors on either side) is left out of the family. It returns the
+// number of tests in the family.
+func holmRow(ms []Result) int {
+	var ps []float64
+	var at []int
+	for i, m := range ms {
+		if m.Tested && m.P != nil {
+			if m.constant {
+				ms[i].PAdj, ms[i].Different = m.P, false
+				ms[i].setVerdict()
+				continue
+			}
+			ps, at = append(ps, *m.P), append(at, i)
+		}
+	}
+	adj, reject := spread.Holm(ps, spread.Alpha)
+	for k, i := range at {
+		r := &ms[i]
+		r.PAdj = ptr(adj[k])
+		if len(ps) > 1 {
+			p := pWords(*r.P)
+			r.BasisWords = strings.Replace(r.BasisWords, p, fmt.Sprintf("%s, Holm %s over %d tests", p, pWords(adj[k]), len(ps)), 1)
+		}
+		r.Different = reject[k] && r.gate
+		r.setVerdict()
+	}
+	return len(ps)
+}
+
+// holmAll corrects every test of the comparison as one family (PAdjAll)
+// and sets what the summary counts (DifferentAll). It returns the number
+// of tests.
+func holmAll(rows []RowResult) int {
+	var ps []float64
+	var at []*Result
+	for i := range rows {
+		for j := range rows[i].Metrics {
+			r := &rows[i].Metrics[j]
+			r.DifferentAll = r.Different
+			if r.Tested && r.P != nil && r.constant {
+				r.PAdjAll = r.P
+			} else if r.Tested && r.P != nil {
+				ps, at = append(ps, *r.P), append(at, r)
+			}
+		}
+	}
+	adj, reject := spread.Holm(ps, spread.Alpha)
+	for k, r := range at {
+		r.PAdjAll = ptr(adj[k])
+		r.DifferentAll = r.Different && reject[k]
+	}
+	return len(ps)
+}
+
+// constant reports whether every value of a and b is the same number.
+func constant(a, b []float64) bool {
+	for _, x := range append(a[1:], b...) {
+		if x != a[0] {
+			return false
+		}
+	}
+	return true
+}
+
+// setVerdict writes the verdict from Different.
+func (r *Result) setVerdict() {
+	r.Verdict, r.Worse = Noise, false
+	if r.Different {
+		up := r.B > r.A
+		r.Worse = up != higherBetter(r.Metric)
+		r.Verdict = direction(r.Metric, up)
+	}
 }
 
 func info(s *Side) SideInfo { return SideInfo{Arg: s.Arg, Kind: s.Kind, Inputs: s.Inputs} }
@@ -264,7 +370,8 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 	case len(va) >= spread.MinTest && len(vb) >= spread.MinTest:
 		c := spread.Compare(va, vb, 0)
 		res.Basis, res.Tested, res.P, res.Floor = BasisRuns, true, ptr(c.P), 0
-		res.Different = c.Significant
+		res.gate = true // the test alone decides, after Holm
+		res.constant = constant(va, vb)
 		setCI(&res, c)
 		res.BasisWords = fmt.Sprintf("U test over %s, %s", n(len(va), len(vb), "runs"), pWords(c.P))
 	case len(sa) >= spread.MinTest && len(sb) >= spread.MinTest:
@@ -287,11 +394,12 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 				}
 			}
 		}
-		res.Different = c.Significant && beyond
+		res.gate = beyond // and the test, after Holm
+		res.constant = constant(sa, sb)
 		if len(va) > 1 && len(vb) > 1 {
 			res.BasisWords += fmt.Sprintf(" (%s pooled)", n(len(va), len(vb), "runs"))
 			if spread.Tied(va, vb, 0) {
-				res.Different = false
+				res.gate = false
 				res.BasisWords += "; the runs' ranges overlap"
 			}
 		}
@@ -327,12 +435,7 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		}
 		res.BasisWords = fmt.Sprintf("no test: %s, floor ±%s%s", what, pct(res.Floor), why)
 	}
-	res.Verdict = Noise
-	if res.Different {
-		up := res.B > res.A
-		res.Worse = up != higherBetter(m)
-		res.Verdict = direction(m, up)
-	}
+	res.setVerdict() // a tested metric's again after holmRow
 	return res, true
 }
 
@@ -449,7 +552,9 @@ func pct(f float64) string {
 }
 
 // Summary counts the rows compared, those within noise on every metric,
-// and those only on one side.
+// and those only on one side. Its family is the whole comparison: a
+// tested metric counts as different only when it survives Holm across
+// every test of the comparison (DifferentAll).
 func (r *Report) Summary() (compared, quiet, onlyOne int) {
 	for _, row := range r.Rows {
 		if row.Only != "" {
@@ -457,7 +562,7 @@ func (r *Report) Summary() (compared, quiet, onlyOne int) {
 			continue
 		}
 		compared++
-		if !slices.ContainsFunc(row.Metrics, func(m Result) bool { return m.Different }) {
+		if !slices.ContainsFunc(row.Metrics, func(m Result) bool { return m.DifferentAll }) {
 			quiet++
 		}
 	}

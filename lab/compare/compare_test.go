@@ -179,9 +179,23 @@ func TestRepeatedRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The smallest p of 4+4 runs is 2/70 = 0.029: with p50, p99 and p99.9
+	// tested (2xx/s and errors are one number on both sides, left out),
+	// Holm makes it 0.086: within noise.
 	r := metric(t, rep, "run", P50)
-	if r.Basis != BasisRuns || r.Verdict != Slower || r.RunsA != 4 || r.P == nil || math.Abs(*r.P-2.0/70) > 1e-9 || r.RatioLo == nil {
+	if r.Basis != BasisRuns || r.Verdict != Noise || r.RunsA != 4 || r.P == nil || math.Abs(*r.P-2.0/70) > 1e-9 || r.RatioLo == nil ||
+		r.PAdj == nil || math.Abs(*r.PAdj-3*2.0/70) > 1e-9 || rep.Rows[0].Tests != 3 || !strings.Contains(r.BasisWords, "Holm p=0.086 over 3 tests") {
 		t.Fatalf("4+4 runs 5%% apart: %+v", r)
+	}
+	// 6+6 runs: p = 2/924, Holm 3·2/924 = 0.0065: slower.
+	for i, f := range []float64{0.985, 1.03} {
+		as = append(as, writeResult(t, dir, "a"+string(rune('4'+i))+".json", mkResult(t, repeat(uint64(1000), 5), repeat(int64(20_000*f), 5))))
+		bs = append(bs, writeResult(t, dir, "b"+string(rune('4'+i))+".json", mkResult(t, repeat(uint64(1000), 5), repeat(int64(21_000*f), 5))))
+	}
+	rep, _ = Compare(load(t, strings.Join(as, ",")), load(t, strings.Join(bs, ",")), Options{})
+	r = metric(t, rep, "run", P50)
+	if r.Basis != BasisRuns || r.Verdict != Slower || r.RunsA != 6 || math.Abs(*r.P-2.0/924) > 1e-9 || math.Abs(*r.PAdj-3*2.0/924) > 1e-9 || !r.DifferentAll {
+		t.Fatalf("6+6 runs 5%% apart: %+v", r)
 	}
 	// 2+2 runs of 20 s: A 20,000 and 20,400 µs, C 20,390 and 20,800 µs in
 	// every second. The 80 seconds alone are significant; the runs'

@@ -104,7 +104,15 @@ func (rep *Report) basisNote() string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "Basis: " + strings.Join(parts, "; ") + "."
+	note := "Basis: " + strings.Join(parts, "; ") + "."
+	if used[BasisRuns] || used[BasisPerSecond] {
+		note += fmt.Sprintf(" The tests' p are Holm-corrected across each row's tested metrics (different when the corrected p < %g), so that two runs of one server are called different on some metric of a row about %g of the time at most", rep.Alpha, rep.Alpha)
+		if rep.A.Kind == KindLab {
+			note += "; the summary corrects across every test of the comparison"
+		}
+		note += "."
+	}
+	return note
 }
 
 // WriteText writes the comparison as aligned text.
@@ -150,6 +158,13 @@ func (rep *Report) summaryText() string {
 			fmt.Fprintf(&b, "; %d only on one side", only)
 		}
 		b.WriteString(".\n")
+		if rep.Tests > 0 {
+			fmt.Fprintf(&b, "The summary's family: all %d tests of the comparison, Holm-corrected (each row's verdicts: its own tests)", rep.Tests)
+			if n := rep.dropped(); n > 0 {
+				fmt.Fprintf(&b, "; %d difference(s) in the rows' verdicts do not survive it", n)
+			}
+			b.WriteString(".\n")
+		}
 	}
 	diffs := rep.Different()
 	if len(diffs) == 0 {
@@ -193,15 +208,32 @@ func (d Diff) words(withRow bool) string {
 }
 
 // Different lists every metric of every row the comparison calls
-// different, row by row.
+// different, row by row: the summary's, a tested one only when it survives
+// Holm across every test of the comparison (DifferentAll).
 func (rep *Report) Different() []Diff {
 	var out []Diff
 	for _, row := range rep.Rows {
 		for _, m := range row.Different() {
-			out = append(out, Diff{row.Key, m})
+			if m.DifferentAll {
+				out = append(out, Diff{row.Key, m})
+			}
 		}
 	}
 	return out
+}
+
+// dropped counts the rows' differences that do not survive Holm across
+// the comparison.
+func (rep *Report) dropped() int {
+	n := 0
+	for _, row := range rep.Rows {
+		for _, m := range row.Different() {
+			if !m.DifferentAll {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // WriteMarkdown writes the comparison as Markdown.

@@ -8,7 +8,10 @@
 //   - the median of N runs is the value; the spread is min–max, plus a 95%
 //     confidence interval of the median from MinCI (6) runs on;
 //   - a difference needs MinTest (4) runs per side and a Mann-Whitney U test
-//     at p < Alpha (0.05);
+//     at p < Alpha (0.05); a family of such tests (several metrics of one
+//     comparison) is corrected with Holm–Bonferroni (Holm), so that the
+//     family, not each test, falsely finds a difference at most Alpha of
+//     the time;
 //   - with fewer runs, two sets are tied when their min–max ranges overlap,
 //     each value widened by a stated floor (the resolution of one run: a
 //     search's precision, or the machine's run-to-run noise).

@@ -161,3 +161,36 @@ func TestRatioEstimate(t *testing.T) {
 		t.Fatal("zero")
 	}
 }
+
+// Holm: known p-values, known rejections, and the step-down stop.
+func TestHolm(t *testing.T) {
+	// sorted: 0.005·4 = 0.02, 0.01·3 = 0.03, 0.03·2 = 0.06 (stop), then
+	// 0.04·1 = 0.04 is below 0.05 alone but follows the stop: kept at 0.06.
+	ps := []float64{0.01, 0.04, 0.03, 0.005}
+	adj, rej := Holm(ps, 0.05)
+	wantAdj := []float64{0.03, 0.06, 0.06, 0.02}
+	wantRej := []bool{true, false, false, true}
+	for i := range ps {
+		if math.Abs(adj[i]-wantAdj[i]) > 1e-12 || rej[i] != wantRej[i] {
+			t.Fatalf("Holm(%v): adj %v reject %v, want %v %v", ps, adj, rej, wantAdj, wantRej)
+		}
+	}
+	// Bonferroni would reject only 0.005 (< 0.0125); Holm steps on.
+	if adj, rej := Holm([]float64{0.012, 0.5, 0.02, 0.001}, 0.05); !rej[0] || rej[1] || !rej[2] || !rej[3] ||
+		math.Abs(adj[0]-0.036) > 1e-12 || adj[1] != 0.5 || math.Abs(adj[2]-0.04) > 1e-12 || math.Abs(adj[3]-0.004) > 1e-12 {
+		t.Fatalf("step-down: adj %v reject %v", adj, rej)
+	}
+	// capped at 1, one test is unchanged, none is empty, ties share a value
+	if adj, rej := Holm([]float64{0.6, 0.7}, 0.05); adj[0] != 1 || adj[1] != 1 || rej[0] || rej[1] {
+		t.Fatalf("cap: %v %v", adj, rej)
+	}
+	if adj, rej := Holm([]float64{0.049}, 0.05); adj[0] != 0.049 || !rej[0] {
+		t.Fatalf("one test: %v %v", adj, rej)
+	}
+	if adj, rej := Holm(nil, 0.05); len(adj) != 0 || len(rej) != 0 {
+		t.Fatal("empty family")
+	}
+	if adj, _ := Holm([]float64{0.02, 0.02}, 0.05); adj[0] != 0.04 || adj[1] != 0.04 {
+		t.Fatalf("ties: %v", adj)
+	}
+}
