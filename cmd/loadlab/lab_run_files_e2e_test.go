@@ -95,7 +95,11 @@ func TestLabRunPlainHTTPAndFiles(t *testing.T) {
 		"## Serving files", "| nginx-files | 100 KB | HTTP |", "| nginx-files-nosendfile | 100 KB | HTTPS |",
 		"endfile", // the sendfile finding: an effect or none beyond the noise
 	} {
-		if !strings.Contains(stdout, want) {
+		// A row whose generator had no time to spare is marked † (make
+		// test saw nginx-files' 100 KB over HTTP at 25,877/s with the
+		// generator's loop busy 88% + starved 2% on a shared machine): the
+		// row is still there, and the mark is the report telling the truth.
+		if !strings.Contains(stdout, want) && !strings.Contains(stdout, strings.Replace(want, " |", " † |", 1)) {
 			t.Errorf("printed tables lack %q:\n%s", want, stdout)
 		}
 	}
