@@ -12,7 +12,8 @@ import "github.com/loadlab/loadlab/pin"
 // the run (probe, request, sockets), builds one driver per loop, and starts a
 // request on a connection when the lifecycle says one is due. HTTP/1.1
 // (h1*.go; parser gen/h1) and HTTP/2 (h2*.go; framing
-// gen/h2) run on raw sockets in epoll loops (epoll.go), plain or TLS behind
+// gen/h2) run on raw sockets in event loops (epoll.go; epoll or io_uring,
+// uringio.go, as Config.IO says), plain or TLS behind
 // the byte-stream seam of gen/internal/sock (TLS: gen/internal/tlsfd,
 // configured by tlsconfig.go); HTTP/3 on quic-go (h3*.go). Results of the
 // shards of one run merge exactly (merge.go, with what makes a result
@@ -20,7 +21,7 @@ import "github.com/loadlab/loadlab/pin"
 
 // engine is one protocol's part of a run.
 type engine interface {
-	// protocol names the result's protocol: "http/1.1", "h3".
+	// protocol names the result's protocol: "http/1.1", "h2", "h3".
 	protocol() string
 	// claim prepares the process for nloops loops on cpus (HTTP/1.1: a P
 	// per loop; HTTP/3: the whole process on cpus) and returns the undo.

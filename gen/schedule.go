@@ -1,7 +1,7 @@
 package gen
 
 // schedule is one loop's share of the run's request schedule, the same for
-// both engines. The global open-loop schedule is request j at start +
+// every engine (HTTP/1.1, HTTP/2 and HTTP/3). The global open-loop schedule is request j at start +
 // j/Rate. Shard s of N (Config.Shard) takes the requests j with j mod N =
 // s; loop i of that shard's L loops takes every L-th of those, so its k-th
 // request is global request

@@ -3,6 +3,9 @@
 // at /loadlab, on no base image at all, written offline as an archive that
 // container tools load. It needs no container engine; nothing here pushes
 // or runs an image. It is a leaf package, imported by cmd alone.
+//
+// Imports: image is a leaf imported only by cmd/loadlab; it imports no other
+// loadlab package.
 package image
 
 import (

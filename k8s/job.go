@@ -4,6 +4,9 @@
 // wall-clock time, each printing its JSON result on standard output for
 // `kubectl logs` and `loadlab merge`. It only builds manifests: nothing
 // here talks to a cluster. It is a leaf package, imported by cmd alone.
+//
+// Imports: k8s is a leaf imported only by cmd/loadlab; it imports no other
+// loadlab package and talks to no cluster.
 package k8s
 
 import (

@@ -4,6 +4,11 @@
 // (certs/), report (lab/), pin (pin/). Each subcommand lives in its own file
 // as a constructor (newGenCmd, ...); newRootCmd builds the whole tree, so
 // every run (and every test) starts from fresh flags.
+//
+// It owns the command line: the subcommands, their flags and help, exit
+// statuses and the words of usage errors. Imports run cmd -> lab -> gen ->
+// pin (certs, k8s, image and internal/ beside them): this package is at the
+// top, may import every library package, and no package may import it.
 package main
 
 import (

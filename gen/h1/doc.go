@@ -5,4 +5,6 @@
 // place. It never touches a socket or a clock, so the HTTP/1.1 engine
 // (gen's h1Loop) drives it from its read buffer, and tests and fuzzers
 // drive it with recorded bytes. It does not allocate.
+//
+// Imports: none of loadlab's packages; it does no I/O.
 package h1

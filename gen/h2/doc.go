@@ -90,4 +90,6 @@
 // shared. Handler methods run inside Feed and must not call Feed, Start,
 // Cancel, Shutdown or Reset. Slices passed to Handler.Body and returned by
 // Pending are valid only until the next call.
+//
+// Imports: none of loadlab's packages; it does no I/O.
 package h2

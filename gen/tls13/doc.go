@@ -25,4 +25,6 @@
 //
 // Not safe for concurrent use: a Client and its Handshakes belong to one
 // goroutine (one event loop). A Config and a Verifier may be shared.
+//
+// Imports: none of loadlab's packages (its tests use certs and internal/).
 package tls13

@@ -4,6 +4,9 @@
 // names for a library caller, or with the command-line flags the CLI has
 // for them. So no library error names a CLI flag, and the CLI's errors name
 // the flags the user typed.
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package fields
 
 import (

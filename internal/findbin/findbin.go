@@ -3,6 +3,9 @@
 // scripts/install-proxies.sh), PATH and the system bin/sbin directories.
 // The lab's proxy profiles and the generator's integration tests look
 // binaries up the same way.
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package findbin
 
 import (

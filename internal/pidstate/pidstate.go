@@ -1,5 +1,8 @@
 // Package pidstate tells whether a process id still names a live process,
 // for the code that removes what dead lab runs left.
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package pidstate
 
 import (

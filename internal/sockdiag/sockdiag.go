@@ -4,6 +4,9 @@
 // (state filter) and a filter picks the ones counted. A dump walks the
 // kernel's whole connection table, so it costs milliseconds: callers sample
 // it at most once a second.
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package sockdiag
 
 import (

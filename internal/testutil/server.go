@@ -3,6 +3,10 @@
 // servers, and helpers for the child processes tests start (the loadlab
 // binary built once, processes that must exit, lines they print). Only
 // tests import it.
+//
+// Imports: only certs and internal/pidstate among loadlab's packages, never
+// gen, lab or cmd, so the tests of those packages can use it; only tests and
+// internal/tlsservers import it.
 package testutil
 
 import (

@@ -3,6 +3,9 @@
 // HTTPS with a given certificate, in the foreground, as a child in its own
 // process group that the test's cleanup stops. A server whose binary is not
 // installed skips the test (scripts/install-proxies.sh installs them).
+//
+// Imports: only certs, internal/findbin and internal/testutil among
+// loadlab's packages, never gen, lab or cmd; only tests import it.
 package tlsservers
 
 import (

@@ -3,6 +3,9 @@
 // sizes with binary units. The generator's text output, the lab's progress
 // lines, tables and findings, and the CLI all use these, so one number
 // reads the same everywhere.
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package units
 
 import (

@@ -14,6 +14,9 @@
 // It lives in the module's internal/ (not gen/internal/) because two
 // programs use it: the generator's loops (gen) and the kernel-floor client
 // of the benchmarks (scripts/floor).
+//
+// Imports: a leaf of internal/ (helpers loadlab's packages share); it
+// imports no other loadlab package.
 package uring
 
 import (

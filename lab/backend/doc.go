@@ -39,4 +39,7 @@
 // /delay request also waits out any window open when its sleep ends, so no
 // response is produced inside a window. /_stats is exempt. Closing the
 // server releases held requests early.
+//
+// Imports: only internal/fields among loadlab's packages; no other lab
+// package, not gen, not cmd (lab/proxy and lab/session build on it).
 package backend

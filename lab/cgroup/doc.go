@@ -13,4 +13,7 @@
 // fake tree for tests) and neither starts a process inside a v1 group (that
 // is lab/proc's wrapper). What remains is a dozen control files, written by
 // hand in this package.
+//
+// Imports: only pin, internal/fields and internal/pidstate among loadlab's
+// packages; no other lab package, not gen, not cmd.
 package cgroup

@@ -3,6 +3,9 @@
 // checks it (bodies byte-identical to the backend's per key type and
 // protocol, idle memory, a restart), and writes the rows as a table. The
 // CLI parses flags and handles signals; everything else is here.
+//
+// Imports: lab/session, lab/proxy, certs and pin; not gen, and never
+// cmd/loadlab, which calls it.
 package check
 
 import (

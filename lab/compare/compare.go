@@ -29,6 +29,10 @@
 // changed: they still must hold besides the corrected test.
 //
 // Each metric says which basis it used. Check applies --fail-if rules.
+//
+// Imports: gen, internal/units, lab/plan, lab/results, lab/search and
+// lab/spread, to read results; it starts nothing, so it must not import
+// lab/scenario, lab/check or cmd.
 package compare
 
 import (

@@ -9,4 +9,7 @@
 // "ll<pid>-<n>-<role>", bridge "llbr<pid>-<n>", veth "ll<pid>-<n>v<i>"), so
 // parallel runs do not collide and RemoveStale can find what a crashed run
 // left behind.
+//
+// Imports: only internal/pidstate and internal/sockdiag among loadlab's
+// packages; no other lab package, not gen, not cmd.
 package netns

@@ -11,4 +11,8 @@
 // any of their fields in its own `search:` / `pass:` block. Resolve fills
 // every scenario's effective values (Scenario.Eff) from the plan's blocks,
 // the kind's defaults and the overrides.
+//
+// Imports: gen, certs, pin, internal/ and lab/cgroup, lab/netns and
+// lab/proxy, for the values it checks; it starts nothing and must not import
+// lab/session, lab/scenario, lab/results or cmd.
 package plan

@@ -1,4 +1,5 @@
-// Package proc starts the lab's processes (backend, proxies, generator)
+// Package proc starts the lab's child processes (the backend and the
+// proxies; the generator runs inside loadlab's own process, gen.Run)
 // inside their cgroups from the first instruction, optionally inside a
 // network namespace and as an unprivileged user, and stops them with
 // everything they forked.
@@ -10,4 +11,7 @@
 // cgroups, enters the namespace, pins CPUs, drops privileges and then
 // execs the target in place (ExecMain). The wrapper reports a failure
 // before exec over a pipe, so Start returns it as an error.
+//
+// Imports: only lab/cgroup and pin among loadlab's packages; not gen, not
+// cmd.
 package proc

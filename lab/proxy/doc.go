@@ -6,4 +6,7 @@
 //
 // Starting and stopping the process (cgroups, namespaces) is the caller's job;
 // this package only describes how.
+//
+// Imports: only lab/backend and internal/findbin among loadlab's packages;
+// never lab/session, gen or cmd.
 package proxy

@@ -8,4 +8,8 @@
 // the search steps, per-second series of 2xx/s, non-2xx/s and TIME_WAIT),
 // and findings in words that appear only when the measured numbers show
 // the pattern (see findings.go for each rule and its thresholds).
+//
+// Imports: gen, pin, internal/units, lab/plan, lab/proxy, lab/results,
+// lab/search and lab/spread, to read results.json; it starts nothing, so it
+// must not import lab/scenario, lab/check or cmd.
 package report

@@ -10,4 +10,8 @@
 // interrupted) and the next run of the same plan into the same directory
 // resumes: finished units are kept, and a unit's recorded steps are
 // replayed to the search instead of run again.
+//
+// Imports: gen, pin, lab/plan, lab/proc, lab/search, lab/session and
+// lab/watch, for the types it records; never lab/scenario, lab/report,
+// lab/compare or cmd, which read it.
 package results

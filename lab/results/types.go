@@ -190,7 +190,7 @@ type Step struct {
 	Confirm        int             `json:"confirm,omitempty"` // confirmation 1..N
 	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1)
 	Connections    int             `json:"connections"`
-	Verdict        string          `json:"verdict"` // pass, fail, gen-limited
+	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (VerdictDied)
 	Reasons        []string        `json:"reasons,omitempty"`
 	Interrupted    bool            `json:"interrupted"`
 	Error          string          `json:"error,omitempty"` // the run could not start

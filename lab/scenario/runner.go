@@ -22,7 +22,7 @@ type Runner struct {
 	Layouts   *Layouts
 	Units     []UnitSpec
 	Budget    Budget
-	Open      Opener    // opens a lab session per layout
+	Open      Opener    // opens a lab session per unit (on the unit's layout)
 	Gen       GenFunc   // default gen.Run
 	Log       io.Writer // progress lines (stderr)
 	NoCgroups bool

@@ -32,4 +32,7 @@
 // confirmation step counts as a failed confirmation (the rate steps down)
 // and also sets the flag. A step that passes while the generator was busy
 // counts as a pass: the proxy met the criteria under that load.
+//
+// Imports: only gen and internal/units among loadlab's packages; no other
+// lab package, not cmd.
 package search

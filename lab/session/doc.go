@@ -16,4 +16,8 @@
 // HTTP/3 where the profile serves it), idle memory as seed 001 measured it,
 // a restart timed until the proxy answers again with the same certificate,
 // and known causes counted in the proxy's error log.
+//
+// Imports: gen, certs, pin, internal/fields and the lab packages it runs
+// (backend, cgroup, cleanup, netns, proc, proxy, watch); never lab/scenario,
+// lab/results, lab/report or cmd.
 package session

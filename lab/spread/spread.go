@@ -21,6 +21,9 @@
 // distribution). The ratio's interval (RatioCI) is the Hodges–Lehmann
 // interval that goes with that test, built on the U distribution of
 // github.com/aclements/go-moremath/stats, which benchmath uses.
+//
+// Imports: none of loadlab's packages (statistics only), so the report,
+// compare and any code that repeats runs can use it.
 package spread
 
 import (

@@ -25,6 +25,9 @@
 // -n (HTTP/2 only) stops after that many requests have ended; -d bounds the
 // run either way.
 // Output: one line "ok N errors E bytes B seconds S" (ok = responses).
+//
+// Imports: a measurement tool, not part of loadlab's commands: only
+// internal/uring among loadlab's packages; nothing imports it.
 package main
 
 import (

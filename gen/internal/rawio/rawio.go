@@ -10,6 +10,9 @@
 // context switches per request, more than the request itself costs. The run
 // raises GOMAXPROCS to loops+1 so the run's other goroutines (aggregator,
 // signal handling) keep a P of their own.
+//
+// Imports: only internal/uring among loadlab's packages; as an internal
+// package of gen, only gen and its subpackages can import it.
 package rawio
 
 import (

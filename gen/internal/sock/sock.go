@@ -3,6 +3,8 @@
 // tlsfd). The connection code of the epoll loops reads and writes through a
 // Stream and never asks which; the choice is made once per socket, when it
 // connects.
+//
+// Imports: only gen/internal/rawio among loadlab's packages.
 package sock
 
 import (

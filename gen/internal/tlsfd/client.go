@@ -6,6 +6,9 @@
 // configuration every connection of a run shares. The configuration itself
 // (which library, which options) is the generator's; this package takes it
 // built.
+//
+// Imports: only gen/internal/rawio, gen/internal/sock and gen/tls13 among
+// loadlab's packages.
 package tlsfd
 
 import (
