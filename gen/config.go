@@ -219,7 +219,7 @@ const (
 	// request in flight, which is HTTP/1.1's shape, not what HTTP/2 is for;
 	// 10 multiplexes like a browser page or a gRPC client does, and stays
 	// below every server's SETTINGS_MAX_CONCURRENT_STREAMS default (nginx
-	// and HAProxy 128, Go 250, h2o 100). See the README, HTTP/2.
+	// and HAProxy 128, Go 250, h2o 100). See docs/gen.md, HTTP/2.
 	DefaultStreams = 10
 	// DefaultPacingTolerance is 0: each open-loop request leaves at its own
 	// intended time, so the generator adds nothing to the latency it

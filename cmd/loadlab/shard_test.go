@@ -34,7 +34,7 @@ func loadResult(t *testing.T, path string) *gen.Result {
 // generator gives: every request of the schedule once, in the seconds it
 // was due, and the corrected p99 of a single run against the same server
 // (run at the same time, so that both see the same machine). The start
-// time is one absolute time, as the README tells users: "+1s" would give
+// time is one absolute time, as docs/sharded.md tells users: "+1s" would give
 // each process its own start, as far apart as the launches (up to 200 ms
 // on this machine under load, measured), which merge accepts and reports
 // but which is not the exact schedule.

@@ -23,7 +23,7 @@ var update = flag.Bool("update", false, "rewrite testdata/results.schema from th
 //
 // A commit that adds, renames or drops a field (or changes its type)
 // regenerates the file in the same commit and says so, and adds new fields
-// to the README's field list:
+// to the field list in docs/results.md (The lab's results.json):
 //
 //	go test ./lab/results -run TestSchemaGolden -update
 //
@@ -58,7 +58,7 @@ func TestSchemaGolden(t *testing.T) {
 			fmt.Fprintf(&msg, "  + %s\n", l)
 		}
 	}
-	t.Fatalf("results.json's schema differs from %s (- dropped or changed, + new):\n%sIf the change is meant, run go test ./lab/results -run TestSchemaGolden -update, commit the file with the change and update the README's field list.", path, msg.String())
+	t.Fatalf("results.json's schema differs from %s (- dropped or changed, + new):\n%sIf the change is meant, run go test ./lab/results -run TestSchemaGolden -update, commit the file with the change and update the field list in docs/results.md.", path, msg.String())
 }
 
 func lineSet(s string) map[string]bool {
