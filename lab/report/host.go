@@ -2,9 +2,9 @@ package report
 
 import (
 	"fmt"
-	"slices"
 
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/spread"
 )
 
 // hostLine says in one line how much of the machine the host took while
@@ -32,17 +32,8 @@ func hostLine(f *results.File) string {
 	if len(steal) == 0 {
 		return ""
 	}
-	med := func(v []float64) float64 {
-		s := slices.Clone(v)
-		slices.Sort(s)
-		n := len(s)
-		if n%2 == 1 {
-			return s[n/2]
-		}
-		return (s[n/2-1] + s[n/2]) / 2
-	}
 	s := fmt.Sprintf("The host during the %d steps (/proc/stat of the lab's %d CPUs): steal median %s, at most %s (%s, step %d); iowait median %s, at most %s",
-		len(steal), worst.Host.CPUs, fmtPct(med(steal)), fmtPct(worst.Host.Steal), worstUnit, worst.Seq, fmtPct(med(iowait)), fmtPct(slices.Max(iowait)))
+		len(steal), worst.Host.CPUs, fmtPct(spread.Of(steal).Median), fmtPct(worst.Host.Steal), worstUnit, worst.Seq, fmtPct(spread.Of(iowait).Median), fmtPct(spread.Of(iowait).Max))
 	if noisy == 0 {
 		return s + fmt.Sprintf("; no step above %s steal.", fmtPct(results.NoisySteal))
 	}

@@ -11,22 +11,9 @@ import (
 	"github.com/loadlab/loadlab/lab/results"
 )
 
-const rateFromYAML = `
-name: test
-profiles: [nginx-stock, nginx-keepalive]
-keys: [p256]
-cpus: {server: "1"}
-idle_memory: {quiet: 1ms, samples: 1, every: 1ms}
-search:
-  start: 1000
-  max: 64000
-  precision: 0.08
-  step: 2s
-  discard: 1s
-  confirm_runs: 1
-  confirm_step: 2s
-  cooldown_cap: 1s
-scenarios:
+// rateFromYAML is the runner tests' plan with a search and a fixed-rate
+// scenario whose rate comes from it.
+var rateFromYAML = testPlanYAML[:strings.Index(testPlanYAML, "scenarios:")] + `scenarios:
   - kind: keepalive-1k
   - name: near-knee
     kind: fixed-rate
