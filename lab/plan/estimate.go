@@ -6,7 +6,7 @@ import (
 )
 
 // Estimate is the expected cost of one scenario run against one proxy with
-// one key type.
+// one key type, over all its rounds.
 type Estimate struct {
 	Steps     int           // generator runs
 	Time      time.Duration // generator time plus expected cool-downs
@@ -21,16 +21,30 @@ type Estimate struct {
 // takes less (probes stop at the first failure) but may take more when
 // confirmations fail and step down.
 func (s *Scenario) Estimate() Estimate {
+	rounds := max(s.Eff.Rounds, 1)
 	switch s.Method {
 	case MethodFixed:
-		n := max(len(s.Rates), 1) * s.Runs // rate_from: one rate
+		n := max(len(s.Rates), 1) * s.Runs * rounds // rate_from: one rate
 		return Estimate{Steps: n, Time: time.Duration(n) * s.Duration.D()}
 	case MethodClosed:
-		return Estimate{Steps: s.Runs, Time: time.Duration(s.Runs) * s.Duration.D()}
+		n := s.Runs * rounds
+		return Estimate{Steps: n, Time: time.Duration(n) * s.Duration.D()}
 	}
-	one := s.SearchEstimate()
+	one, later := s.SearchEstimate(), s.LaterSearchEstimate()
 	n := max(s.Runs, 1)
-	return Estimate{Steps: n * one.Steps, Time: time.Duration(n) * one.Time, Cooldowns: time.Duration(n) * one.Cooldowns}
+	m := n * (rounds - 1)
+	return Estimate{Steps: n*one.Steps + m*later.Steps, Time: time.Duration(n)*one.Time + time.Duration(m)*later.Time,
+		Cooldowns: time.Duration(n)*one.Cooldowns + time.Duration(m)*later.Cooldowns}
+}
+
+// LaterSearchEstimate is the expected cost of a search in a later round,
+// which starts from the earlier rounds' bracket (search.Config.Prior): its
+// pass and its failure probed, one bisection step, the confirmations, and
+// one cool-down at its cap.
+func (s *Scenario) LaterSearchEstimate() Estimate {
+	se := s.Eff.Search
+	cool := se.CooldownCap.D()
+	return Estimate{Steps: 3 + se.ConfirmRuns, Time: 3*se.Step.D() + time.Duration(se.ConfirmRuns)*se.ConfirmStep.D() + cool, Cooldowns: cool}
 }
 
 // SearchEstimate is the expected cost of one of a search scenario's runs

@@ -22,7 +22,16 @@ type Plan struct {
 	IdleMemory  IdleMemory `yaml:"idle_memory,omitempty" json:"idle_memory"`   // idle memory measurement after each proxy's first start
 	Search      Search     `yaml:"search,omitempty" json:"search"`             // max-sustainable-rate search defaults
 	Pass        Pass       `yaml:"pass,omitempty" json:"pass"`                 // pass criteria defaults
-	Scenarios   []Scenario `yaml:"scenarios" json:"scenarios"`                 // run in this order
+	// Rounds runs every scenario's units this many times, one round after
+	// another, each round in a new shuffled order (randomized multiple
+	// interleaved trials): drift of the machine then spreads over every
+	// proxy instead of landing on whichever ran last. A scenario may say
+	// rounds: 1. Default 1.
+	Rounds int `yaml:"rounds,omitempty" json:"rounds"`
+	// Seed shuffles the rounds' orders (0: a random seed, recorded in
+	// results.json so the same orders can be run again).
+	Seed      uint64     `yaml:"seed,omitempty" json:"seed,omitempty"`
+	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"` // run in this order within a round
 	Seeds       []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"`     // the seeds' findings the plan covers (seeds.go): the report's first table
 	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
 
@@ -111,7 +120,10 @@ type Scenario struct {
 	Connections int               `yaml:"connections,omitempty" json:"connections"`
 	Duration    Duration          `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
 	Warmup      Duration          `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // fixed: runs per rate; closed: runs; search: whole searches (the median rate found is the row)
+	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // per round: fixed: runs per rate; closed: runs; search: whole searches (the median rate found over all rounds is the row)
+	// Rounds overrides the plan's rounds for this scenario (1: once, in
+	// the first round; a 60 s cliff needs no second look).
+	Rounds *int `yaml:"rounds,omitempty" json:"rounds,omitempty"`
 	Rates       []float64         `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
 	// RateFrom, for method fixed instead of rates, derives the one offered
 	// rate in the run: Share of the rate the same profile and key
@@ -141,6 +153,7 @@ type Effective struct {
 	Search          Search   `json:"search"`
 	Pass            Pass     `json:"pass"`
 	PacingTolerance Duration `json:"pacing_tolerance"`
+	Rounds          int      `json:"rounds"`                  // rounds this scenario runs in (1..the plan's)
 	ServerQuota     float64  `json:"server_quota,omitempty"`  // cores (0 = none)
 	BackendQuota    float64  `json:"backend_quota,omitempty"` // cores (0 = none)
 }

@@ -42,6 +42,9 @@ func (p *Plan) Resolve() error {
 	if p.Timeout == 0 {
 		p.Timeout = Duration(DefaultTimeout)
 	}
+	if p.Rounds == 0 {
+		p.Rounds = 1
+	}
 	for i := range p.Scenarios {
 		s := &p.Scenarios[i]
 		if err := s.resolve(p); err != nil {
@@ -118,6 +121,10 @@ func (s *Scenario) resolve(p *Plan) error {
 	}
 	if s.PacingTolerance != nil {
 		s.Eff.PacingTolerance = *s.PacingTolerance
+	}
+	s.Eff.Rounds = p.Rounds
+	if s.Rounds != nil {
+		s.Eff.Rounds = *s.Rounds
 	}
 	s.Eff.ServerQuota, s.Eff.BackendQuota = p.CPUs.ServerQuota, p.CPUs.BackendQuota
 	if s.ServerQuota != nil {

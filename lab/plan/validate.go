@@ -19,6 +19,7 @@ import (
 const (
 	maxConnections = 100_000
 	maxRuns        = 1000
+	maxRounds      = 100
 	maxRate        = 10e6 // the generator's own limit
 )
 
@@ -53,6 +54,9 @@ func (p *Plan) validate() error {
 	}
 	if err := checkKeys("keys", p.Keys); err != nil {
 		return err
+	}
+	if p.Rounds < 1 || p.Rounds > maxRounds {
+		return fmt.Errorf("rounds must be 1 to %d (got %d)", maxRounds, p.Rounds)
 	}
 	if p.Net != NetLoopback && p.Net != NetNetns {
 		return fmt.Errorf("net %q: use loopback or netns", p.Net)
@@ -248,6 +252,9 @@ func (s *Scenario) validate() error {
 	}
 	if s.Runs < 1 || s.Runs > maxRuns {
 		return fmt.Errorf("runs must be 1 to %d (got %d)", maxRuns, s.Runs)
+	}
+	if r := s.Eff.Rounds; r < 1 || r > maxRounds {
+		return fmt.Errorf("rounds must be 1 to %d (got %d)", maxRounds, r)
 	}
 	if s.Method != MethodSearch {
 		if s.Duration <= 0 {

@@ -32,8 +32,21 @@ type File struct {
 	// Ceilings are the generator's own limits: per search scenario, key
 	// type and layout, the same rate search against loadlab serve on the
 	// proxy's CPUs (no proxy), run before the first unit's search.
-	Ceilings []*Unit  `json:"ceilings,omitempty"`
-	Notes    []string `json:"notes,omitempty"` // what the run could not do as planned, and why
+	Ceilings []*Unit `json:"ceilings,omitempty"`
+	// Rounds are the plan's rounds in the order they ran: each round runs
+	// every scenario's units once, scenario by scenario, the units of a
+	// scenario in the order Order gives, shuffled from RoundSeed.
+	RoundSeed uint64   `json:"round_seed,omitempty"`
+	Rounds    []Round  `json:"rounds,omitempty"`
+	Notes     []string `json:"notes,omitempty"` // what the run could not do as planned, and why
+}
+
+// Round is one round of a plan with rounds: the unit IDs in the order it
+// ran them (Order), and whether it ran to its end.
+type Round struct {
+	Round int      `json:"round"` // 1..N
+	Order []string `json:"order"`
+	Done  bool     `json:"done"`
 }
 
 // RunOptions are the command-line settings outside the plan that change
@@ -154,6 +167,9 @@ type Unit struct {
 	// order; their steps carry run 1..N. Empty for one search.
 	Searches  []*search.Result `json:"searches,omitempty"`
 	SearchRun int              `json:"search_run,omitempty"` // which of Searches is Search (1-based)
+	// RoundsDone counts the rounds whose part of the unit ran to its end
+	// (plan rounds: a unit is done after its scenario's last round).
+	RoundsDone int `json:"rounds_done,omitempty"`
 	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
 	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
 	// RateFrom, for a fixed-rate scenario with rate_from, is where its
@@ -188,7 +204,8 @@ type Step struct {
 	Phase          string          `json:"phase"`             // probe, bisect, confirm, run
 	Rate           float64         `json:"rate"`              // offered req/s (0 = closed loop)
 	Confirm        int             `json:"confirm,omitempty"` // confirmation 1..N
-	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1)
+	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1); over rounds the runs go on counting (round 2 of runs: 1 is run 2)
+	Round          int             `json:"round,omitempty"`   // the plan's round 1..N the step ran in (0: a plan of one round)
 	Connections    int             `json:"connections"`
 	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (VerdictDied)
 	Reasons        []string        `json:"reasons,omitempty"`

@@ -43,12 +43,16 @@ func (p *progress) printf(format string, args ...any) {
 	fmt.Fprintf(p.w, format+"\n", args...)
 }
 
-// unitStart marks the start of a unit that will run.
-func (p *progress) unitStart(u UnitSpec) {
+// unitStart marks the start of a unit's part of round k that will run.
+func (p *progress) unitStart(u UnitSpec, k int) {
 	p.mu.Lock()
 	p.unitT0, p.unitEst = p.now(), unitCost(u)
 	p.mu.Unlock()
-	p.printf("== %s on %s (%s, %s): %s", u.Scenario.Name, u.Profile.Name, u.Key, u.Layout, describe(u))
+	round := ""
+	if n := u.Scenario.Eff.Rounds; n > 1 {
+		round = fmt.Sprintf(", round %d of %d", k, n)
+	}
+	p.printf("== %s on %s (%s, %s%s): %s", u.Scenario.Name, u.Profile.Name, u.Key, u.Layout, round, describe(u))
 }
 
 // unitDone counts a unit's estimate as spent.
@@ -144,5 +148,8 @@ func describe(u UnitSpec) string {
 	return fmt.Sprintf("%s from %s req/s, %s steps, %d confirmations of %s (about %s)", what, units.Rate(e.Start), e.Step, e.ConfirmRuns, e.ConfirmStep, FormatDuration(u.Estimate.Time))
 }
 
-// unitCost is a unit's share of the budget (idle memory aside).
-func unitCost(u UnitSpec) time.Duration { return u.Estimate.Time + proxyStartCost + envOpenCost }
+// unitCost is a unit's share of the budget in one of its rounds (idle
+// memory aside).
+func unitCost(u UnitSpec) time.Duration {
+	return roundShare(u, u.Estimate.Time) + proxyStartCost + envOpenCost
+}

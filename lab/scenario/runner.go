@@ -37,17 +37,20 @@ type Runner struct {
 	// Now).
 	Sleep func(ctx context.Context, d time.Duration) error
 
-	prog *progress
-	host *hostClock // the machine's steal and iowait per step (nil: not read)
+	prog   *progress
+	host   *hostClock      // the machine's steal and iowait per step (nil: not read)
+	failed map[string]bool // units that ended in an error this run: later rounds skip them
 }
 
 // ErrNoLab is returned when the run needs a lab session but has no Opener.
 var ErrNoLab = errors.New("no lab session: the runner needs an Opener")
 
-// Run runs every unit not yet done, layout by layout, saving results.json
-// after every step. When ctx is cancelled it records the step in flight
-// (partial, interrupted), marks the unit interrupted, closes the session
-// and returns ctx's error.
+// Run runs every unit not yet done, round by round (plan rounds; one
+// round without them), saving results.json after every step. Within a
+// round the scenarios run in plan order and each scenario's units in the
+// round's shuffled order (rounds.go). When ctx is cancelled it records the
+// step in flight (partial, interrupted), marks the unit interrupted,
+// closes the session and returns ctx's error.
 func (r *Runner) Run(ctx context.Context) error {
 	if r.Gen == nil {
 		r.Gen = gen.Run
@@ -60,26 +63,42 @@ func (r *Runner) Run(ctx context.Context) error {
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
 	r.host = newHostClock()
+	r.failed = map[string]bool{}
 	if err := r.Store.Update(r.prepare); err != nil {
 		return err
 	}
-	for _, lay := range r.Layouts.Layouts {
-		var todo []UnitSpec
-		for _, u := range r.Units {
-			if u.Layout != lay.ID || u.Skip != "" {
-				continue
+	n := r.rounds()
+	for k := 1; k <= n; k++ {
+		order, err := r.roundOrder(k, n)
+		if err != nil {
+			return err
+		}
+		if n > 1 {
+			r.prog.printf("== round %d of %d: %d units", k, n, len(order))
+		}
+		lastLayout := ""
+		for _, u := range order {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-			if rec := r.Store.F.Unit(u.ID); rec != nil && rec.Status == results.StatusDone {
+			rec := r.Store.F.Unit(u.ID)
+			if rec != nil && (rec.RoundsDone >= k || rec.Status == results.StatusDone && rec.RoundsDone == 0) || r.failed[u.ID] {
 				r.prog.unitDone(u)
 				continue
 			}
-			todo = append(todo, u)
+			if u.Layout != lastLayout {
+				lay := r.Store.F.Layout(u.Layout)
+				r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", lay.ID, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
+				lastLayout = u.Layout
+			}
+			if err := r.runInSession(ctx, u, k); err != nil {
+				return err
+			}
 		}
-		if len(todo) == 0 {
-			continue
-		}
-		if err := r.runLayout(ctx, lay.ID, todo); err != nil {
-			return err
+		if n > 1 {
+			if err := r.Store.Update(func(f *results.File) { f.Rounds[k-1].Done = true }); err != nil {
+				return err
+			}
 		}
 	}
 	return r.Store.Update(func(f *results.File) { f.Finished = true })
@@ -115,30 +134,16 @@ func (r *Runner) prepare(f *results.File) {
 	}
 }
 
-// runLayout runs a layout's units, each in a fresh lab session: like the
-// seeds' fresh containers, new namespaces and a new backend per unit mean
-// sockets left in TIME_WAIT by one proxy or scenario cannot slow down the
-// next (TIME_WAIT lasts 60 s, longer than most cool-downs).
-func (r *Runner) runLayout(ctx context.Context, id string, units []UnitSpec) error {
+// runInSession opens a lab session on the unit's layout, runs the unit's
+// part of round k in it and closes it: like the seeds' fresh containers,
+// new namespaces and a new backend per unit mean sockets left in
+// TIME_WAIT by one proxy or scenario cannot slow down the next (TIME_WAIT
+// lasts 60 s, longer than most cool-downs).
+func (r *Runner) runInSession(ctx context.Context, u UnitSpec, k int) (err error) {
 	if r.Open == nil {
 		return ErrNoLab
 	}
-	lay := r.Store.F.Layout(id)
-	r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", id, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
-	for _, u := range units {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := r.runInSession(ctx, id, u); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// runInSession opens a lab session on layout id, runs one unit in it and
-// closes it.
-func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err error) {
+	id := u.Layout
 	lay := r.Store.F.Layout(id)
 	t0 := r.Now()
 	env, err := r.Open(ctx, session.Options{
@@ -171,7 +176,7 @@ func (r *Runner) runInSession(ctx context.Context, id string, u UnitSpec) (err e
 	}
 	baseline := timeWait(env)
 	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
-	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline}
+	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline, round: k}
 	return ur.run(ctx)
 }
 

@@ -9,23 +9,35 @@ import (
 	"github.com/loadlab/loadlab/lab/search"
 )
 
-// searches runs the scenario's runs as whole searches, each with its
-// confirmations (in netns mode every step starts in fresh namespaces; in
-// loopback mode a cool-down separates the searches), and records them:
-// Search is the one whose rate found is the median (the lower middle for
-// an even count), Searches all of them with SearchRun the median's place.
-// One run records Search alone, its steps untagged, as before runs
-// applied to searches.
+// searches runs the round's searches of the unit (the scenario's runs),
+// each with its confirmations (in netns mode every step starts in fresh
+// namespaces; in loopback mode a cool-down separates the searches), and
+// records them: Search is the one whose rate found is the median over
+// every round so far (the lower middle for an even count), Searches all
+// of them with SearchRun the median's place. A unit of one search in all
+// records Search alone, its steps untagged. A later round's searches
+// start from the earlier rounds' bracket (priorBracket).
 func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 	n := max(u.spec.Scenario.Runs, 1)
-	all := make([]search.Result, 0, n)
-	for k := 1; k <= n; k++ {
-		tag := k
-		if n == 1 {
+	total := u.allRuns()
+	var all []search.Result
+	if total > 1 {
+		keep := min((max(u.round, 1)-1)*n, len(u.rec.Searches))
+		for _, s := range u.rec.Searches[:keep] {
+			all = append(all, *s)
+		}
+	}
+	cfg.Prior = u.priorBracket()
+	if cfg.Prior.Lo > 0 {
+		u.r.prog.printf("    %s %s: round %d starts from the bracket %s–%s req/s", u.spec.Scenario.Name, u.spec.Profile.Name, u.round, rateWords(cfg.Prior.Lo), rateWords(cfg.Prior.Hi))
+	}
+	for i := 1; i <= n; i++ {
+		tag := u.roundTag(i)
+		if total == 1 {
 			tag = 0
 		}
-		if k > 1 {
-			u.r.prog.printf("    %s %s: search %d of %d", u.spec.Scenario.Name, u.spec.Profile.Name, k, n)
+		if i > 1 {
+			u.r.prog.printf("    %s %s: search %d of %d", u.spec.Scenario.Name, u.spec.Profile.Name, tag, total)
 			if err := u.cool(ctx, u.seq); err != nil {
 				return err
 			}
@@ -49,7 +61,7 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 		med := all[mid]
 		u.rec.Search = &med
 		u.rec.Searches, u.rec.SearchRun = nil, 0
-		if n > 1 {
+		if total > 1 {
 			for i := range all {
 				u.rec.Searches = append(u.rec.Searches, &all[i])
 			}

@@ -25,7 +25,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	seq := u.seq
 	if seq <= len(u.rec.Steps) {
 		old := u.rec.Steps[seq-1]
-		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && !old.Interrupted && old.Error == "" && old.ProxyExit == nil && old.BackendExit == nil {
+		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && old.Round == u.stepRound() && !old.Interrupted && old.Error == "" && old.ProxyExit == nil && old.BackendExit == nil {
 			u.replayed[seq] = true
 			o := search.Outcome{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
 			u.r.prog.stepDone(u.spec, phase, rate, o, "", true)
@@ -37,7 +37,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	if err := u.ensureProxy(ctx); err != nil {
 		return search.Outcome{}, err
 	}
-	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Connections: u.spec.Scenario.Connections}
+	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Round: u.stepRound(), Connections: u.spec.Scenario.Connections}
 	if err := u.cleanSlate(ctx, st); err != nil {
 		return search.Outcome{}, err
 	}

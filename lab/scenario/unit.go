@@ -28,6 +28,7 @@ type unitRun struct {
 	baseline int          // TIME_WAIT when the layout's session opened
 	seq      int          // steps asked for so far
 	replayed map[int]bool // steps taken from the record, not run
+	round    int          // the plan's round this part of the unit runs in (1..N; 0 = ceilings)
 
 	// start, if set, starts the target instead of the unit's proxy
 	// profile (the generator's ceiling: loadlab serve); such a run records
@@ -47,11 +48,18 @@ func (e errUnit) Error() string { return e.err.Error() }
 func (u *unitRun) run(ctx context.Context) error {
 	u.rec = u.r.Store.F.Unit(u.spec.ID)
 	u.replayed = map[int]bool{}
-	u.r.prog.unitStart(u.spec)
+	u.r.prog.unitStart(u.spec, u.round)
 	if err := u.r.Store.Update(func(*results.File) {
 		u.rec.Status, u.rec.Reason = results.StatusRunning, ""
 		if u.rec.Started.IsZero() {
 			u.rec.Started = u.r.Now().UTC()
+		}
+		// The steps of earlier rounds stay; this round's, if an
+		// interrupted run left some, are replayed where they match.
+		if r := u.stepRound(); r > 0 {
+			for u.seq < len(u.rec.Steps) && u.rec.Steps[u.seq].Round < r {
+				u.seq++
+			}
 		}
 	}); err != nil {
 		return err
@@ -65,8 +73,14 @@ func (u *unitRun) run(ctx context.Context) error {
 	if serr := u.r.Store.Update(func(*results.File) {
 		u.rec.Status, u.rec.Reason = status, reason
 		u.rec.Finished = u.r.Now().UTC()
+		if status == results.StatusDone {
+			u.rec.RoundsDone = max(u.round, 1)
+		}
 	}); serr != nil && err == nil {
 		err = serr
+	}
+	if status == results.StatusError && u.r.failed != nil {
+		u.r.failed[u.spec.ID] = true
 	}
 	u.r.prog.unitDone(u.spec)
 	if err == nil && ctx.Err() != nil {
@@ -126,7 +140,12 @@ func (u *unitRun) body(ctx context.Context) error {
 		return u.r.Store.Update(func(*results.File) { u.limitSearch(atCeiling, cfg.Max) })
 	case plan.MethodFixed:
 		rates := s.Rates
-		if s.RateFrom != nil {
+		switch {
+		case s.RateFrom != nil && u.rec.RateFrom != nil && u.round > 1:
+			// Every round offers the rate the first derived: the rounds
+			// measure one thing.
+			rates = []float64{u.rec.RateFrom.Rate}
+		case s.RateFrom != nil:
 			rf, err := u.rateFrom(s.RateFrom)
 			if err != nil {
 				return err
@@ -175,7 +194,7 @@ func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (searc
 // down after each that failed.
 func (u *unitRun) runs(ctx context.Context, rate float64) error {
 	for i := 1; i <= u.spec.Scenario.Runs; i++ {
-		o, err := u.step(ctx, results.PhaseRun, rate, 0, i)
+		o, err := u.step(ctx, results.PhaseRun, rate, 0, u.roundTag(i))
 		if errors.As(err, new(errDied)) {
 			continue // restarted: the next run measures it again
 		}

@@ -117,7 +117,7 @@ type Budget struct {
 }
 
 // MakeBudget adds up the units' estimates, a lab session and a proxy start
-// per unit, the idle-memory measurement and the checks per proxy and key
+// per unit and round, the idle-memory measurement and the checks per proxy and key
 // on each layout (their restart once per proxy and layout),
 // and the certificates once. In netns mode every step renews the
 // namespaces instead of cooling down after a failure.
@@ -145,7 +145,7 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 		b.Units++
 		b.Steps += u.Estimate.Steps
-		b.Time += stepCost(u.Estimate) + proxyStartCost + envOpenCost
+		b.Time += stepCost(u.Estimate) + time.Duration(max(u.Scenario.Eff.Rounds, 1))*(proxyStartCost+envOpenCost) // a session per round
 		// The generator's ceiling: one more search per scenario and key
 		// on a layout, before the first unit's.
 		if c := CeilingID(u.Scenario.Name, string(u.Key), u.Layout); u.Scenario.Method == plan.MethodSearch && !ceilings[c] {

@@ -38,6 +38,18 @@ type Config struct {
 	ConfirmRuns  int     // passes in a row needed
 	StepDown     float64 // fraction a failed confirmation lowers the rate
 	MaxStepDowns int     // step-downs before giving up
+	// Prior is an earlier search's bracket (a later round of the same
+	// unit): the search starts at its last pass instead of at Start and
+	// probes its first failure next, so a round costs a few steps, not a
+	// whole search. Zero: start at Start.
+	Prior Bracket
+}
+
+// Bracket is where an earlier search ended: its highest pass and the
+// lowest failure above it (0 = none failed).
+type Bracket struct {
+	Lo float64 `json:"lo"`
+	Hi float64 `json:"hi"`
 }
 
 // Step is one run the search asks for.
@@ -80,6 +92,8 @@ func (c Config) Validate() error {
 	switch {
 	case bad(c.Start) || bad(c.Max) || bad(c.Min) || bad(c.Growth) || bad(c.Precision) || bad(c.StepDown):
 		return fmt.Errorf("search: every number must be finite")
+	case bad(c.Prior.Lo) || bad(c.Prior.Hi) || c.Prior.Lo < 0 || c.Prior.Hi < 0:
+		return fmt.Errorf("search: the prior bracket must be finite and >= 0 (got %g, %g)", c.Prior.Lo, c.Prior.Hi)
 	case c.Start <= 0 || c.Max < c.Start || c.Min <= 0 || c.Min > c.Start:
 		return fmt.Errorf("search: need 0 < min <= start <= max (got min %g, start %g, max %g)", c.Min, c.Start, c.Max)
 	case c.Growth <= 1:
@@ -144,28 +158,29 @@ func Run(ctx context.Context, cfg Config, step StepFunc, cool CooldownFunc) (Res
 
 func (r *runner) run(ctx context.Context) error {
 	c := r.cfg
-	lo, hi := 0.0, 0.0 // last pass, first failure
-	hiGen := false     // hi came from a generator-limited step
-	rate := roundRate(c.Start)
-	for {
-		v, err := r.do(ctx, PhaseProbe, rate, 0)
-		if err != nil {
+	var lo, hi float64 // last pass, first failure
+	var hiGen bool     // hi came from a generator-limited step
+	var err error
+	from := roundRate(c.Start) // the first upward probe (0: none)
+	if c.Prior.Lo > 0 {
+		var up bool
+		if lo, hi, hiGen, up, err = r.fromPrior(ctx); err != nil {
 			return err
 		}
-		if v != Pass {
-			hi, hiGen = rate, v == GenLimited
-			break
-		}
-		lo = rate
-		if rate >= c.Max {
+		from = 0
+		switch {
+		case up && lo >= c.Max:
 			r.res.Capped = true
-			break
+		case up:
+			if next := roundRate(math.Min(lo*c.Growth, c.Max)); next > lo {
+				from = next
+			}
 		}
-		next := roundRate(math.Min(rate*c.Growth, c.Max))
-		if next <= rate {
-			break // growth too small to move a rounded rate: treat as capped
+	}
+	if from > 0 {
+		if lo, hi, hiGen, err = r.probeUp(ctx, from, lo); err != nil {
+			return err
 		}
-		rate = next
 	}
 	for hi > 0 {
 		if lo > 0 && (hi-lo)/lo <= c.Precision || r.res.Steps >= maxBisect {
@@ -195,6 +210,76 @@ func (r *runner) run(ctx context.Context) error {
 		return nil
 	}
 	return r.confirm(ctx, lo)
+}
+
+// probeUp probes from rate upwards by Growth until a step fails or Max
+// passes (Capped); lo is the pass below rate so far.
+func (r *runner) probeUp(ctx context.Context, rate, lo float64) (float64, float64, bool, error) {
+	c := r.cfg
+	for {
+		v, err := r.do(ctx, PhaseProbe, rate, 0)
+		if err != nil {
+			return 0, 0, false, err
+		}
+		if v != Pass {
+			return lo, rate, v == GenLimited, nil
+		}
+		lo = rate
+		if rate >= c.Max {
+			r.res.Capped = true
+			return lo, 0, false, nil
+		}
+		next := roundRate(math.Min(rate*c.Growth, c.Max))
+		if next <= rate {
+			return lo, 0, false, nil // growth too small to move a rounded rate: treat as capped
+		}
+		rate = next
+	}
+}
+
+// fromPrior starts from an earlier search's bracket: it probes the
+// bracket's pass (clamped to Min..Max) and, if that passes, its failure.
+// Both passing means the rate moved up: up is set and the probes go on
+// from lo by Growth. A pass below a failure is a bracket to bisect. A
+// failing pass probes down by Growth until a rate passes or Min is
+// reached (lo 0: nothing passed).
+func (r *runner) fromPrior(ctx context.Context) (lo, hi float64, hiGen, up bool, err error) {
+	c := r.cfg
+	rate := roundRate(math.Max(math.Min(c.Prior.Lo, c.Max), c.Min))
+	v, err := r.do(ctx, PhaseProbe, rate, 0)
+	if err != nil {
+		return 0, 0, false, false, err
+	}
+	if v == Pass {
+		lo = rate
+		ph := roundRate(math.Min(c.Prior.Hi, c.Max))
+		if c.Prior.Hi <= 0 || ph <= lo {
+			return lo, 0, false, true, nil
+		}
+		v, err := r.do(ctx, PhaseProbe, ph, 0)
+		if err != nil {
+			return 0, 0, false, false, err
+		}
+		if v == Pass {
+			return ph, 0, false, true, nil
+		}
+		return lo, ph, v == GenLimited, false, nil
+	}
+	hi, hiGen = rate, v == GenLimited
+	for {
+		next := roundRate(hi / c.Growth)
+		if next < c.Min || next >= hi {
+			return 0, hi, hiGen, false, nil
+		}
+		v, err := r.do(ctx, PhaseProbe, next, 0)
+		if err != nil {
+			return 0, 0, false, false, err
+		}
+		if v == Pass {
+			return next, hi, hiGen, false, nil
+		}
+		hi, hiGen = next, v == GenLimited
+	}
 }
 
 // confirm asks for ConfirmRuns passes in a row, stepping down on failure.

@@ -1,0 +1,156 @@
+package scenario
+
+import (
+	"math/rand/v2"
+	"time"
+
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// This file is the plan's rounds (randomized multiple interleaved trials,
+// Abedi and Brecht, ICPE 2017): every scenario's units once per round, in
+// a new order each round, so that a machine that drifts during the run
+// moves every proxy's numbers alike instead of the last one's. A unit's
+// rounds add to its runs: a search unit of runs: 1 over 3 rounds has 3
+// searches (Searches, the median one its row), a fixed-rate unit 3 runs.
+
+// rounds is how many rounds the run has: the most any unit's scenario
+// runs in (1 without plan rounds).
+func (r *Runner) rounds() int {
+	n := 1
+	for _, u := range r.Units {
+		if u.Skip == "" {
+			n = max(n, u.Scenario.Eff.Rounds)
+		}
+	}
+	return n
+}
+
+// roundOrder is round k's units in run order: scenario by scenario in plan
+// order (a rate_from scenario after its source), each scenario's units
+// shuffled by a generator seeded from the run's seed and k. The seed is
+// the plan's, else drawn once and recorded (File.RoundSeed); a round
+// already recorded (a resumed run) keeps its recorded order.
+func (r *Runner) roundOrder(k, n int) ([]UnitSpec, error) {
+	var in []UnitSpec
+	for _, u := range r.Units {
+		if u.Skip == "" && u.Scenario.Eff.Rounds >= k {
+			in = append(in, u)
+		}
+	}
+	f := r.Store.F
+	if n == 1 {
+		return in, nil
+	}
+	if len(f.Rounds) >= k {
+		return byOrder(in, f.Rounds[k-1].Order), nil
+	}
+	seed := f.RoundSeed
+	if seed == 0 {
+		seed = r.Plan.Seed
+	}
+	for seed == 0 {
+		seed = uint64(r.Now().UnixNano()) ^ rand.Uint64()
+	}
+	out := ShuffleRound(in, seed, k)
+	ids := make([]string, len(out))
+	for i, u := range out {
+		ids[i] = u.ID
+	}
+	return out, r.Store.Update(func(f *results.File) {
+		f.RoundSeed = seed
+		f.Rounds = append(f.Rounds, results.Round{Round: k, Order: ids})
+	})
+}
+
+// ShuffleRound orders units for round k from seed: the scenarios keep
+// their order (units of one scenario are adjacent in BuildUnits' list
+// order or not, they are grouped by scenario in first appearance), the
+// units within each scenario are shuffled. The same seed and k give the
+// same order.
+func ShuffleRound(units []UnitSpec, seed uint64, k int) []UnitSpec {
+	rng := rand.New(rand.NewPCG(seed, uint64(k)))
+	var names []string
+	by := map[string][]UnitSpec{}
+	for _, u := range units {
+		if _, ok := by[u.Scenario.Name]; !ok {
+			names = append(names, u.Scenario.Name)
+		}
+		by[u.Scenario.Name] = append(by[u.Scenario.Name], u)
+	}
+	out := make([]UnitSpec, 0, len(units))
+	for _, name := range names {
+		g := by[name]
+		rng.Shuffle(len(g), func(i, j int) { g[i], g[j] = g[j], g[i] })
+		out = append(out, g...)
+	}
+	return out
+}
+
+// byOrder puts units in the order of ids (a recorded round); units the
+// record does not name go last in their given order.
+func byOrder(units []UnitSpec, ids []string) []UnitSpec {
+	pos := map[string]int{}
+	for i, id := range ids {
+		pos[id] = i
+	}
+	out := make([]UnitSpec, 0, len(units))
+	var rest []UnitSpec
+	for _, id := range ids {
+		for _, u := range units {
+			if u.ID == id {
+				out = append(out, u)
+			}
+		}
+	}
+	for _, u := range units {
+		if _, ok := pos[u.ID]; !ok {
+			rest = append(rest, u)
+		}
+	}
+	return append(out, rest...)
+}
+
+// roundTag is the run tag of run i (1-based) of this round's runs of the
+// unit's scenario: the runs go on counting over the rounds (round 2 of
+// runs: 2 has runs 3 and 4).
+func (u *unitRun) roundTag(i int) int {
+	return (max(u.round, 1)-1)*max(u.spec.Scenario.Runs, 1) + i
+}
+
+// allRuns is how many runs (or searches) the unit has over all its rounds.
+func (u *unitRun) allRuns() int {
+	return max(u.spec.Scenario.Runs, 1) * max(u.spec.Scenario.Eff.Rounds, 1)
+}
+
+// stepRound is the round a step records (0 in a plan of one round).
+func (u *unitRun) stepRound() int {
+	if u.r.rounds() <= 1 {
+		return 0
+	}
+	return u.round
+}
+
+// priorBracket is where the unit's earlier rounds put its rate: the
+// median search's confirmed rate (or last pass) and the failure above it.
+// Zero in round 1, and when nothing passed before.
+func (u *unitRun) priorBracket() search.Bracket {
+	if u.round <= 1 || u.rec.Search == nil {
+		return search.Bracket{}
+	}
+	s := u.rec.Search
+	lo := s.LastPass
+	if s.Confirmed {
+		lo = s.Rate
+	}
+	if lo <= 0 {
+		return search.Bracket{}
+	}
+	return search.Bracket{Lo: lo, Hi: s.FirstFail}
+}
+
+// roundShare is a unit's budget share per round.
+func roundShare(u UnitSpec, d time.Duration) time.Duration {
+	return d / time.Duration(max(u.Scenario.Eff.Rounds, 1))
+}

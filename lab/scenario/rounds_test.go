@@ -1,0 +1,189 @@
+package scenario
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// roundsYAML is the runner tests' plan in 3 rounds from a fixed seed, its
+// sustained scenario once (rounds: 1).
+var roundsYAML = strings.Replace(testPlanYAML, "scenarios:", "rounds: 3\nseed: 7\nscenarios:", 1) + "    rounds: 1\n"
+
+// roundOrders is the recorded unit order of every round.
+func roundOrders(f *results.File) [][]string {
+	var out [][]string
+	for _, r := range f.Rounds {
+		out = append(out, r.Order)
+	}
+	return out
+}
+
+// Rounds run every scenario's units once per round, scenario by scenario,
+// in an order the seed reproduces and that differs between rounds; a
+// search's later rounds start at the earlier rounds' bracket and cost a
+// few steps; runs go on counting over the rounds.
+func TestRounds(t *testing.T) {
+	h := newHarness(t, roundsYAML)
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	if !f.Finished || f.RoundSeed != 7 || len(f.Rounds) != 3 {
+		t.Fatalf("finished %v, seed %d, rounds %+v", f.Finished, f.RoundSeed, f.Rounds)
+	}
+	orders := roundOrders(f)
+	for k, o := range orders {
+		if !f.Rounds[k].Done {
+			t.Fatalf("round %d not done", k+1)
+		}
+		// scenario by scenario: keepalive-1k's two units first
+		if len(o) < 4 || !strings.HasPrefix(o[0], "keepalive-1k/") || !strings.HasPrefix(o[1], "keepalive-1k/") {
+			t.Fatalf("round %d order %v", k+1, o)
+		}
+		want := 6
+		if k > 0 {
+			want = 4 // sustained: rounds 1
+		}
+		if len(o) != want {
+			t.Fatalf("round %d has %d units, want %d: %v", k+1, len(o), want, o)
+		}
+	}
+	if slices.Equal(orders[0][:4], orders[1]) && slices.Equal(orders[1], orders[2]) {
+		t.Fatalf("the seed gave the same order in every round: %v", orders)
+	}
+	// the same seed, another run: the same orders
+	h2 := newHarness(t, roundsYAML)
+	f2, err := h2.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := roundOrders(f2); !slices.EqualFunc(got, orders, slices.Equal) {
+		t.Fatalf("seed 7 again gave %v, first %v", got, orders)
+	}
+
+	for _, p := range []string{"nginx-stock", "nginx-keepalive"} {
+		u := f.Unit("keepalive-1k/" + p + "/p256/1cpu")
+		if u.Status != results.StatusDone || u.RoundsDone != 3 || len(u.Searches) != 3 || u.SearchRun < 1 {
+			t.Fatalf("%s: %s, rounds %d, searches %d", p, u.Status, u.RoundsDone, len(u.Searches))
+		}
+		first := u.Searches[0]
+		for i, s := range u.Searches[1:] {
+			if *s != *u.Searches[0] && s.Rate != first.Rate {
+				t.Fatalf("%s round %d found %g, round 1 %g (fixed capacity)", p, i+2, s.Rate, first.Rate)
+			}
+			if s.Steps >= first.Steps || s.Steps > 2+3 {
+				t.Fatalf("%s round %d took %d steps, round 1 %d", p, i+2, s.Steps, first.Steps)
+			}
+		}
+		// round 2's first step is round 1's rate found, its second the failure above it
+		var r2 []*results.Step
+		for _, st := range u.Steps {
+			if st.Round == 2 {
+				r2 = append(r2, st)
+			}
+		}
+		if len(r2) < 2 || r2[0].Rate != first.Rate || r2[1].Rate != first.FirstFail || r2[0].Run != 2 {
+			t.Fatalf("%s round 2 steps start %+v %+v, want %g then %g (run 2)", p, r2[0], r2[1], first.Rate, first.FirstFail)
+		}
+		fr := f.Unit("fixed-rate/" + p + "/p256/1cpu")
+		var runs []int
+		for _, st := range fr.Steps {
+			if st.Rate == 500 {
+				runs = append(runs, st.Run)
+			}
+		}
+		if !slices.Equal(runs, []int{1, 2, 3, 4, 5, 6}) {
+			t.Fatalf("%s fixed-rate 500 runs %v, want 1..6 over 3 rounds of 2", p, runs)
+		}
+		if s := f.Unit("sustained/" + p + "/p256/1cpu"); len(s.Steps) != 1 || s.RoundsDone != 1 || s.Status != results.StatusDone {
+			t.Fatalf("%s sustained (rounds: 1): %d steps, rounds %d", p, len(s.Steps), s.RoundsDone)
+		}
+	}
+	if !strings.Contains(h.log.String(), "== round 2 of 3") || !strings.Contains(h.log.String(), "round 2 starts from the bracket") {
+		t.Fatalf("progress:\n%s", h.log.String())
+	}
+}
+
+// A run interrupted in round 2 resumes there: round 1 is not run again,
+// the rounds keep their recorded orders, and the result equals the
+// uninterrupted run's.
+func TestRoundsResume(t *testing.T) {
+	ref := newHarness(t, roundsYAML)
+	want, err := ref.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, roundsYAML)
+	ctx, cancel := context.WithCancel(context.Background())
+	h.lab.cancelAt, h.lab.cancel = ref.lab.genCalls*2/3, cancel
+	f, err := h.run(ctx)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("interrupted run returned %v", err)
+	}
+	if len(f.Rounds) < 2 || !f.Rounds[0].Done || f.Rounds[len(f.Rounds)-1].Done {
+		t.Fatalf("rounds after Ctrl-C %+v", f.Rounds)
+	}
+	h.lab.cancelAt = 0
+	calls := h.lab.genCalls
+	f, err = h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// what was left, and the interrupted step again
+	if ran := h.lab.genCalls - calls; ran != ref.lab.genCalls-calls+1 {
+		t.Fatalf("resume ran %d steps; the whole plan is %d, %d were run before", ran, ref.lab.genCalls, calls)
+	}
+	if got := roundOrders(f); !slices.EqualFunc(got, roundOrders(want), slices.Equal) {
+		t.Fatalf("orders %v, want %v", got, roundOrders(want))
+	}
+	for _, wu := range want.Units {
+		gu := f.Unit(wu.ID)
+		if gu.Status != results.StatusDone || gu.RoundsDone != wu.RoundsDone || len(gu.Steps) != len(wu.Steps) {
+			t.Fatalf("%s: %s, rounds %d, %d steps; want rounds %d, %d steps", wu.ID, gu.Status, gu.RoundsDone, len(gu.Steps), wu.RoundsDone, len(wu.Steps))
+		}
+		if wu.Search != nil && (gu.Search == nil || gu.Search.Rate != wu.Search.Rate || len(gu.Searches) != len(wu.Searches)) {
+			t.Fatalf("%s: search %+v, want %+v", wu.ID, gu.Search, wu.Search)
+		}
+	}
+}
+
+// ShuffleRound keeps scenarios in order and is a function of seed and k.
+func TestShuffleRound(t *testing.T) {
+	h := newHarness(t, roundsYAML)
+	units := mustUnits(t, h)
+	ids := func(us []UnitSpec) []string {
+		var out []string
+		for _, u := range us {
+			out = append(out, u.ID)
+		}
+		return out
+	}
+	a := ids(ShuffleRound(slices.Clone(units), 42, 1))
+	b := ids(ShuffleRound(slices.Clone(units), 42, 1))
+	if !slices.Equal(a, b) {
+		t.Fatalf("same seed, two orders: %v %v", a, b)
+	}
+	differs := false
+	for k := 2; k <= 8; k++ {
+		if !slices.Equal(a, ids(ShuffleRound(slices.Clone(units), 42, k))) {
+			differs = true
+		}
+	}
+	if !differs {
+		t.Fatal("8 rounds of one seed all in one order")
+	}
+	var scen []string
+	for _, id := range a {
+		if s := strings.Split(id, "/")[0]; len(scen) == 0 || scen[len(scen)-1] != s {
+			scen = append(scen, s)
+		}
+	}
+	if strings.Join(scen, ",") != "keepalive-1k,fixed-rate,sustained" {
+		t.Fatalf("scenarios out of plan order: %v", a)
+	}
+}
