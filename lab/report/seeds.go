@@ -67,6 +67,9 @@ func seedsTable(f *results.File) (Table, bool) {
 		o := seedOutcome{run: "-", reproduced: seedNotMeasured}
 		if m, ok := seedMeasures[s.Finding]; ok {
 			o = m(f, s)
+			if yes, n := seedRounds(f, m, s); n > 0 {
+				o.reproduced = roundsWords(yes, n)
+			}
 		} else {
 			o.run = "no measurement called " + s.Finding + " in this version of loadlab"
 		}
@@ -79,6 +82,9 @@ func seedsTable(f *results.File) (Table, bool) {
 		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Seed %s, %s: \"%s\"", s.Seed, s.Finding, s.Says))
 	}
 	t.Footnotes = append(t.Footnotes, "Reproduced: the same effect in the same direction as the seed; the size may differ (last column). The seed's number is cited from the seed (the plan's seeds: list); every other number is this run's.")
+	if n := roundCount(f); n > 1 {
+		t.Footnotes = append(t.Footnotes, fmt.Sprintf("This run has %d rounds: a finding measured in each is judged in each, and Reproduced says in how many it held (yes when in most); This run's number is over all rounds (medians). A finding measured once (a scenario of rounds: 1, the idle memory) has one verdict.", n))
+	}
 	return t, true
 }
 

@@ -3,7 +3,6 @@ package scenario
 import (
 	"context"
 	"errors"
-	"sort"
 
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
@@ -56,7 +55,7 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 		}
 		all = append(all, res)
 	}
-	mid := medianSearch(all)
+	mid := search.Median(all)
 	return u.r.Store.Update(func(*results.File) {
 		med := all[mid]
 		u.rec.Search = &med
@@ -70,20 +69,3 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 	})
 }
 
-// medianSearch is the index of the search whose confirmed rate is the
-// median (the lower middle of an even count); searches that confirmed
-// nothing count as rate 0.
-func medianSearch(all []search.Result) int {
-	idx := make([]int, len(all))
-	for i := range idx {
-		idx[i] = i
-	}
-	rate := func(i int) float64 {
-		if !all[i].Confirmed {
-			return 0
-		}
-		return all[i].Rate
-	}
-	sort.SliceStable(idx, func(a, b int) bool { return rate(idx[a]) < rate(idx[b]) })
-	return idx[(len(idx)-1)/2]
-}

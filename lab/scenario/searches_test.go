@@ -99,23 +99,6 @@ scenarios:
 	}
 }
 
-func TestMedianSearch(t *testing.T) {
-	r := func(rate float64, ok bool) search.Result { return search.Result{Rate: rate, Confirmed: ok} }
-	for _, c := range []struct {
-		in   []search.Result
-		want int
-	}{
-		{[]search.Result{r(5, true)}, 0},
-		{[]search.Result{r(5, true), r(3, true), r(4, true)}, 2},
-		{[]search.Result{r(5, true), r(3, true), r(4, true), r(6, true)}, 2},
-		{[]search.Result{r(5, true), r(9, false), r(4, true)}, 2}, // unconfirmed counts as 0
-	} {
-		if got := medianSearch(c.in); got != c.want {
-			t.Errorf("%+v: %d, want %d", c.in, got, c.want)
-		}
-	}
-}
-
 func TestSearchRunsEstimate(t *testing.T) {
 	p, err := plan.Parse([]byte(`
 name: t

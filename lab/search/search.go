@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/loadlab/loadlab/internal/units"
 	"math"
+	"sort"
 )
 
 // Verdict is the outcome of one step.
@@ -326,4 +327,22 @@ func roundRate(f float64) float64 {
 		return math.Round(f)
 	}
 	return math.Round(f*10) / 10
+}
+
+// Median is the index of the search whose confirmed rate is the median of
+// all (the lower middle of an even count); searches that confirmed
+// nothing count as rate 0. A unit's row is its median search.
+func Median(all []Result) int {
+	idx := make([]int, len(all))
+	for i := range idx {
+		idx[i] = i
+	}
+	rate := func(i int) float64 {
+		if !all[i].Confirmed {
+			return 0
+		}
+		return all[i].Rate
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return rate(idx[a]) < rate(idx[b]) })
+	return idx[(len(idx)-1)/2]
 }

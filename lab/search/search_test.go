@@ -283,3 +283,20 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestMedian(t *testing.T) {
+	r := func(rate float64, ok bool) Result { return Result{Rate: rate, Confirmed: ok} }
+	for _, c := range []struct {
+		in   []Result
+		want int
+	}{
+		{[]Result{r(5, true)}, 0},
+		{[]Result{r(5, true), r(3, true), r(4, true)}, 2},
+		{[]Result{r(5, true), r(3, true), r(4, true), r(6, true)}, 2},
+		{[]Result{r(5, true), r(9, false), r(4, true)}, 2}, // unconfirmed counts as 0
+	} {
+		if got := Median(c.in); got != c.want {
+			t.Errorf("%+v: %d, want %d", c.in, got, c.want)
+		}
+	}
+}
