@@ -97,6 +97,7 @@ const (
 	BasisRuns      = "runs"       // U test over the runs' values
 	BasisPerSecond = "per-second" // U test over the runs' seconds, and the floor
 	BasisValues    = "values"     // no test: ranges widened by the floor
+	BasisControl   = "vs-control" // each round's value over its round's control: drift that moves both cancels
 )
 
 // Result is one metric of one row.
@@ -370,6 +371,9 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 		res.BasisWords += "; compare the rate found, or a fixed-rate row below it"
 		return res, true
 	}
+	if m == ra.VsMetric && m == rb.VsMetric && len(ra.Vs) >= 2 && len(rb.Vs) >= 2 {
+		return compareVs(res, ra, rb), true
+	}
 	switch {
 	case len(va) >= spread.MinTest && len(vb) >= spread.MinTest:
 		c := spread.Compare(va, vb, 0)
@@ -441,6 +445,34 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (Result, bool) {
 	}
 	res.setVerdict() // a tested metric's again after holmRow
 	return res, true
+}
+
+// compareVs judges a row's rate (or p99) by its values relative to the
+// control of their own round, where both sides have two or more rounds of
+// them: between two runs on one machine, drift moves the control and the
+// proxy together, and their ratio holds still. A U test from MinTest
+// rounds a side; fewer: different only when the ratios' ranges, widened
+// by the floor, do not overlap. A, B and Ratio stay the absolute values.
+func compareVs(res Result, ra, rb *Row) Result {
+	va, vb := ra.Vs, rb.Vs
+	res.Basis = BasisControl
+	sa, sb := spread.Of(va), spread.Of(vb)
+	what := fmt.Sprintf("relative to each round's control (vs_control): A %.3g (%.3g–%.3g), B %.3g (%.3g–%.3g), %d+%d rounds", sa.Median, sa.Min, sa.Max, sb.Median, sb.Min, sb.Max, len(va), len(vb))
+	if len(va) >= spread.MinTest && len(vb) >= spread.MinTest {
+		c := spread.Compare(va, vb, 0)
+		res.Tested, res.P, res.Floor = true, ptr(c.P), 0
+		res.gate = true
+		res.constant = constant(va, vb)
+		setCI(&res, c)
+		res.BasisWords = what + ", U test " + pWords(c.P)
+	} else {
+		c := spread.Compare(va, vb, res.Floor)
+		res.Different = !c.Tied
+		setCI(&res, c)
+		res.BasisWords = fmt.Sprintf("%s; no test: their ranges, floor ±%s", what, pct(res.Floor))
+	}
+	res.setVerdict()
+	return res
 }
 
 // swing is the largest spread of metric m among a search row's own steps

@@ -39,6 +39,11 @@ type Row struct {
 	Method string  // search, fixed, closed; "" for gen results
 	Floor  float64 // a search's precision: the resolution of its rate found
 	Runs   []*Run
+	// Vs are the row's values over the control of their own round (a lab
+	// run with a control: results.VsControl), one per round measured, of
+	// metric VsMetric (Rate or P99).
+	Vs       []float64
+	VsMetric Metric
 }
 
 // Run is one measurement of a row: per metric its whole-run value and,
@@ -320,13 +325,33 @@ func (s *Side) addLab(src string, f *results.File) {
 						s.add(fmt.Sprintf("%s @ %g req/s", u.ID, rate), u.Method, 0, stepRun(src, st))
 					}
 				}
+				if len(rates) == 1 {
+					s.setVs(fmt.Sprintf("%s @ %g req/s", u.ID, rate), u.VsControl)
+				}
 			}
+			continue
 		default:
 			for _, st := range u.Steps {
 				if st.Result != nil && !st.Interrupted {
 					s.add(u.ID, u.Method, 0, stepRun(src, st))
 				}
 			}
+		}
+		s.setVs(u.ID, u.VsControl)
+	}
+}
+
+// setVs gives row key the unit's values over its rounds' controls (those
+// measured).
+func (s *Side) setVs(key string, vc *results.VsControl) {
+	r := s.byKey[key]
+	if r == nil || vc == nil {
+		return
+	}
+	r.Vs, r.VsMetric = nil, Metric(vc.Metric)
+	for _, v := range vc.Rounds {
+		if v > 0 {
+			r.Vs = append(r.Vs, v)
 		}
 	}
 }

@@ -28,6 +28,8 @@ type Plan struct {
 	// proxy instead of landing on whichever ran last. A scenario may say
 	// rounds: 1. Default 1.
 	Rounds int `yaml:"rounds,omitempty" json:"rounds"`
+	// Control measures the run's own noise once per round (nil: none).
+	Control *Control `yaml:"control,omitempty" json:"control,omitempty"`
 	// Seed shuffles the rounds' orders (0: a random seed, recorded in
 	// results.json so the same orders can be run again).
 	Seed      uint64     `yaml:"seed,omitempty" json:"seed,omitempty"`
@@ -51,6 +53,19 @@ type CPUs struct {
 	Loadgen      string  `yaml:"loadgen,omitempty" json:"loadgen"`
 	ServerQuota  float64 `yaml:"server_quota,omitempty" json:"server_quota,omitempty"`
 	BackendQuota float64 `yaml:"backend_quota,omitempty" json:"backend_quota,omitempty"`
+}
+
+// Control is the run's noise, measured: at the start of every round the
+// generator against loadlab serve on the first layout's server CPUs (the
+// generator's ceiling target, no proxy, no backend), one step at a fixed
+// Rate and one closed loop, each Step long with Discard left out, both at
+// Connections. The same load each round: what moves it between rounds is
+// the machine. Each row's vs_control is its value over its round's.
+type Control struct {
+	Rate        float64  `yaml:"rate" json:"rate"`
+	Connections int      `yaml:"connections" json:"connections"`
+	Step        Duration `yaml:"step" json:"step"`
+	Discard     Duration `yaml:"discard" json:"discard"`
 }
 
 // AllCPUs as server CPUs ("all") is every usable CPU, shared with the

@@ -244,12 +244,15 @@ func TestScale(t *testing.T) {
 func TestEstimate(t *testing.T) {
 	p, _ := Load("quick")
 	ka := p.Scenarios[0].Estimate()
-	// probes 4000..128000 (6), bisect to 15% (3), 1 confirmation
-	if ka.Steps != 10 {
-		t.Fatalf("keepalive steps %d", ka.Steps)
+	// round 1: probes 4000..128000 (6), bisect to 15% (3), 1
+	// confirmation; rounds 2 and 3 from round 1's bracket: its pass and
+	// its failure probed, a bisection step, 1 confirmation
+	if p.Rounds != 3 || ka.Steps != 10+2*4 {
+		t.Fatalf("keepalive steps %d in %d rounds", ka.Steps, p.Rounds)
 	}
-	want := 9*3*time.Second + 3*time.Second + 2*5*time.Second
-	if ka.Time != want || ka.Cooldowns != 2*5*time.Second {
+	first := 9*2*time.Second + 2*time.Second + 2*5*time.Second
+	later := 3*2*time.Second + 2*time.Second + 5*time.Second
+	if want := first + 2*later; ka.Time != want || ka.Cooldowns != 2*5*time.Second+2*5*time.Second {
 		t.Fatalf("keepalive time %v (cool-downs %v), want %v", ka.Time, ka.Cooldowns, want)
 	}
 	var fixed Estimate
@@ -258,7 +261,7 @@ func TestEstimate(t *testing.T) {
 			fixed = s.Estimate()
 		}
 	}
-	if fixed.Steps != 1 || fixed.Time != 6*time.Second {
+	if fixed.Steps != 3 || fixed.Time != 3*3*time.Second {
 		t.Fatalf("fixed %+v", fixed)
 	}
 	s := Search{Start: 100, Max: 1000, Growth: 2, Precision: 0.08}

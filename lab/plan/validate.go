@@ -58,6 +58,16 @@ func (p *Plan) validate() error {
 	if p.Rounds < 1 || p.Rounds > maxRounds {
 		return fmt.Errorf("rounds must be 1 to %d (got %d)", maxRounds, p.Rounds)
 	}
+	if c := p.Control; c != nil {
+		switch {
+		case math.IsNaN(c.Rate) || c.Rate <= 0 || c.Rate > maxRate:
+			return fmt.Errorf("control: rate must be above 0 and at most %g req/s (got %g)", maxRate, c.Rate)
+		case c.Connections < 1 || c.Connections > maxConnections:
+			return fmt.Errorf("control: connections must be 1 to %d (got %d)", maxConnections, c.Connections)
+		case c.Step <= 0 || c.Discard < 0 || c.Discard >= c.Step:
+			return fmt.Errorf("control: step must be > 0 and discard >= 0 and shorter than step (got %v, %v)", c.Step, c.Discard)
+		}
+	}
 	if p.Net != NetLoopback && p.Net != NetNetns {
 		return fmt.Errorf("net %q: use loopback or netns", p.Net)
 	}

@@ -117,6 +117,9 @@ func summary(f *results.File) []string {
 	if h := hostLine(f); h != "" {
 		lines = append(lines, h)
 	}
+	if c := controlLine(f); c != "" {
+		lines = append(lines, c)
+	}
 	if cs := cleanSlate(f); cs != "" {
 		lines = append(lines, cs)
 	}

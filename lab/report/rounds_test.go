@@ -84,3 +84,25 @@ func TestRoundView(t *testing.T) {
 		t.Fatal("the view changed the file")
 	}
 }
+
+// The header gives the control's spread over the rounds.
+func TestControlLine(t *testing.T) {
+	f := synthFileOf(t, strings.Replace(seedsPlan, "scenarios:", "rounds: 3\ncontrol: {rate: 8000, connections: 100, step: 2s, discard: 500ms}\nscenarios:", 1))
+	if controlLine(f) != "" {
+		t.Fatal("a line without controls")
+	}
+	for k, rate := range []float64{40000, 44000, 36000} {
+		c := &results.Unit{ID: "control", Status: results.StatusDone}
+		fixed := mkStep(1, spec{rate: 8000, ok: 8000 * 2, p50: 300, p99: 1000 * int64(k+1)})
+		closed := mkStep(2, spec{rate: 0, ok: uint64(rate * 2), p50: 300, p99: 2000})
+		closed.Result.AchievedRate = rate
+		c.Steps = []*results.Step{fixed, closed}
+		f.Rounds = append(f.Rounds, results.Round{Round: k + 1, Control: c})
+	}
+	got := controlLine(f)
+	for _, want := range []string{"3 rounds", "closed loop at 40,000 2xx/s (36,000–44,000, ±10% around the median)", "at 8,000 req/s"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("line lacks %q: %s", want, got)
+		}
+	}
+}

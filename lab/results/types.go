@@ -47,6 +47,11 @@ type Round struct {
 	Round int      `json:"round"` // 1..N
 	Order []string `json:"order"`
 	Done  bool     `json:"done"`
+	// Control is the round's control (plan control): the generator
+	// against loadlab serve, no proxy, measured before the round's first
+	// unit: its step at the control's fixed rate (run 1) and its closed
+	// loop (run 2).
+	Control *Unit `json:"control,omitempty"`
 }
 
 // RunOptions are the command-line settings outside the plan that change
@@ -167,6 +172,10 @@ type Unit struct {
 	// order; their steps carry run 1..N. Empty for one search.
 	Searches  []*search.Result `json:"searches,omitempty"`
 	SearchRun int              `json:"search_run,omitempty"` // which of Searches is Search (1-based)
+	// VsControl is the unit's value in each round over its round's
+	// control's (control.go): what drift of the machine moves alike in
+	// both cancels out.
+	VsControl *VsControl `json:"vs_control,omitempty"`
 	// RoundsDone counts the rounds whose part of the unit ran to its end
 	// (plan rounds: a unit is done after its scenario's last round).
 	RoundsDone int `json:"rounds_done,omitempty"`

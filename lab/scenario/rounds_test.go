@@ -187,3 +187,43 @@ func TestShuffleRound(t *testing.T) {
 		t.Fatalf("scenarios out of plan order: %v", a)
 	}
 }
+
+// A plan's control runs at the start of every round against loadlab
+// serve (no proxy): a fixed-rate step and a closed loop; every unit's
+// vs_control is its round's value over its round's control.
+func TestRoundControl(t *testing.T) {
+	h := newHarness(t, strings.Replace(roundsYAML, "rounds: 3\n", "rounds: 3\ncontrol: {rate: 5000, connections: 50, step: 2s, discard: 500ms}\n", 1))
+	h.lab.capacity[serveProfile.Name] = 40000
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	for k, r := range f.Rounds {
+		c := r.Control
+		if c == nil || c.Status != results.StatusDone || len(c.Steps) != 2 || c.Steps[0].Rate != 5000 || c.Steps[1].Rate != 0 || c.Steps[0].Round != k+1 || c.Steps[1].Connections != 50 {
+			t.Fatalf("round %d control %+v", k+1, c)
+		}
+		if rate, p99 := results.ControlValues(c); rate != 40000 || p99 <= 0 {
+			t.Fatalf("round %d control values %g, %d", k+1, rate, p99)
+		}
+	}
+	u := f.Unit("keepalive-1k/nginx-stock/p256/1cpu")
+	vc := u.VsControl
+	if vc == nil || vc.Metric != results.VsRate || len(vc.Rounds) != 3 {
+		t.Fatalf("vs_control %+v", vc)
+	}
+	for k, s := range u.Searches {
+		if want := s.Rate / 40000; vc.Rounds[k] != want {
+			t.Fatalf("round %d vs_control %g, want %g", k+1, vc.Rounds[k], want)
+		}
+	}
+	if fr := f.Unit("fixed-rate/nginx-stock/p256/1cpu"); fr.VsControl != nil {
+		t.Fatalf("two offered rates have no one value: %+v", fr.VsControl)
+	}
+	if s := f.Unit("sustained/nginx-keepalive/p256/1cpu"); s.VsControl == nil || len(s.VsControl.Rounds) != 1 || s.VsControl.Rounds[0] != 20000.0/40000 {
+		t.Fatalf("sustained (round 1 only) vs_control %+v", s.VsControl)
+	}
+	if h.lab.serves < 3 {
+		t.Fatalf("%d loadlab serve starts for 3 controls", h.lab.serves)
+	}
+}

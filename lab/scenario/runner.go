@@ -75,6 +75,9 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if n > 1 {
 			r.prog.printf("== round %d of %d: %d units", k, n, len(order))
+			if err := r.control(ctx, k); err != nil {
+				return err
+			}
 		}
 		lastLayout := ""
 		for _, u := range order {
@@ -139,7 +142,13 @@ func (r *Runner) prepare(f *results.File) {
 // new namespaces and a new backend per unit mean sockets left in
 // TIME_WAIT by one proxy or scenario cannot slow down the next (TIME_WAIT
 // lasts 60 s, longer than most cool-downs).
-func (r *Runner) runInSession(ctx context.Context, u UnitSpec, k int) (err error) {
+func (r *Runner) runInSession(ctx context.Context, u UnitSpec, k int) error {
+	return r.inSession(ctx, u, k, func(ur *unitRun) error { return ur.run(ctx) })
+}
+
+// inSession opens a lab session on u's layout, runs body on a unitRun of
+// u in round k there and closes the session.
+func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*unitRun) error) (err error) {
 	if r.Open == nil {
 		return ErrNoLab
 	}
@@ -176,8 +185,7 @@ func (r *Runner) runInSession(ctx context.Context, u UnitSpec, k int) (err error
 	}
 	baseline := timeWait(env)
 	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
-	ur := &unitRun{r: r, env: env, spec: u, baseline: baseline, round: k}
-	return ur.run(ctx)
+	return body(&unitRun{r: r, env: env, spec: u, baseline: baseline, round: k})
 }
 
 // sleep waits d or until ctx ends.

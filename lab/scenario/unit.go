@@ -75,6 +75,7 @@ func (u *unitRun) run(ctx context.Context) error {
 		u.rec.Finished = u.r.Now().UTC()
 		if status == results.StatusDone {
 			u.rec.RoundsDone = max(u.round, 1)
+			u.setVsControl()
 		}
 	}); serr != nil && err == nil {
 		err = serr

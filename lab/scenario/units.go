@@ -132,6 +132,18 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 		return t
 	}
+	rounds := 1
+	for _, u := range units {
+		if u.Skip == "" {
+			rounds = max(rounds, u.Scenario.Eff.Rounds)
+		}
+	}
+	if c := p.Control; c != nil && rounds > 1 {
+		// A control per round: two steps against loadlab serve in a
+		// session of its own.
+		b.Steps += 2 * rounds
+		b.Time += time.Duration(rounds) * (2*c.Step.D() + stepCost(plan.Estimate{Steps: 2}) + proxyStartCost + envOpenCost)
+	}
 	for _, u := range units {
 		if u.Skip != "" {
 			b.Skipped++

@@ -1,0 +1,134 @@
+package results
+
+import (
+	"sort"
+
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/search"
+)
+
+// VsControl is a unit's value relative to the control of its own round,
+// per round: a rate (a search's rate found, a closed loop's 2xx/s) over
+// the control's closed-loop 2xx/s, or a fixed-rate run's p99 over the
+// control's fixed-rate p99. Rounds[k-1] is round k's (0: not measured);
+// Median is the median of those measured.
+type VsControl struct {
+	Metric string    `json:"metric"` // "rate" or "p99"
+	Rounds []float64 `json:"rounds"`
+	Median float64   `json:"median"`
+}
+
+// VsControl metrics.
+const (
+	VsRate = "rate"
+	VsP99  = "p99"
+)
+
+// ControlValues are a control's closed-loop 2xx/s and its fixed-rate p99
+// (µs); 0 where that step did not finish.
+func ControlValues(c *Unit) (rate float64, p99 int64) {
+	if c == nil {
+		return 0, 0
+	}
+	for _, st := range c.Steps {
+		if st.Result == nil || st.Interrupted || st.Error != "" {
+			continue
+		}
+		if st.Rate == 0 {
+			rate = st.Result.AchievedRate
+		} else {
+			p99 = st.Result.Latency.P99
+		}
+	}
+	return rate, p99
+}
+
+// RoundValue is unit u's value in round k and its metric: the median
+// rate found of the round's searches, the median 2xx/s of its closed
+// loops, or the median p99 of its fixed-rate runs (a unit of one offered
+// rate). ok is false when round k measured none.
+func (f *File) RoundValue(u *Unit, k int) (v float64, metric string, ok bool) {
+	per := 1
+	if s := f.Scenario(u.Scenario); s != nil {
+		per = max(s.Runs, 1)
+	}
+	switch u.Method {
+	case plan.MethodSearch:
+		all, _ := u.AllSearches()
+		lo, hi := (k-1)*per, k*per
+		if len(u.Searches) == 0 {
+			lo, hi = 0, len(all) // one search in all: round 1's
+			if k != 1 {
+				return 0, VsRate, false
+			}
+		}
+		if hi > len(all) {
+			return 0, VsRate, false
+		}
+		var round []search.Result
+		for _, s := range all[lo:hi] {
+			round = append(round, *s)
+		}
+		m := round[search.Median(round)]
+		return m.Rate, VsRate, m.Confirmed && m.Rate > 0
+	case plan.MethodClosed, plan.MethodFixed:
+		var vals []float64
+		rate := -1.0
+		for _, st := range u.Steps {
+			if st.Round != k && !(k == 1 && st.Round == 0) || st.Result == nil || st.Interrupted || st.Error != "" {
+				continue
+			}
+			if rate >= 0 && st.Rate != rate {
+				return 0, "", false // several offered rates: no one value
+			}
+			rate = st.Rate
+			if u.Method == plan.MethodClosed {
+				vals = append(vals, st.Result.AchievedRate)
+			} else {
+				vals = append(vals, float64(st.Result.Latency.P99))
+			}
+		}
+		metric := VsRate
+		if u.Method == plan.MethodFixed {
+			metric = VsP99
+		}
+		if len(vals) == 0 {
+			return 0, metric, false
+		}
+		sort.Float64s(vals)
+		return vals[(len(vals)-1)/2], metric, true
+	}
+	return 0, "", false
+}
+
+// VsControlOf is u's value over its round's control, per round (nil when
+// the run has no controls or no round has both).
+func (f *File) VsControlOf(u *Unit) *VsControl {
+	var out VsControl
+	var got []float64
+	n := len(f.Rounds)
+	if s := f.Scenario(u.Scenario); s != nil && s.Eff.Rounds > 0 {
+		n = min(n, s.Eff.Rounds)
+	}
+	for k := 1; k <= n; k++ {
+		v, metric, ok := f.RoundValue(u, k)
+		out.Metric = metric
+		cr, cp := ControlValues(f.Rounds[k-1].Control)
+		c := cr
+		if metric == VsP99 {
+			c = float64(cp)
+		}
+		ratio := 0.0
+		if ok && c > 0 && v > 0 {
+			ratio = v / c
+			got = append(got, ratio)
+		}
+		out.Rounds = append(out.Rounds, ratio)
+	}
+	if len(got) == 0 {
+		return nil
+	}
+	sort.Float64s(got)
+	out.Median = got[(len(got)-1)/2]
+	return &out
+}
