@@ -33,9 +33,9 @@ type Plan struct {
 	// Seed shuffles the rounds' orders (0: a random seed, recorded in
 	// results.json so the same orders can be run again).
 	Seed      uint64     `yaml:"seed,omitempty" json:"seed,omitempty"`
-	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"` // run in this order within a round
-	Seeds       []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"`     // the seeds' findings the plan covers (seeds.go): the report's first table
-	Notes       []string   `yaml:"-" json:"notes,omitempty"`                   // what narrowing or the machine changed
+	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"`             // run in this order within a round
+	Seeds     []Seed     `yaml:"seeds,omitempty" json:"seeds,omitempty"` // the seeds' findings the plan covers (seeds.go): the report's first table
+	Notes     []string   `yaml:"-" json:"notes,omitempty"`               // what narrowing or the machine changed
 
 	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values
 }
@@ -138,8 +138,8 @@ type Scenario struct {
 	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // per round: fixed: runs per rate; closed: runs; search: whole searches (the median rate found over all rounds is the row)
 	// Rounds overrides the plan's rounds for this scenario (1: once, in
 	// the first round; a 60 s cliff needs no second look).
-	Rounds *int `yaml:"rounds,omitempty" json:"rounds,omitempty"`
-	Rates       []float64         `yaml:"rates,omitempty" json:"rates"`       // fixed: offered rates, req/s
+	Rounds *int      `yaml:"rounds,omitempty" json:"rounds,omitempty"`
+	Rates  []float64 `yaml:"rates,omitempty" json:"rates"` // fixed: offered rates, req/s
 	// RateFrom, for method fixed instead of rates, derives the one offered
 	// rate in the run: Share of the rate the same profile and key
 	// sustained in the named search scenario of this plan (which must run

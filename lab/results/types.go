@@ -178,9 +178,9 @@ type Unit struct {
 	VsControl *VsControl `json:"vs_control,omitempty"`
 	// RoundsDone counts the rounds whose part of the unit ran to its end
 	// (plan rounds: a unit is done after its scenario's last round).
-	RoundsDone int `json:"rounds_done,omitempty"`
-	Ceiling   string           `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
-	MaxRate   float64          `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
+	RoundsDone int     `json:"rounds_done,omitempty"`
+	Ceiling    string  `json:"ceiling,omitempty"`    // ID of the generator ceiling measured for this unit's scenario (File.Ceilings)
+	MaxRate    float64 `json:"search_max,omitempty"` // the search's upper bound: the plan's max, or the ceiling when the generator bounded it
 	// RateFrom, for a fixed-rate scenario with rate_from, is where its
 	// rate came from in this run.
 	RateFrom *RateFrom `json:"rate_from,omitempty"`

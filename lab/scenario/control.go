@@ -98,4 +98,3 @@ func (u *unitRun) setVsControl() {
 		u.rec.VsControl = u.r.Store.F.VsControlOf(u.rec)
 	}
 }
-

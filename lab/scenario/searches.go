@@ -68,4 +68,3 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 		}
 	})
 }
-
