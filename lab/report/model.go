@@ -32,6 +32,7 @@ type row struct {
 	marks    []mark    // why the row is not an ordinary measurement (rank.go)
 	vals     []float64 // the ranked quantity, one value per run (noise.go)
 	floor    float64   // the relative resolution of one run (noise.go)
+	rounds   []float64 // the ranked quantity per round (plan rounds; 0: not measured that round)
 
 	limitedBy  string // the part that limited it (limits.go)
 	limitedWhy string
@@ -259,6 +260,15 @@ func rowsOf(f *results.File, u *results.Unit) []row {
 	}
 	for i := range rows {
 		limitRow(&rows[i])
+	}
+	if n := roundCount(f); n > 1 && u.Method != plan.MethodFixed && len(rows) == 1 {
+		for k := 1; k <= n; k++ {
+			v, _, ok := f.RoundValue(u, k)
+			if !ok {
+				v = 0
+			}
+			rows[0].rounds = append(rows[0].rounds, v)
+		}
 	}
 	markRows(rows)
 	return rows

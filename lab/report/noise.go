@@ -27,7 +27,41 @@ func noiseTied(a, b row) bool {
 	if len(a.vals) == 0 || len(b.vals) == 0 {
 		return false
 	}
+	if lo, hi, ok := sameRound(a, b); ok && (lo > 1+max(a.floor, b.floor)/2 || hi < 1-max(a.floor, b.floor)/2) {
+		return false // apart in every round, beyond the floor
+	}
 	return spread.Tied(a.vals, b.vals, max(a.floor, b.floor))
+}
+
+// sameRound is the range (min–max) of a/b over the rounds both were
+// measured in (the duet method's ratio of two things measured together:
+// what drifts between rounds moves both); ok with 2 rounds or more.
+func sameRound(a, b row) (lo, hi float64, ok bool) {
+	n := 0
+	for k := 0; k < len(a.rounds) && k < len(b.rounds); k++ {
+		if a.rounds[k] <= 0 || b.rounds[k] <= 0 {
+			continue
+		}
+		r := a.rounds[k] / b.rounds[k]
+		if n == 0 || r < lo {
+			lo = r
+		}
+		if n == 0 || r > hi {
+			hi = r
+		}
+		n++
+	}
+	return lo, hi, n >= 2
+}
+
+// sameRoundText says the same-round ratio of two rows that share a place,
+// e.g. " (same-round ratio 1.02–1.09)"; "" without rounds.
+func sameRoundText(a, b row) string {
+	lo, hi, ok := sameRound(a, b)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (%s / %s per round: %.2f–%.2f)", a.profile, b.profile, lo, hi)
 }
 
 // setRuns records the row's per-run values of its ranked quantity and the
@@ -106,7 +140,11 @@ func tieNote(rows []row) string {
 		}
 		return fmt.Sprintf("one %s per row, so an order is not tested: each value stands for ±%s (half of %s, %s), and rows whose intervals overlap share a place (=); set runs: %d or more for a test", what, pctWords(floor/2), pctWords(floor), why, spread.MinTest)
 	case fewest < spread.MinTest:
-		return fmt.Sprintf("%d %s per row at least: rows whose min–max ranges overlap share a place (=); %d or more per row are needed for a significance test", fewest, plural(what), spread.MinTest)
+		s := fmt.Sprintf("%d %s per row at least: rows whose min–max ranges overlap share a place (=)", fewest, plural(what))
+		if len(rows[0].rounds) > 1 {
+			s += fmt.Sprintf(", unless their ratio within each round stays beyond ±%s (half of %s) in every round", pctWords(floor/2), pctWords(floor))
+		}
+		return s + fmt.Sprintf("; %d or more per row are needed for a significance test", spread.MinTest)
 	}
 	return fmt.Sprintf("%d %s per row at least: rows share a place (=) unless a Mann-Whitney U test over their runs gives p < %g", fewest, plural(what), spread.Alpha)
 }

@@ -134,6 +134,9 @@ func ranking(rows []row, withKey bool, what string) string {
 			p = fmt.Sprintf("=%d.", place)
 		}
 		s := fmt.Sprintf("%s %s %s", p, r.label(withKey), r.rankText())
+		if tied {
+			s += sameRoundText(ok[i-1], r)
+		}
 		var notes []string
 		for _, m := range r.marks {
 			if m.note != "" {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/spread"
 )
 
 // roundsUnit is searchUnit with one search per round at each of rates,
@@ -104,5 +105,31 @@ func TestControlLine(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("line lacks %q: %s", want, got)
 		}
+	}
+}
+
+// Rankings over rounds: rows whose min–max ranges overlap share a place;
+// separated ranges do not; overlapping ranges whose same-round ratio stays
+// beyond the floor in every round are apart too (drift moved both).
+func TestRankingOverRounds(t *testing.T) {
+	mk := func(name string, vals ...float64) row {
+		return row{profile: name, rate: spread.Of(vals).Median, vals: vals, rounds: vals, floor: 0.15}
+	}
+	for _, c := range []struct {
+		a, b row
+		tied bool
+	}{
+		{mk("a", 10000, 11000, 10500), mk("b", 10200, 10800, 9900), true},   // overlap, ratio 0.98–1.06
+		{mk("a", 13000, 13500, 14000), mk("b", 10000, 10500, 11000), false}, // separated
+		{mk("a", 10000, 12000, 14000), mk("b", 9000, 10800, 12600), false},  // overlap, ratio 1.11 each round
+		{mk("a", 10000, 12000, 14000), mk("b", 9500, 11400, 13300), true},   // overlap, ratio 1.05 each round: within ±7.5%
+	} {
+		if got := noiseTied(c.a, c.b); got != c.tied {
+			t.Errorf("%v vs %v: tied %v, want %v", c.a.vals, c.b.vals, got, c.tied)
+		}
+	}
+	rows := []row{mk("a", 10000, 11000, 10500), mk("b", 10200, 10800, 9900)}
+	if got := ranking(rows, false, "rate"); !strings.Contains(got, "=1. a") || !strings.Contains(got, "=1. b") || !strings.Contains(got, "a / b per round: 0.98–1.06") {
+		t.Errorf("shared place: %s", got)
 	}
 }
