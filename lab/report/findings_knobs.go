@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/spread"
 	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -380,10 +381,17 @@ func quotaFindings(f *results.File) []string {
 		if l := f.Layout(p.cpu.Layout); l != nil {
 			onCPUs = fmt.Sprintf(" (CPU %s)", l.Server)
 		}
-		s := fmt.Sprintf("%s at %s req/s: %s CPU of quota%s (%s) against a %d-CPU cpuset%s (%s): p99 %s against %s, throttled in %s, %s processes/threads against %s",
+		qv, cv := p99Runs(p.quota, p.rate), p99Runs(p.cpu, p.rate)
+		s := fmt.Sprintf("%s at %s req/s: %s CPU of quota%s (%s) against a %d-CPU cpuset%s (%s): p99 %s%s against %s%s, throttled in %s%s, %s processes/threads against %s",
 			p.profile, fmtRate(p.rate), fmtCoresQuota(qp.CPUQuota), cpus, p.quota.Scenario, cpusetSize(f, p.cpu), onCPUs, p.cpu.Scenario,
-			fmtLatency(q99), fmtLatency(c99), throttledText(qp), procsText(qp), procsText(cp))
+			fmtLatency(q99), latRange(qv), fmtLatency(c99), latRange(cv), throttledText(qp), throttledRange(p.quota, p.rate), procsText(qp), procsText(cp))
 		tail := q99 > 0 && c99 > 0 && math.Max(float64(q99), float64(c99)) >= quotaTailRatio*math.Min(float64(q99), float64(c99)) && absDiff(q99, c99) >= quotaTailMinUs
+		// Over several runs a change must also leave both sides' ranges
+		// apart: within them it is this run's noise.
+		noise, within := runsNoise(qv, cv)
+		if tail && within {
+			tail = false
+		}
 		workers := qp.ProcsMax > 0 && cp.ProcsMax > 0 && (qp.ProcsMax != cp.ProcsMax ||
 			float64(max(qp.ThreadsMax, cp.ThreadsMax)) >= quotaThreadsRatio*float64(min(qp.ThreadsMax, cp.ThreadsMax)))
 		var moved []string
@@ -412,6 +420,8 @@ func quotaFindings(f *results.File) []string {
 			}
 		case len(moved) > 0:
 			s += ": the quota " + strings.Join(moved, " and ")
+		case within && q99 > 0 && c99 > 0:
+			s += fmt.Sprintf(": no change in the tail beyond this run's noise (%s), nor in the worker count", pctWords(noise))
 		default:
 			s += ": at this rate the quota moved neither the tail nor the worker count"
 		}
@@ -424,6 +434,61 @@ func quotaFindings(f *results.File) []string {
 		out = append(out, s+".")
 	}
 	return out
+}
+
+// p99Runs are the p99s of u's runs at rate (one per run, over rounds).
+func p99Runs(u *results.Unit, rate float64) []float64 {
+	var out []float64
+	for _, st := range u.Steps {
+		if st.Result != nil && !st.Interrupted && st.Rate == rate {
+			out = append(out, float64(st.Result.Latency.P99))
+		}
+	}
+	return out
+}
+
+// latRange is " (min–max over N runs)" for more than one run, else "".
+func latRange(v []float64) string {
+	if len(v) < 2 {
+		return ""
+	}
+	sp := spread.Of(v)
+	return fmt.Sprintf(" (%s–%s over %d runs)", fmtLatency(int64(sp.Min)), fmtLatency(int64(sp.Max)), len(v))
+}
+
+// throttledRange is the throttled share's min–max over u's runs at rate,
+// for more than one run.
+func throttledRange(u *results.Unit, rate float64) string {
+	var sh []float64
+	for _, st := range u.Steps {
+		if st.Result != nil && !st.Interrupted && st.Rate == rate {
+			if v := st.ProxySum.ThrottledShare(); v >= 0 {
+				sh = append(sh, v)
+			}
+		}
+	}
+	if len(sh) < 2 {
+		return ""
+	}
+	sp := spread.Of(sh)
+	return fmt.Sprintf(" (%s–%s over %d runs)", fmtPct(sp.Min), fmtPct(sp.Max), len(sh))
+}
+
+// runsNoise is the larger relative min–max spread of two sides' runs
+// ((max-min)/median), and whether their ranges overlap: a difference
+// between them is then within this run's noise. Sides of fewer than two
+// runs have no measured noise (0, false).
+func runsNoise(a, b []float64) (noise float64, within bool) {
+	if len(a) < 2 || len(b) < 2 {
+		return 0, false
+	}
+	sa, sb := spread.Of(a), spread.Of(b)
+	for _, sp := range []spread.Summary{sa, sb} {
+		if sp.Median > 0 {
+			noise = max(noise, (sp.Max-sp.Min)/sp.Median)
+		}
+	}
+	return noise, sa.Min <= sb.Max && sb.Min <= sa.Max
 }
 
 // cpusetSize is the number of server CPUs of u's layout.

@@ -137,3 +137,36 @@ func TestKnobFindings(t *testing.T) {
 		t.Log(md)
 	}
 }
+
+// Over three runs a side, the quota "raised the tail" only when the two
+// sides' p99 ranges are apart; where they overlap the finding says there
+// was no change beyond this run's noise, with that noise.
+func TestQuotaFindingAgainstNoise(t *testing.T) {
+	runs := func(u *results.Unit, p99s ...int64) {
+		st0 := u.Steps[0]
+		u.Steps = nil
+		for i, p := range p99s {
+			c := *st0
+			res := *st0.Result
+			res.Latency.P99 = p
+			c.Result, c.Run = &res, i+1
+			u.Steps = append(u.Steps, &c)
+		}
+	}
+	for _, c := range []struct {
+		cpuset, quota []int64
+		want          string
+	}{
+		{[]int64{2000, 2100, 9000}, []int64{4400, 4600, 45000}, "no change in the tail beyond this run's noise (882.6%), nor in the worker count"},
+		{[]int64{2000, 2100, 2200}, []int64{40000, 45000, 50000}, "the quota raised the tail 21.4×"},
+	} {
+		f := knobsFile(t)
+		runs(f.Unit("cpu-cpuset/nginx-stock/p256/1cpu"), c.cpuset...)
+		runs(f.Unit("cpu-quota/nginx-stock/p256/2cpu"), c.quota...)
+		r, _ := build(t, f)
+		all := strings.Join(r.Findings, "\n")
+		if !strings.Contains(all, c.want) || !strings.Contains(all, "over 3 runs") {
+			t.Errorf("cpuset %v, quota %v: want %q in\n%s", c.cpuset, c.quota, c.want, all)
+		}
+	}
+}

@@ -104,7 +104,7 @@ func TestRounds(t *testing.T) {
 			t.Fatalf("%s sustained (rounds: 1): %d steps, rounds %d", p, len(s.Steps), s.RoundsDone)
 		}
 	}
-	if !strings.Contains(h.log.String(), "== round 2 of 3") || !strings.Contains(h.log.String(), "round 2 starts from the bracket") {
+	if !strings.Contains(h.log.String(), "== round 2 of 3") || !strings.Contains(h.log.String(), "round 2 starts from the earlier rounds") {
 		t.Fatalf("progress:\n%s", h.log.String())
 	}
 }

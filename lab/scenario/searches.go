@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 
+	"github.com/loadlab/loadlab/internal/units"
+
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 )
@@ -28,7 +30,7 @@ func (u *unitRun) searches(ctx context.Context, cfg search.Config) error {
 	}
 	cfg.Prior = u.priorBracket()
 	if cfg.Prior.Lo > 0 {
-		u.r.prog.printf("    %s %s: round %d starts from the bracket %s–%s req/s", u.spec.Scenario.Name, u.spec.Profile.Name, u.round, rateWords(cfg.Prior.Lo), rateWords(cfg.Prior.Hi))
+		u.r.prog.printf("    %s %s: round %d starts from the earlier rounds' bracket, %s to %s req/s", u.spec.Scenario.Name, u.spec.Profile.Name, u.round, units.Rate(cfg.Prior.Lo), units.Rate(cfg.Prior.Hi))
 	}
 	for i := 1; i <= n; i++ {
 		tag := u.roundTag(i)
