@@ -33,6 +33,8 @@ type row struct {
 	vals     []float64 // the ranked quantity, one value per run (noise.go)
 	floor    float64   // the relative resolution of one run (noise.go)
 	rounds   []float64 // the ranked quantity per round (plan rounds; 0: not measured that round)
+	format   func(float64) string // writes the ranked quantity (nil: a rate)
+	lower    bool                 // lower ranks first (CPU per request)
 
 	limitedBy  string // the part that limited it (limits.go)
 	limitedWhy string

@@ -77,10 +77,14 @@ func (r *row) setRuns(vals []float64, floor float64) {
 // valueText is the row's ranked value with its spread: the value alone
 // for one run, else the median with min–max (and the 95% interval).
 func (r row) valueText() string {
-	if s := spread.Of(r.vals); s.N > 1 {
-		return s.Format(fmtRate)
+	format := fmtRate
+	if r.format != nil {
+		format = r.format
 	}
-	return fmtRate(r.rate)
+	if s := spread.Of(r.vals); s.N > 1 {
+		return s.Format(format)
+	}
+	return format(r.rate)
 }
 
 // rankText is the row's value in a ranking: valueText, and for a single
@@ -88,7 +92,7 @@ func (r row) valueText() string {
 // whose intervals overlap share a place).
 func (r row) rankText() string {
 	if len(r.vals) == 1 && r.floor > 0 {
-		return fmtRate(r.rate) + " ±" + pctWords(r.floor/2)
+		return r.valueText() + " ±" + pctWords(r.floor/2)
 	}
 	return r.valueText()
 }

@@ -121,7 +121,12 @@ func ranking(rows []row, withKey bool, what string) string {
 	if len(ok) == 0 {
 		return ""
 	}
-	sort.SliceStable(ok, func(i, j int) bool { return ok[i].rate > ok[j].rate })
+	sort.SliceStable(ok, func(i, j int) bool {
+		if ok[i].lower {
+			return ok[i].rate < ok[j].rate
+		}
+		return ok[i].rate > ok[j].rate
+	})
 	var parts []string
 	place := 1
 	for i, r := range ok {

@@ -63,6 +63,7 @@ func buildSection(f *results.File, s *plan.Scenario) *Section {
 		sec.Ranking = ranking(sec.rows, withKey, "rate found")
 	case s.Method == plan.MethodFixed:
 		sec.Tables = append(sec.Tables, fixedTable(sec.rows, withKey))
+		sec.Ranking = cpuRanking(f, sec.rows, withKey)
 	case s.Kind == plan.KindSustained:
 		sec.Tables = append(sec.Tables, sustainedTable(sec.rows, withKey))
 		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
