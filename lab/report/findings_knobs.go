@@ -10,8 +10,8 @@ import (
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
-	"github.com/loadlab/loadlab/lab/spread"
 	"github.com/loadlab/loadlab/lab/search"
+	"github.com/loadlab/loadlab/lab/spread"
 	"github.com/loadlab/loadlab/pin"
 )
 

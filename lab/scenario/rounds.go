@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/lab/results"
@@ -53,7 +54,7 @@ func (r *Runner) roundOrder(k, n int) ([]UnitSpec, error) {
 	for seed == 0 {
 		seed = uint64(r.Now().UnixNano()) ^ rand.Uint64()
 	}
-	out := ShuffleRound(in, seed, k)
+	out := ShuffleRound(in, r.Plan.ScenarioNames(), seed, k)
 	ids := make([]string, len(out))
 	for i, u := range out {
 		ids[i] = u.ID
@@ -64,18 +65,15 @@ func (r *Runner) roundOrder(k, n int) ([]UnitSpec, error) {
 	})
 }
 
-// ShuffleRound orders units for round k from seed: the scenarios keep
-// their order (units of one scenario are adjacent in BuildUnits' list
-// order or not, they are grouped by scenario in first appearance), the
-// units within each scenario are shuffled. The same seed and k give the
-// same order.
-func ShuffleRound(units []UnitSpec, seed uint64, k int) []UnitSpec {
+// ShuffleRound orders units for round k from seed: scenario by scenario
+// in the order names gives (the plan's), the units of each scenario
+// shuffled. The same seed and k give the same order.
+func ShuffleRound(units []UnitSpec, names []string, seed uint64, k int) []UnitSpec {
 	rng := rand.New(rand.NewPCG(seed, uint64(k)))
-	var names []string
 	by := map[string][]UnitSpec{}
 	for _, u := range units {
-		if _, ok := by[u.Scenario.Name]; !ok {
-			names = append(names, u.Scenario.Name)
+		if !slices.Contains(names, u.Scenario.Name) {
+			names = append(slices.Clip(names), u.Scenario.Name)
 		}
 		by[u.Scenario.Name] = append(by[u.Scenario.Name], u)
 	}

@@ -163,14 +163,14 @@ func TestShuffleRound(t *testing.T) {
 		}
 		return out
 	}
-	a := ids(ShuffleRound(slices.Clone(units), 42, 1))
-	b := ids(ShuffleRound(slices.Clone(units), 42, 1))
+	a := ids(ShuffleRound(slices.Clone(units), h.plan.ScenarioNames(), 42, 1))
+	b := ids(ShuffleRound(slices.Clone(units), h.plan.ScenarioNames(), 42, 1))
 	if !slices.Equal(a, b) {
 		t.Fatalf("same seed, two orders: %v %v", a, b)
 	}
 	differs := false
 	for k := 2; k <= 8; k++ {
-		if !slices.Equal(a, ids(ShuffleRound(slices.Clone(units), 42, k))) {
+		if !slices.Equal(a, ids(ShuffleRound(slices.Clone(units), h.plan.ScenarioNames(), 42, k))) {
 			differs = true
 		}
 	}
@@ -185,6 +185,19 @@ func TestShuffleRound(t *testing.T) {
 	}
 	if strings.Join(scen, ",") != "keepalive-1k,fixed-rate,sustained" {
 		t.Fatalf("scenarios out of plan order: %v", a)
+	}
+	// the plan's order, not the units' first appearance (BuildUnits
+	// lists them profile by profile)
+	rev := slices.Clone(units)
+	slices.Reverse(rev)
+	scen = nil
+	for _, u := range ShuffleRound(rev, h.plan.ScenarioNames(), 42, 1) {
+		if len(scen) == 0 || scen[len(scen)-1] != u.Scenario.Name {
+			scen = append(scen, u.Scenario.Name)
+		}
+	}
+	if strings.Join(scen, ",") != "keepalive-1k,fixed-rate,sustained" {
+		t.Fatalf("reversed units: scenarios in order %v", scen)
 	}
 }
 
