@@ -23,8 +23,10 @@ func TestPriorBracket(t *testing.T) {
 		want     string
 	}{
 		{"same", 1000, "probe:1000 probe:1050 confirm:1000#1"},
-		{"up", 1500, "probe:1000 probe:1050 probe:2100 bisect:1575 bisect:1313 bisect:1444 bisect:1510 confirm:1444#1"},
-		{"down", 700, "probe:1000 probe:500 bisect:750 bisect:625 bisect:688 bisect:719 confirm:688#1"},
+		// near the bracket the probes move by twice the precision (1.16x)
+		{"a little up", 1100, "probe:1000 probe:1050 probe:1218 bisect:1134 confirm:1050#1"},
+		{"up", 1500, "probe:1000 probe:1050 probe:1218 probe:1413 probe:1639 bisect:1526 confirm:1413#1"},
+		{"down", 700, "probe:1000 probe:862 probe:743 probe:641 bisect:692 confirm:692#1"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

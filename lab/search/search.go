@@ -173,7 +173,7 @@ func (r *runner) run(ctx context.Context) error {
 		case up && lo >= c.Max:
 			r.res.Capped = true
 		case up:
-			if next := roundRate(math.Min(lo*c.Growth, c.Max)); next > lo {
+			if next := roundRate(math.Min(lo*r.priorGrowth(), c.Max)); next > lo {
 				from = next
 			}
 		}
@@ -213,10 +213,22 @@ func (r *runner) run(ctx context.Context) error {
 	return r.confirm(ctx, lo)
 }
 
-// probeUp probes from rate upwards by Growth until a step fails or Max
-// passes (Capped); lo is the pass below rate so far.
+// priorGrowth is the probe factor of a search from a prior bracket: the
+// rate is expected near the bracket, so it moves by twice the precision
+// (at most Growth) and one bisection step usually closes the new bracket.
+func (r *runner) priorGrowth() float64 {
+	return math.Min(r.cfg.Growth, 1+2*r.cfg.Precision)
+}
+
+// probeUp probes from rate upwards by Growth (priorGrowth from a prior
+// bracket) until a step fails or Max passes (Capped); lo is the pass below
+// rate so far.
 func (r *runner) probeUp(ctx context.Context, rate, lo float64) (float64, float64, bool, error) {
 	c := r.cfg
+	growth := c.Growth
+	if c.Prior.Lo > 0 {
+		growth = r.priorGrowth()
+	}
 	for {
 		v, err := r.do(ctx, PhaseProbe, rate, 0)
 		if err != nil {
@@ -230,7 +242,7 @@ func (r *runner) probeUp(ctx context.Context, rate, lo float64) (float64, float6
 			r.res.Capped = true
 			return lo, 0, false, nil
 		}
-		next := roundRate(math.Min(rate*c.Growth, c.Max))
+		next := roundRate(math.Min(rate*growth, c.Max))
 		if next <= rate {
 			return lo, 0, false, nil // growth too small to move a rounded rate: treat as capped
 		}
@@ -242,7 +254,7 @@ func (r *runner) probeUp(ctx context.Context, rate, lo float64) (float64, float6
 // bracket's pass (clamped to Min..Max) and, if that passes, its failure.
 // Both passing means the rate moved up: up is set and the probes go on
 // from lo by Growth. A pass below a failure is a bracket to bisect. A
-// failing pass probes down by Growth until a rate passes or Min is
+// failing pass probes down by priorGrowth until a rate passes or Min is
 // reached (lo 0: nothing passed).
 func (r *runner) fromPrior(ctx context.Context) (lo, hi float64, hiGen, up bool, err error) {
 	c := r.cfg
@@ -268,7 +280,7 @@ func (r *runner) fromPrior(ctx context.Context) (lo, hi float64, hiGen, up bool,
 	}
 	hi, hiGen = rate, v == GenLimited
 	for {
-		next := roundRate(hi / c.Growth)
+		next := roundRate(hi / r.priorGrowth())
 		if next < c.Min || next >= hi {
 			return 0, hi, hiGen, false, nil
 		}
