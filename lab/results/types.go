@@ -136,12 +136,25 @@ const (
 // a 3 s step on 2 CPUs that loses 120 ms to the host.
 const NoisySteal = 0.02
 
+// NoisyForeign is the CPU (cores) that something outside the lab may use
+// of the lab's CPUs during a step before the step is flagged noisy: a
+// process that competes with the generator, the proxy or the backend for
+// their CPUs moves their numbers. MEASURED_FOREIGN
+const NoisyForeign = 0.25
+
 // HostCPU is the steal and iowait time of the lab's CPUs over one step,
 // each a share of their time (CPUs x wall time), 0..1.
 type HostCPU struct {
 	CPUs   int     `json:"cpus"`
 	Steal  float64 `json:"steal"`
 	IOWait float64 `json:"iowait"`
+	// Busy is the lab's CPUs' busy time over the step (cores: user,
+	// nice, system, irq), Self the generator's process's CPU time (cores),
+	// Foreign what is left of Busy after Self and the proxy's and the
+	// backend's cgroups: CPU that something outside the lab took.
+	Busy    float64 `json:"busy_cores,omitempty"`
+	Self    float64 `json:"self_cores,omitempty"`
+	Foreign float64 `json:"foreign_cores,omitempty"`
 }
 
 // RateFrom is a fixed-rate unit's rate derived from a search of the run:
@@ -176,6 +189,11 @@ type Unit struct {
 	// control's (control.go): what drift of the machine moves alike in
 	// both cancels out.
 	VsControl *VsControl `json:"vs_control,omitempty"`
+	// Remeasured are the unit's rounds measured again at the end of their
+	// round because a step of theirs was noisy (Step.Noisy): the first
+	// measurement's steps and searches, kept for the record; Steps and
+	// Searches hold the second. Read as results, they are not.
+	Remeasured []Remeasured `json:"remeasured,omitempty"`
 	// RoundsDone counts the rounds whose part of the unit ran to its end
 	// (plan rounds: a unit is done after its scenario's last round).
 	RoundsDone int     `json:"rounds_done,omitempty"`
@@ -193,6 +211,14 @@ type Unit struct {
 	ErrorLog   *ErrorLog `json:"error_log,omitempty"`
 	Started    time.Time `json:"started"`
 	Finished   time.Time `json:"finished"`
+}
+
+// Remeasured is a unit's round measured again (Unit.Remeasured).
+type Remeasured struct {
+	Round    int              `json:"round"`
+	Why      string           `json:"why"` // the first noisy step's noisy_why
+	Steps    []*Step          `json:"steps"`
+	Searches []*search.Result `json:"searches,omitempty"`
 }
 
 // ErrorLog counts known causes in the proxy's error log after the unit.

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"context"
 	"math/rand/v2"
 	"slices"
 	"time"
@@ -151,4 +152,66 @@ func (u *unitRun) priorBracket() search.Bracket {
 // roundShare is a unit's budget share per round.
 func roundShare(u UnitSpec, d time.Duration) time.Duration {
 	return d / time.Duration(max(u.Scenario.Eff.Rounds, 1))
+}
+
+// remeasureNoisy measures again, once, the part of round k of each unit
+// in order that had a noisy step (Step.Noisy: the host stole CPU, or
+// something outside the lab used the lab's CPUs): the first measurement
+// moves to the unit's Remeasured, and the unit's round runs again at the
+// end of the round, in a session of its own. A second noisy measurement
+// is kept, flagged.
+func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) error {
+	var again []UnitSpec
+	for _, u := range order {
+		rec := r.Store.F.Unit(u.ID)
+		if rec == nil || rec.Status != results.StatusDone || slices.ContainsFunc(rec.Remeasured, func(m results.Remeasured) bool { return m.Round == k }) {
+			continue
+		}
+		if slices.ContainsFunc(rec.Steps, func(st *results.Step) bool { return st.Round == k && st.Noisy }) {
+			again = append(again, u)
+		}
+	}
+	if len(again) == 0 {
+		return nil
+	}
+	r.prog.printf("== round %d: %d unit(s) had a noisy step; measuring them again", k, len(again))
+	for _, u := range again {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.Store.Update(func(f *results.File) { setAside(f, f.Unit(u.ID), k) }); err != nil {
+			return err
+		}
+		if err := r.runInSession(ctx, u, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// setAside moves round k's steps and searches of u to u.Remeasured and
+// marks the round not done, so that it runs again.
+func setAside(f *results.File, u *results.Unit, k int) {
+	m := results.Remeasured{Round: k}
+	var keep []*results.Step
+	for _, st := range u.Steps {
+		if st.Round != k {
+			keep = append(keep, st)
+			continue
+		}
+		m.Steps = append(m.Steps, st)
+		if st.Noisy && m.Why == "" {
+			m.Why = st.NoisyWhy
+		}
+	}
+	per := 1
+	if s := f.Scenario(u.Scenario); s != nil {
+		per = max(s.Runs, 1)
+	}
+	if lo := (k - 1) * per; len(u.Searches) > lo {
+		m.Searches = append(m.Searches, u.Searches[lo:min(lo+per, len(u.Searches))]...)
+		u.Searches = u.Searches[:lo]
+	}
+	u.Steps, u.RoundsDone = keep, k-1
+	u.Remeasured = append(u.Remeasured, m)
 }

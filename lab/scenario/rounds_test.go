@@ -6,8 +6,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/pin"
 )
 
 // roundsYAML is the runner tests' plan in 3 rounds from a fixed seed, its
@@ -238,5 +240,69 @@ func TestRoundControl(t *testing.T) {
 	}
 	if h.lab.serves < 3 {
 		t.Fatalf("%d loadlab serve starts for 3 controls", h.lab.serves)
+	}
+}
+
+// A step measured while something outside the lab used the lab's CPUs
+// (scripted: a spinner's 2 cores over one step of round 3) is flagged
+// noisy, and its unit's round is measured again once at the end of the
+// round, the first measurement kept aside; a run without the disturbance
+// measures nothing again.
+func TestRemeasureNoisy(t *testing.T) {
+	ref := newHarness(t, roundsYAML)
+	quiet, err := ref.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range quiet.Units {
+		if len(u.Remeasured) > 0 {
+			t.Fatalf("quiet run measured %s again", u.ID)
+		}
+	}
+	h := newHarness(t, roundsYAML)
+	disturbAt := ref.lab.genCalls - 1 // a step of the last unit of round 3
+	var busy time.Duration
+	spun := false
+	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
+	clock.read = func() hostMark {
+		h.lab.mu.Lock()
+		n := h.lab.genCalls
+		h.lab.mu.Unlock()
+		if n == disturbAt && !spun {
+			busy += 2 * time.Second // a spinner on both CPUs for the step
+			spun = true
+		}
+		return hostMark{at: time.Now(), busy: busy, ok: true}
+	}
+	old := newHost
+	newHost = func() *hostClock { return clock }
+	defer func() { newHost = old }()
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	var again []*results.Unit
+	for _, u := range f.Units {
+		if len(u.Remeasured) > 0 {
+			again = append(again, u)
+		}
+	}
+	if len(again) != 1 {
+		t.Fatalf("%d units measured again, want 1\n%s", len(again), h.log.String())
+	}
+	u := again[0]
+	m := u.Remeasured[0]
+	if m.Round != 3 || !strings.Contains(m.Why, "something outside the lab used") || !slices.ContainsFunc(m.Steps, func(st *results.Step) bool { return st.Noisy }) {
+		t.Fatalf("%s set aside %+v", u.ID, m)
+	}
+	want := quiet.Unit(u.ID)
+	if u.RoundsDone != 3 || len(u.Steps) != len(want.Steps) || slices.ContainsFunc(u.Steps, func(st *results.Step) bool { return st.Noisy }) {
+		t.Fatalf("%s after the second measurement: rounds %d, %d steps (want %d)", u.ID, u.RoundsDone, len(u.Steps), len(want.Steps))
+	}
+	if extra := h.lab.genCalls - ref.lab.genCalls; extra != len(m.Steps) {
+		t.Fatalf("%d steps more than the quiet run, want the %d of the round measured again", extra, len(m.Steps))
+	}
+	if !strings.Contains(h.log.String(), "== round 3: 1 unit(s) had a noisy step; measuring them again") {
+		t.Fatalf("progress:\n%s", h.log.String())
 	}
 }

@@ -62,7 +62,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Sleep = sleep
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
-	r.host = newHostClock()
+	r.host = newHost()
 	r.failed = map[string]bool{}
 	if err := r.Store.Update(r.prepare); err != nil {
 		return err
@@ -99,6 +99,9 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 		if n > 1 {
+			if err := r.remeasureNoisy(ctx, k, order); err != nil {
+				return err
+			}
 			if err := r.Store.Update(func(f *results.File) { f.Rounds[k-1].Done = true }); err != nil {
 				return err
 			}

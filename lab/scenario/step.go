@@ -95,7 +95,6 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	h0 := u.r.host.mark()
 	res, err := u.r.Gen(ctx, cfg)
 	st.Host = u.r.host.shares(h0, u.r.host.mark())
-	markNoisy(st)
 	samples := w.Stop()
 	life.stop(st, genStart, res)
 	after, aerr := u.env.BackendStats()
@@ -111,6 +110,8 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		st.BackendSamples = results.FromWatch(bw.Stop())
 		st.BackendSum = results.Summarize(st.BackendSamples, base.Warmup.Seconds())
 	}
+	setForeign(st)
+	markNoisy(st)
 	if addr1 := u.addrErrors(); addr0 >= 0 && addr1 > addr0 {
 		st.ProxyAddrErrors = addr1 - addr0
 	}
