@@ -12,7 +12,7 @@ import (
 // step (results.Step.Host), their median and the step with the most.
 // Empty when no step recorded them.
 func hostLine(f *results.File) string {
-	var steal, iowait []float64
+	var steal, iowait, foreign []float64
 	var worst *results.Step
 	var worstUnit string
 	noisy := 0
@@ -25,6 +25,9 @@ func hostLine(f *results.File) string {
 		}
 		steal = append(steal, st.Host.Steal)
 		iowait = append(iowait, st.Host.IOWait)
+		if st.Host.Busy > 0 {
+			foreign = append(foreign, st.Host.Foreign)
+		}
 		if worst == nil || st.Host.Steal > worst.Host.Steal {
 			worst, worstUnit = st, u.ID
 		}
@@ -34,10 +37,16 @@ func hostLine(f *results.File) string {
 	}
 	s := fmt.Sprintf("The host during the %d steps (/proc/stat of the lab's %d CPUs): steal median %s, at most %s (%s, step %d); iowait median %s, at most %s",
 		len(steal), worst.Host.CPUs, fmtPct(spread.Of(steal).Median), fmtPct(worst.Host.Steal), worstUnit, worst.Seq, fmtPct(spread.Of(iowait).Median), fmtPct(spread.Of(iowait).Max))
-	if noisy == 0 {
-		return s + fmt.Sprintf("; no step above %s steal.", fmtPct(results.NoisySteal))
+	rule := fmt.Sprintf("%s steal", fmtPct(results.NoisySteal))
+	if len(foreign) > 0 {
+		fs := spread.Of(foreign)
+		s += fmt.Sprintf("; CPU used by something outside the lab median %.2f cores, at most %.2f", fs.Median, fs.Max)
+		rule += fmt.Sprintf(" or %.2f foreign cores", results.NoisyForeign)
 	}
-	return s + fmt.Sprintf("; %d of them flagged noisy (steal above %s): read their rows with care.", noisy, fmtPct(results.NoisySteal))
+	if noisy == 0 {
+		return s + fmt.Sprintf("; no step above %s.", rule)
+	}
+	return s + fmt.Sprintf("; %d of them flagged noisy (above %s): read their rows with care%s.", noisy, rule, remeasuredWords(f))
 }
 
 // controlLine says how much the round's control moved across the rounds
@@ -76,4 +85,16 @@ func halfRange(s spread.Summary) float64 {
 		return 0
 	}
 	return (s.Max - s.Min) / 2 / s.Median
+}
+
+// remeasuredWords says how many units' rounds were measured again.
+func remeasuredWords(f *results.File) string {
+	n := 0
+	for _, u := range f.Units {
+		n += len(u.Remeasured)
+	}
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d unit round(s) measured again at the end of their round; the rows read the second measurement)", n)
 }

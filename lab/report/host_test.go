@@ -22,12 +22,31 @@ func TestHostLine(t *testing.T) {
 		{ID: "b", Status: results.StatusDone, Steps: []*results.Step{mk(1, 0.02, 0.001)}},
 	}
 	f.Units[0].Steps[1].Noisy = true
-	want := "The host during the 3 steps (/proc/stat of the lab's 2 CPUs): steal median 2.00%, at most 5.00% (a, step 2); iowait median 0.10%, at most 0.20%; 1 of them flagged noisy (steal above 2.00%): read their rows with care."
+	want := "The host during the 3 steps (/proc/stat of the lab's 2 CPUs): steal median 2.00%, at most 5.00% (a, step 2); iowait median 0.10%, at most 0.20%; 1 of them flagged noisy (above 2.00% steal): read their rows with care."
 	if s := hostLine(f); s != want {
 		t.Fatalf("got  %q\nwant %q", s, want)
 	}
 	f.Units[0].Steps[1].Noisy = false
 	if s := hostLine(f); !strings.HasSuffix(s, "; no step above 2.00% steal.") {
 		t.Fatalf("none flagged: %q", s)
+	}
+}
+
+// With foreign CPU recorded, the host line gives it and the rule, and says
+// how many unit rounds were measured again.
+func TestHostLineForeign(t *testing.T) {
+	f := synthFile(t)
+	u := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 1000)
+	for i, st := range u.Steps {
+		st.Host = &results.HostCPU{CPUs: 2, Busy: 1.5, Foreign: 0.05 * float64(i+1)}
+	}
+	u.Steps[2].Noisy = true
+	u.Remeasured = []results.Remeasured{{Round: 2}}
+	f.Units = []*results.Unit{u}
+	got := hostLine(f)
+	for _, want := range []string{"outside the lab median 0.10 cores, at most 0.15", "1 of them flagged noisy (above 2.00% steal or 0.25 foreign cores)", "1 unit round(s) measured again"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("host line lacks %q: %s", want, got)
+		}
 	}
 }
