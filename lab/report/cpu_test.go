@@ -47,3 +47,27 @@ func TestCPURanking(t *testing.T) {
 		}
 	}
 }
+
+// A fixed-rate row is the median run, and so is its generator verdict: a
+// generator bottleneck in one other run of three is counted beside the
+// p99s, not put on the row; the CPU ranking keeps a late generator's row
+// when the rate was delivered.
+func TestFixedRowMedianVerdict(t *testing.T) {
+	f := synthFileOf(t, strings.Replace(synthPlan, "scenarios:", "rounds: 3\nscenarios:", 1))
+	f.Rounds = make([]results.Round, 3)
+	u := fixedUnit("nginx-stock", 0.10, 0.11, 0.105)
+	u.Steps[2].Result.Generator.Bottleneck, u.Steps[2].Result.Latency.P99 = true, 9000
+	f.Units = []*results.Unit{u, fixedUnit("caddy-stock", 0.30, 0.32, 0.31)}
+	rows := fixedRows(f, u)
+	if len(rows) != 1 || rows[0].genLim || !strings.Contains(rows[0].runs, "the generator was the bottleneck in 1 other run(s) of 3") {
+		t.Fatalf("row %+v", rows[0])
+	}
+	u.Steps[0].Result.Generator.Bottleneck, u.Steps[0].Result.Generator.Reason = true, "late"
+	u.Steps[0].Result.Latency.P99 = 4000 // the median run now
+	r, _ := build(t, f)
+	for _, s := range r.Sections {
+		if s.Scenario == "fixed-rate" && !strings.Contains(s.Ranking, "1. nginx-stock") {
+			t.Errorf("a late generator that delivered the rate left the CPU ranking: %s", s.Ranking)
+		}
+	}
+}
