@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"context"
 	"math/rand/v2"
 	"slices"
@@ -154,6 +155,10 @@ func roundShare(u UnitSpec, d time.Duration) time.Duration {
 	return d / time.Duration(max(u.Scenario.Eff.Rounds, 1))
 }
 
+// MaxRemeasure is how many units a round measures again at most (the
+// noisiest): one costs about 15 s of a search's round here.
+const MaxRemeasure = 1
+
 // remeasureNoisy measures again, once, the part of round k of each unit
 // in order that had a noisy step (Step.Noisy: the host stole CPU, or
 // something outside the lab used the lab's CPUs): the first measurement
@@ -162,19 +167,34 @@ func roundShare(u UnitSpec, d time.Duration) time.Duration {
 // is kept, flagged.
 func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) error {
 	var again []UnitSpec
+	noise := map[string]float64{}
+	flagged := 0
 	for _, u := range order {
 		rec := r.Store.F.Unit(u.ID)
-		if rec == nil || rec.Status != results.StatusDone || slices.ContainsFunc(rec.Remeasured, func(m results.Remeasured) bool { return m.Round == k }) {
+		if rec == nil || rec.Status != results.StatusDone {
 			continue
 		}
-		if slices.ContainsFunc(rec.Steps, func(st *results.Step) bool { return st.Round == k && st.Noisy }) {
+		if slices.ContainsFunc(rec.Remeasured, func(m results.Remeasured) bool { return m.Round == k }) {
+			continue
+		}
+		for _, st := range rec.Steps {
+			if st.Round == k && st.Noisy && st.Host != nil {
+				noise[u.ID] = max(noise[u.ID], st.Host.Steal*float64(st.Host.CPUs), st.Host.Foreign)
+			}
+		}
+		if _, ok := noise[u.ID]; ok {
 			again = append(again, u)
+			flagged++
 		}
 	}
 	if len(again) == 0 {
 		return nil
 	}
-	r.prog.printf("== round %d: %d unit(s) had a noisy step; measuring them again", k, len(again))
+	// The noisiest first, at most MaxRemeasure: a host that is noisy all
+	// along would otherwise double the run.
+	slices.SortStableFunc(again, func(a, b UnitSpec) int { return cmp.Compare(noise[b.ID], noise[a.ID]) })
+	again = again[:min(len(again), MaxRemeasure)]
+	r.prog.printf("== round %d: %d unit(s) had a noisy step; measuring the noisiest %d again", k, flagged, len(again))
 	for _, u := range again {
 		if err := ctx.Err(); err != nil {
 			return err

@@ -302,7 +302,56 @@ func TestRemeasureNoisy(t *testing.T) {
 	if extra := h.lab.genCalls - ref.lab.genCalls; extra != len(m.Steps) {
 		t.Fatalf("%d steps more than the quiet run, want the %d of the round measured again", extra, len(m.Steps))
 	}
-	if !strings.Contains(h.log.String(), "== round 3: 1 unit(s) had a noisy step; measuring them again") {
+	if !strings.Contains(h.log.String(), "== round 3: 1 unit(s) had a noisy step; measuring the noisiest 1 again") {
+		t.Fatalf("progress:\n%s", h.log.String())
+	}
+}
+
+// Two units of a round noisy: only the noisiest is measured again
+// (MaxRemeasure), the other stays flagged.
+func TestRemeasureNoisiestOnly(t *testing.T) {
+	ref := newHarness(t, roundsYAML)
+	if _, err := ref.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := newHarness(t, roundsYAML)
+	// the last step of the round's last unit (fixed-rate: 4 steps), and
+	// the last step of the unit before it, twice as noisy
+	extra := map[int]time.Duration{ref.lab.genCalls - 1: 2 * time.Second, ref.lab.genCalls - 5: 4 * time.Second}
+	var busy time.Duration
+	done := map[int]bool{}
+	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
+	clock.read = func() hostMark {
+		h.lab.mu.Lock()
+		n := h.lab.genCalls
+		h.lab.mu.Unlock()
+		if d, ok := extra[n]; ok && !done[n] {
+			busy += d
+			done[n] = true
+		}
+		return hostMark{at: time.Now(), busy: busy, ok: true}
+	}
+	old := newHost
+	newHost = func() *hostClock { return clock }
+	defer func() { newHost = old }()
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var again, flagged []string
+	for _, u := range f.Units {
+		if len(u.Remeasured) > 0 {
+			again = append(again, u.ID)
+		}
+		if slices.ContainsFunc(u.Steps, func(st *results.Step) bool { return st.Noisy }) {
+			flagged = append(flagged, u.ID)
+		}
+	}
+	order := f.Rounds[2].Order
+	if len(again) != 1 || again[0] != order[len(order)-2] || len(flagged) != 1 || flagged[0] != order[len(order)-1] {
+		t.Fatalf("measured again %v, still flagged %v; round 3 order %v\n%s", again, flagged, order, h.log.String())
+	}
+	if !strings.Contains(h.log.String(), "== round 3: 2 unit(s) had a noisy step; measuring the noisiest 1 again") {
 		t.Fatalf("progress:\n%s", h.log.String())
 	}
 }
