@@ -320,13 +320,19 @@ func (s *Side) addLab(src string, f *results.File) {
 				}
 			}
 			for _, rate := range rates {
+				key := fmt.Sprintf("%s @ %g req/s", u.ID, rate)
+				if rf := u.RateFrom; rf != nil && len(rates) == 1 {
+					// A rate derived in the run differs between runs: the
+					// row is the share of what the source found.
+					key = fmt.Sprintf("%s @ %g%% of %s's rate found", u.ID, 100*rf.Share, rf.Unit)
+				}
 				for _, st := range u.Steps {
 					if st.Result != nil && !st.Interrupted && st.Rate == rate {
-						s.add(fmt.Sprintf("%s @ %g req/s", u.ID, rate), u.Method, 0, stepRun(src, st))
+						s.add(key, u.Method, 0, stepRun(src, st))
 					}
 				}
 				if len(rates) == 1 {
-					s.setVs(fmt.Sprintf("%s @ %g req/s", u.ID, rate), u.VsControl)
+					s.setVs(key, u.VsControl)
 				}
 			}
 			continue

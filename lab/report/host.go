@@ -76,7 +76,7 @@ func controlLine(f *results.File) string {
 		sp := spread.Of(p99s)
 		s += fmt.Sprintf(" and a p99 of %s (%s–%s) at %s req/s", fmtLatency(int64(sp.Median)), fmtLatency(int64(sp.Min)), fmtLatency(int64(sp.Max)), fmtRate(c.Rate))
 	}
-	return s + ". Rows carry vs_control, their value over their own round's control; loadlab compare judges by it where both runs have it."
+	return s + ". Rows carry vs_control, their value over their own round's control (loadlab compare shows it beside the rate)."
 }
 
 // halfRange is half the min–max range as a share of the median.
