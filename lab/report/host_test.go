@@ -44,7 +44,7 @@ func TestHostLineForeign(t *testing.T) {
 	u.Remeasured = []results.Remeasured{{Round: 2}}
 	f.Units = []*results.Unit{u}
 	got := hostLine(f)
-	for _, want := range []string{"outside the lab median 0.10 cores, at most 0.15", "1 of them flagged noisy (above 2.00% steal or 0.25 foreign cores)", "1 unit round(s) measured again"} {
+	for _, want := range []string{"outside the lab median 0.10 cores, at most 0.15", "1 of them flagged noisy (above 2.00% steal or 0.50 foreign cores)", "1 unit round(s) measured again"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("host line lacks %q: %s", want, got)
 		}

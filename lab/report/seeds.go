@@ -150,13 +150,33 @@ func cliffSeed(f *results.File, s plan.Seed) seedOutcome {
 				kind = "502"
 			}
 			run := fmt.Sprintf("%s then %s (t=%d s)", fmtInt(int64(served)), kind, ff.second)
-			if p := f.Machine.Ports(); p > 0 {
+			size := timesSeed(float64(served), s)
+			if p, narrowed := stepPorts(f, st); p > 0 {
 				run += fmt.Sprintf(", %s-port range", fmtInt(int64(p)))
+				if narrowed {
+					// The seed's number is its range less one: compare
+					// the share of the range served, not the count.
+					run += fmt.Sprintf(" (the scenario's ip_local_port_range; the machine's has %s)", fmtInt(int64(f.Machine.Ports())))
+					size = fmt.Sprintf("%.2fx the range less one, as the seed's %s of its range", float64(served)/float64(p-1), fmtInt(int64(s.Value)))
+				}
 			}
-			return seedOutcome{run: run, reproduced: yesNo(is502 && served > 0), size: timesSeed(float64(served), s)}
+			return seedOutcome{run: run, reproduced: yesNo(is502 && served > 0), size: size}
 		}
 	}
 	return seedOutcome{run: "-", reproduced: seedNotMeasured}
+}
+
+// stepPorts is the ephemeral port range a step ran with: the scenario's
+// ip_local_port_range as the proxy's namespace read it back (narrowed),
+// else the machine's.
+func stepPorts(f *results.File, st *results.Step) (ports int, narrowed bool) {
+	if v, ok := st.Sysctls["net.ipv4.ip_local_port_range"]; ok {
+		var lo, hi int
+		if n, _ := fmt.Sscanf(v, "%d %d", &lo, &hi); n == 2 && hi >= lo && lo > 0 {
+			return hi - lo + 1, hi-lo+1 != f.Machine.Ports()
+		}
+	}
+	return f.Machine.Ports(), false
 }
 
 // poolLeakSeed: seed 003's pool leak, a backend pool smaller than the

@@ -4,7 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/results"
 )
 
 // seedsPlan is synthPlan with the seeds its scenarios cover.
@@ -119,5 +121,21 @@ func TestBuiltinSeedsHaveMeasures(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no built-in plan cites a seed")
+	}
+}
+
+// A cliff run with a narrowed port range (the scenario's
+// ip_local_port_range) reproduces the seed's "the range less one": its
+// size is the share of its own range, not the count against 28,231.
+func TestCliffSeedNarrowedRange(t *testing.T) {
+	f := synthFileOf(t, seedsPlan)
+	secs := []gen.PerSecond{{T: 0, OK: 1999, Non2xx: 3000}, {T: 1, Non2xx: 9000}, {T: 2, Non2xx: 9000}}
+	u := sustainedUnit("nginx-stock", spec{ok: 1999, bad: 21000, secs: secs, status502: 21000})
+	u.Steps[0].Sysctls = map[string]string{"net.ipv4.ip_local_port_range": "32768\t34767"}
+	f.Units = []*results.Unit{u}
+	r, _ := build(t, f)
+	row := seedRow(t, r, "cliff")
+	if !strings.HasPrefix(row[3], "1,999 then 502 (t=0 s), 2,000-port range (the scenario's ip_local_port_range; the machine's has 28,232)") || row[4] != "yes" || row[5] != "1.00x the range less one, as the seed's 28,231 of its range" {
+		t.Fatalf("row %q", row)
 	}
 }

@@ -64,7 +64,7 @@ func (h *hostClock) mark() hostMark {
 	for _, t := range h.buf {
 		m.steal += t.Steal
 		m.iowait += t.IOWait
-		m.busy += t.Busy
+		m.busy += t.Busy + t.SoftIRQ // softirq run in a task's context is charged to its cgroup
 	}
 	var ru unix.Rusage
 	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
@@ -93,7 +93,7 @@ func (h *hostClock) shares(a, b hostMark) *results.HostCPU {
 func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
 // setForeign records the CPU the lab's CPUs spent on something other than
-// the lab: their busy time less the generator's process and the proxy's
+// the lab: their busy time (softirq included) less the generator's process and the proxy's
 // and the backend's cgroups (cores, over the step; the cgroups' averages
 // are over the measured window, so a few hundredths either way are the
 // sampling's).

@@ -231,6 +231,16 @@ func setAside(f *results.File, u *results.Unit, k int) {
 	if lo := (k - 1) * per; len(u.Searches) > lo {
 		m.Searches = append(m.Searches, u.Searches[lo:min(lo+per, len(u.Searches))]...)
 		u.Searches = u.Searches[:lo]
+		// The row and the next round's bracket come from what is left.
+		u.Search, u.SearchRun = nil, 0
+		if len(u.Searches) > 0 {
+			all := make([]search.Result, len(u.Searches))
+			for i, s := range u.Searches {
+				all[i] = *s
+			}
+			mid := search.Median(all)
+			u.Search, u.SearchRun = u.Searches[mid], mid+1
+		}
 	}
 	u.Steps, u.RoundsDone = keep, k-1
 	u.Remeasured = append(u.Remeasured, m)
