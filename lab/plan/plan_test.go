@@ -250,7 +250,7 @@ func TestEstimate(t *testing.T) {
 	if p.Rounds != 3 || ka.Steps != 10+2*4 {
 		t.Fatalf("keepalive steps %d in %d rounds", ka.Steps, p.Rounds)
 	}
-	probe := 1500 * time.Millisecond
+	probe := 2 * time.Second
 	first := 9*probe + 2*time.Second + 2*5*time.Second
 	later := 3*probe + 2*time.Second + 5*time.Second
 	if want := first + 2*later; ka.Time != want || ka.Cooldowns != 2*5*time.Second+2*5*time.Second {

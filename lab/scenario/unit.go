@@ -80,7 +80,10 @@ func (u *unitRun) run(ctx context.Context) error {
 	}); serr != nil && err == nil {
 		err = serr
 	}
-	if status == results.StatusError && u.r.failed != nil {
+	// A unit that failed is not run again in later rounds, unless what
+	// it lacked may come with them: a rate_from source that confirmed no
+	// rate yet.
+	if status == results.StatusError && u.r.failed != nil && !strings.HasPrefix(reason, "rate_from: ") {
 		u.r.failed[u.spec.ID] = true
 	}
 	u.r.prog.unitDone(u.spec)

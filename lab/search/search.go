@@ -342,19 +342,27 @@ func roundRate(f float64) float64 {
 }
 
 // Median is the index of the search whose confirmed rate is the median of
-// all (the lower middle of an even count); searches that confirmed
-// nothing count as rate 0. A unit's row is its median search.
+// the confirmed searches of all (the lower middle of an even count): a
+// search that confirmed nothing (a noisy minute, in one round of three)
+// is listed with the others but does not make the row unconfirmed. With
+// none confirmed it is the one with the highest last pass (the first of
+// equals).
 func Median(all []Result) int {
-	idx := make([]int, len(all))
-	for i := range idx {
-		idx[i] = i
-	}
-	rate := func(i int) float64 {
-		if !all[i].Confirmed {
-			return 0
+	var idx []int
+	for i := range all {
+		if all[i].Confirmed {
+			idx = append(idx, i)
 		}
-		return all[i].Rate
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return rate(idx[a]) < rate(idx[b]) })
+	if len(idx) == 0 {
+		best := 0
+		for i := range all {
+			if all[i].LastPass > all[best].LastPass {
+				best = i
+			}
+		}
+		return best
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return all[idx[a]].Rate < all[idx[b]].Rate })
 	return idx[(len(idx)-1)/2]
 }
