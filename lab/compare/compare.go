@@ -348,6 +348,13 @@ func compareMetric(m Metric, ra, rb *Row, floor float64) (res Result, ok bool) {
 		res.Floor = max(ra.Floor, rb.Floor) // a search's rate found is known to its precision
 	}
 	n := func(a, b int, unit string) string { return fmt.Sprintf("%d+%d %s", a, b, unit) }
+	if ra.Offered != rb.Offered && ra.Offered > 0 && rb.Offered > 0 {
+		// A rate derived in each run (rate_from): at different offered
+		// rates every metric measures a different load.
+		res.Verdict, res.Basis = Other, BasisValues
+		res.BasisWords = fmt.Sprintf("not compared: each side offered the rate its own run derived (%s vs %s req/s)", units.Rate(ra.Offered), units.Rate(rb.Offered))
+		return res, true
+	}
 	if m != Rate && ra.Method == "search" {
 		if at, bt := ratesFound(ra), ratesFound(rb); !slices.Equal(at, bt) {
 			// Latency, errors, CPU and memory of a search come from its

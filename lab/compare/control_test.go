@@ -76,8 +76,20 @@ func TestCompareRateFromRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	metric(t, rep, "cpu-cpuset/nginx-stock/p256/1cpu @ 90% of keepalive-1k/nginx-stock/p256/1cpu's rate found", Rate)
+	row := "cpu-cpuset/nginx-stock/p256/1cpu @ 90% of keepalive-1k/nginx-stock/p256/1cpu's rate found"
+	// at other offered rates nothing is judged: the 2xx/s differ because
+	// the rates offered did
+	for _, m := range []Metric{Rate, P99, CPU} {
+		if r := metric(t, rep, row, m); r.Verdict != Other || !strings.Contains(r.BasisWords, "each side offered the rate its own run derived (6,300 vs 5,900 req/s)") {
+			t.Fatalf("%s: %+v", m, r)
+		}
+	}
 	if _, _, only := rep.Summary(); only != 0 {
 		t.Fatalf("%d rows on one side only", only)
+	}
+	// the same derived rate on both sides is compared as usual
+	rep, _ = Compare(load(t, mk(6300)), load(t, mk(6300)), Options{})
+	if r := metric(t, rep, row, Rate); r.Verdict != Noise {
+		t.Fatalf("same derived rate: %+v", r)
 	}
 }

@@ -44,6 +44,9 @@ type Row struct {
 	// metric VsMetric (Rate or P99).
 	Vs       []float64
 	VsMetric Metric
+	// Offered is the rate a fixed-rate row offered when it was derived in
+	// the run (rate_from): two runs may have derived other rates.
+	Offered float64
 }
 
 // Run is one measurement of a row: per metric its whole-run value and,
@@ -333,6 +336,9 @@ func (s *Side) addLab(src string, f *results.File) {
 				}
 				if len(rates) == 1 {
 					s.setVs(key, u.VsControl)
+					if r := s.byKey[key]; r != nil && u.RateFrom != nil {
+						r.Offered = rate
+					}
 				}
 			}
 			continue
