@@ -260,23 +260,8 @@ func TestRemeasureNoisy(t *testing.T) {
 		}
 	}
 	h := newHarness(t, roundsYAML)
-	disturbAt := ref.lab.genCalls - 1 // a step of the last unit of round 3
-	var busy time.Duration
-	spun := false
-	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
-	clock.read = func() hostMark {
-		h.lab.mu.Lock()
-		n := h.lab.genCalls
-		h.lab.mu.Unlock()
-		if n == disturbAt && !spun {
-			busy += 2 * time.Second // a spinner on both CPUs for the step
-			spun = true
-		}
-		return hostMark{at: time.Now(), busy: busy, ok: true}
-	}
-	old := newHost
-	newHost = func() *hostClock { return clock }
-	defer func() { newHost = old }()
+	// a spinner on both CPUs over the step of the last unit of round 3
+	defer scriptHost(h, map[int]time.Duration{ref.lab.genCalls - 1: 2 * time.Second})()
 	f, err := h.run(context.Background())
 	if err != nil {
 		t.Fatalf("%v\n%s", err, h.log.String())
@@ -317,23 +302,7 @@ func TestRemeasureNoisiestOnly(t *testing.T) {
 	h := newHarness(t, roundsYAML)
 	// the last step of the round's last unit (fixed-rate: 4 steps), and
 	// the last step of the unit before it, twice as noisy
-	extra := map[int]time.Duration{ref.lab.genCalls - 1: 2 * time.Second, ref.lab.genCalls - 5: 4 * time.Second}
-	var busy time.Duration
-	done := map[int]bool{}
-	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
-	clock.read = func() hostMark {
-		h.lab.mu.Lock()
-		n := h.lab.genCalls
-		h.lab.mu.Unlock()
-		if d, ok := extra[n]; ok && !done[n] {
-			busy += d
-			done[n] = true
-		}
-		return hostMark{at: time.Now(), busy: busy, ok: true}
-	}
-	old := newHost
-	newHost = func() *hostClock { return clock }
-	defer func() { newHost = old }()
+	defer scriptHost(h, map[int]time.Duration{ref.lab.genCalls - 1: 2 * time.Second, ref.lab.genCalls - 5: 4 * time.Second})()
 	f, err := h.run(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -354,4 +323,27 @@ func TestRemeasureNoisiestOnly(t *testing.T) {
 	if !strings.Contains(h.log.String(), "== round 3: 2 unit(s) had a noisy step; measuring the noisiest 1 again") {
 		t.Fatalf("progress:\n%s", h.log.String())
 	}
+}
+
+// scriptHost makes the runner read a scripted host clock: the lab's CPUs
+// busy with nothing of the lab's for extra[n] over the n-th generator call
+// (something outside the lab used them). The returned func restores the
+// clock.
+func scriptHost(h *harness, extra map[int]time.Duration) func() {
+	var busy time.Duration
+	done := map[int]bool{}
+	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
+	clock.read = func() hostMark {
+		h.lab.mu.Lock()
+		n := h.lab.genCalls
+		h.lab.mu.Unlock()
+		if d, ok := extra[n]; ok && !done[n] {
+			busy += d
+			done[n] = true
+		}
+		return hostMark{at: time.Now(), busy: busy, ok: true}
+	}
+	old := newHost
+	newHost = func() *hostClock { return clock }
+	return func() { newHost = old }
 }
