@@ -293,9 +293,9 @@ func TestMedian(t *testing.T) {
 		{[]Result{r(5, true)}, 0},
 		{[]Result{r(5, true), r(3, true), r(4, true)}, 2},
 		{[]Result{r(5, true), r(3, true), r(4, true), r(6, true)}, 2},
-		{[]Result{r(5, true), r(9, false), r(4, true)}, 2},              // the confirmed ones' lower middle
-		{[]Result{r(0, false), r(7000, true)}, 1},                      // one unconfirmed of two: the confirmed one
-		{[]Result{{LastPass: 3}, {LastPass: 9}, {LastPass: 5}}, 1},     // none confirmed: the highest last pass
+		{[]Result{r(5, true), r(9, false), r(4, true)}, 2},         // the confirmed ones' lower middle
+		{[]Result{r(0, false), r(7000, true)}, 1},                  // one unconfirmed of two: the confirmed one
+		{[]Result{{LastPass: 3}, {LastPass: 9}, {LastPass: 5}}, 1}, // none confirmed: the highest last pass
 	} {
 		if got := Median(c.in); got != c.want {
 			t.Errorf("%+v: %d, want %d", c.in, got, c.want)
