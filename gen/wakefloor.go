@@ -55,8 +55,8 @@ type WakeFloor struct {
 	CPUs    []int `json:"cpus"`
 	During  bool  `json:"during,omitempty"` // measured during the window, beside the loops
 	Sleeps  int64 `json:"sleeps"`           // in all, WakeProbeSleeps per CPU (after the run)
-	SleepUs int64 `json:"sleep_us"` // each
-	P50us   int64 `json:"p50_us"`   // overshoot beyond the sleep asked for
+	SleepUs int64 `json:"sleep_us"`         // each
+	P50us   int64 `json:"p50_us"`           // overshoot beyond the sleep asked for
 	P95us   int64 `json:"p95_us"`
 	P99us   int64 `json:"p99_us"`
 	Maxus   int64 `json:"max_us"`
