@@ -83,6 +83,11 @@ type Config struct {
 	VerifySHA256 []byte       // 32 bytes: every body must hash to this
 	NetNS        string       // network namespace path to run the loops in ("" = current)
 	AllowRemote  bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
+	// WakeProbe measures the machine's wake floor during the measured
+	// window, beside each loop on its CPU, into Generator.WakeFloor
+	// (wakefloor.go); without it the floor is probed after a run whose lag
+	// rule fired, and only then.
+	WakeProbe bool
 
 	// Shard, if set, runs only this generator's part of the schedule (see
 	// Shard); Connections and Requests are then the whole run's.

@@ -124,7 +124,13 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	res.Stages = stagesInfo(cfg.Stages)
 	res.Targets = targetResults(cfg, o.recs)
 	g.verdict(o.shares, res)
-	if g.lagFired != nil && !interrupted {
+	switch {
+	case r.wake != nil:
+		f := r.wake.wait()
+		f.During = true
+		g.WakeFloor = f
+		g.noteWakeFloor(f)
+	case g.lagFired != nil && !interrupted:
 		g.noteWakeFloor(probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
 	}
 	res.Generator = g

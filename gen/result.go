@@ -92,7 +92,9 @@ type Generator struct {
 	LagCaveats []LagCaveat `json:"lag_caveats,omitempty"`
 	// WakeFloor: when the lag rule fired, how late bare sleeps on the
 	// run's CPUs came back just after the run, and whether that explains
-	// the lag (wakefloor.go). Merged results keep it per shard.
+	// the lag (wakefloor.go); with Config.WakeProbe, how late they came
+	// back during the measured window, in every run. Merged results keep
+	// it per shard.
 	WakeFloor  *WakeFloor     `json:"wake_floor,omitempty"`
 	lagSamples int64          // wakeups the lag was sampled on (for the verdict)
 	lagHist    *hdr.Histogram // their distribution (for the verdict)

@@ -44,6 +44,8 @@ type run struct {
 	failErr error
 
 	diagFd int // sock_diag netlink socket in the generator's namespace, -1 if none
+
+	wake *wakeProbe // Config.WakeProbe's, over the measured window (nil: none)
 }
 
 // secondReport is what a loop hands the aggregator at each second boundary.
@@ -290,6 +292,13 @@ func (r *run) drive(ctx context.Context) *aggregator {
 	if r.start.IsZero() { // else set by awaitStart to Config.StartAt
 		r.start = time.Now()
 	}
+	if r.cfg.WakeProbe {
+		var cpus []int
+		for _, lc := range r.loops {
+			cpus = append(cpus, lc.cpu)
+		}
+		r.wake = startWakeProbe(cpus, WakeProbeSleep, 0, r.start.Add(r.cfg.Warmup), r.start.Add(r.cfg.Duration))
+	}
 	close(r.go_)
 	stopWatch := make(chan struct{})
 	go func() {
@@ -308,6 +317,9 @@ func (r *run) drive(ctx context.Context) *aggregator {
 	close(stopWatch)
 	close(r.reports)
 	<-aggDone
+	if r.wake != nil {
+		r.wake.stop() // an interrupted run ends before the window does
+	}
 	return agg
 }
 

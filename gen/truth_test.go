@@ -839,3 +839,43 @@ func TestPacingToleranceOwesTheLastTick(t *testing.T) {
 		t.Errorf("requests %d ok %d: want the 401 due before the stop (errors %v %v)", res.Requests, res.OK, res.Errors, res.ErrorSamples)
 	}
 }
+
+// TestWakeProbeDuringRun: with Config.WakeProbe the floor is measured
+// through the measured window, on each loop's CPU, whether the lag rule
+// fired or not. A sleep takes at least WakeProbeSleep, so a CPU has no
+// more sleeps than the window has milliseconds; a probe that runs at all
+// through the window has far more than a tenth of them. Without it, a
+// run whose lag rule did not fire keeps no floor.
+func TestWakeProbeDuringRun(t *testing.T) {
+	t.Parallel()
+	srv := startServer(t, reply(okResp))
+	cpus, err := pin.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const window = time.Second
+	cfg := Config{URL: srv.url("http"), Rate: 200, Connections: 2, Duration: window + 300*time.Millisecond, Warmup: 300 * time.Millisecond,
+		Timeout: time.Second, CPUs: pin.CPUSet{cpus[0]}, WakeProbe: true}
+	res, err := Run(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Generator.WakeFloor
+	if f == nil || !f.During || len(f.CPUs) != 1 || f.CPUs[0] != cpus[0] || f.SleepUs != WakeProbeSleep.Microseconds() {
+		t.Fatalf("wake floor %+v, want one measured during the run on CPU %d", f, cpus[0])
+	}
+	most := int64(window / WakeProbeSleep)
+	if f.Sleeps > most || f.Sleeps < most/10 {
+		t.Errorf("%d sleeps in a %v window, want between %d and %d", f.Sleeps, window, most/10, most)
+	}
+	if f.P50us > f.P99us || f.P99us > f.Maxus {
+		t.Errorf("quantiles out of order: %+v", f)
+	}
+	cfg.WakeProbe = false
+	if res, err = Run(context.Background(), cfg); err != nil {
+		t.Fatal(err)
+	}
+	if g := res.Generator; g.WakeFloor != nil && (g.WakeFloor.During || !g.Bottleneck) {
+		t.Errorf("without WakeProbe: floor %+v (bottleneck %v)", g.WakeFloor, g.Bottleneck)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
@@ -28,6 +29,13 @@ import (
 // kind of VM: a bare sleep's p95 overshoot moved between 0.15 and 1.7 ms
 // from one minute to the next) may have been quiet by then, so a floor
 // that does not explain the lag says so with that caveat.
+//
+// Config.WakeProbe measures the floor during the run instead, through the
+// measured window, whether the lag rule fires or not: the same sleeps on a
+// thread beside each loop on its CPU (a wakeup a millisecond, about half a
+// percent of a core). Then the floor and the lag are of the same moments
+// (the lab records it for every step); a loop busy on its CPU delays the
+// probe's wakeups too, which the busy rule reports on its own.
 
 // WakeProbeSleep is each probe sleep; WakeProbeSleeps the sleeps per CPU.
 const (
@@ -41,12 +49,14 @@ const (
 )
 
 // WakeFloor is how late bare sleeps on the run's CPUs came back, measured
-// just after a run whose send lag the self-check judged material.
+// just after a run whose send lag the self-check judged material, or
+// during the measured window (During: Config.WakeProbe).
 type WakeFloor struct {
 	CPUs    []int `json:"cpus"`
-	Sleeps  int64 `json:"sleeps"`   // in all, WakeProbeSleeps per CPU
-	SleepUs int64 `json:"sleep_us"` // each
-	P50us   int64 `json:"p50_us"`   // overshoot beyond the sleep asked for
+	During  bool  `json:"during,omitempty"` // measured during the window, beside the loops
+	Sleeps  int64 `json:"sleeps"`           // in all, WakeProbeSleeps per CPU (after the run)
+	SleepUs int64 `json:"sleep_us"`         // each
+	P50us   int64 `json:"p50_us"`           // overshoot beyond the sleep asked for
 	P95us   int64 `json:"p95_us"`
 	P99us   int64 `json:"p99_us"`
 	Maxus   int64 `json:"max_us"`
@@ -67,42 +77,99 @@ type WakeFloor struct {
 // unpinned), and returns the overshoot's distribution. It takes about
 // n x d.
 func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
-	h := newHist()
-	var mu sync.Mutex
-	var wg sync.WaitGroup
+	p := startWakeProbe(cpus, d, n, time.Time{}, time.Time{})
+	return p.wait()
+}
+
+// wakeProbe is a probe in progress: a pinned thread per CPU that sleeps d
+// over and over, n times (0: until stop or until), and records the
+// overshoot of each sleep that began at from or later. Not safe for
+// concurrent use but for stop.
+type wakeProbe struct {
+	cpus []int
+	d    time.Duration
+	h    *hdr.Histogram
+	mu   sync.Mutex
+	wg   sync.WaitGroup
+	quit chan struct{}
+	once sync.Once
+	held int // Ps the sleepers hold (holdPs)
+}
+
+// startWakeProbe starts the threads of a probe (see wakeProbe); until, if
+// set, is when they stop by themselves.
+func startWakeProbe(cpus []int, d time.Duration, n int, from, until time.Time) *wakeProbe {
+	p := &wakeProbe{cpus: append([]int(nil), cpus...), d: d, h: newHist(), quit: make(chan struct{})}
 	targets := cpus
 	if len(targets) == 0 {
 		targets = []int{-1}
 	}
+	p.held = len(targets)
+	holdPs(p.held)
 	for _, cpu := range targets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			// Locked and never unlocked: the runtime discards the pinned
-			// thread when this goroutine ends.
-			runtime.LockOSThread()
-			if cpu >= 0 {
-				pin.PinThread(cpu) //nolint:errcheck // probed unpinned if the CPU is not ours to pin
-			}
-			unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (epoll.go); the default 50 µs otherwise
-			over := make([]int64, 0, n)
-			for range n {
-				ts := unix.NsecToTimespec(int64(d))
-				t0 := time.Now()
-				for unix.Nanosleep(&ts, &ts) == unix.EINTR {
-				}
-				over = append(over, max(int64(time.Since(t0)-d)/1000, 0))
-			}
-			mu.Lock()
-			for _, v := range over {
-				record(h, v)
-			}
-			mu.Unlock()
-		}()
+		p.wg.Add(1)
+		go p.sleeper(cpu, n, from, until)
 	}
-	wg.Wait()
+	return p
+}
+
+func (p *wakeProbe) sleeper(cpu, n int, from, until time.Time) {
+	defer p.wg.Done()
+	// Locked and never unlocked: the runtime discards the pinned thread
+	// when this goroutine ends.
+	runtime.LockOSThread()
+	if cpu >= 0 {
+		pin.PinThread(cpu) //nolint:errcheck // probed unpinned if the CPU is not ours to pin
+	}
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (epoll.go); the default 50 µs otherwise
+	h := newHist()
+	for i := 0; n <= 0 || i < n; i++ {
+		if p.stopped() {
+			break
+		}
+		t0 := time.Now()
+		if !until.IsZero() && t0.Add(p.d).After(until) {
+			break
+		}
+		ts := unix.NsecToTimespec(int64(p.d))
+		// Raw: the thread keeps its P through the sleep (holdPs counted
+		// it), so the overshoot is the kernel's wakeup, not a wait for
+		// the Go scheduler to give the thread a P back.
+		for {
+			_, _, e := unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), uintptr(unsafe.Pointer(&ts)), 0)
+			if e != unix.EINTR {
+				break
+			}
+		}
+		if !t0.Before(from) {
+			record(h, max(int64(time.Since(t0)-p.d)/1000, 0))
+		}
+	}
+	p.mu.Lock()
+	p.h.Merge(h)
+	p.mu.Unlock()
+}
+
+func (p *wakeProbe) stopped() bool {
+	select {
+	case <-p.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+// stop ends the probe's sleeps after the one in progress (safe to call
+// more than once, and from another goroutine).
+func (p *wakeProbe) stop() { p.once.Do(func() { close(p.quit) }) }
+
+// wait waits for the probe's threads to end and returns what they saw.
+func (p *wakeProbe) wait() *WakeFloor {
+	p.wg.Wait()
+	releasePs(p.held)
+	h := p.h
 	return &WakeFloor{
-		CPUs: append([]int(nil), cpus...), Sleeps: h.TotalCount(), SleepUs: d.Microseconds(),
+		CPUs: p.cpus, Sleeps: h.TotalCount(), SleepUs: p.d.Microseconds(),
 		P50us: h.ValueAtQuantile(50), P95us: h.ValueAtQuantile(95), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
 		hist: h,
 	}
@@ -112,7 +179,7 @@ func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
 // material (g.lagFired) and says so in the reason.
 func (g *Generator) noteWakeFloor(f *WakeFloor) {
 	q := g.lagFired
-	if q == nil || f == nil || f.hist == nil {
+	if q == nil || f == nil || f.hist == nil || f.hist.TotalCount() == 0 {
 		return
 	}
 	f.Quantile, f.LagUs = q.name, q.beyond
@@ -121,12 +188,16 @@ func (g *Generator) noteWakeFloor(f *WakeFloor) {
 	g.WakeFloor = f
 	probe := fmt.Sprintf("bare %s sleeps on CPUs %s overshot p50 %s, p95 %s, p99 %s (%d sleeps), %s at %s",
 		fmtUs(f.SleepUs), cpuList(f.CPUs), fmtUs(f.P50us), fmtUs(f.P95us), fmtUs(f.P99us), f.Sleeps, fmtUs(f.AtQuantileUs), q.name)
+	when, passed := "just after the run", ", or the host's in a burst that had passed (run again and compare)"
+	if f.During {
+		when, passed = "during the run", ""
+	}
 	if f.Explains {
-		g.Reason += fmt.Sprintf("; this machine wakes sleeping threads late itself: just after the run, %s, %.0f%% of the generator's lag there: the host (a busy hypervisor, the kernel's timers), not loadlab's loops, made most of that lateness; a quieter or dedicated machine measures lower",
-			probe, 100*float64(f.AtQuantileUs)/float64(max(q.beyond, 1)))
+		g.Reason += fmt.Sprintf("; this machine wakes sleeping threads late itself: %s, %s, %.0f%% of the generator's lag there: the host (a busy hypervisor, the kernel's timers), not loadlab's loops, made most of that lateness; a quieter or dedicated machine measures lower",
+			when, probe, 100*float64(f.AtQuantileUs)/float64(max(q.beyond, 1)))
 		return
 	}
-	g.Reason += fmt.Sprintf("; the machine itself woke on time just after the run (%s): the lateness was the generator's own (give it more CPUs or lower the load), or the host's in a burst that had passed (run again and compare)", probe)
+	g.Reason += fmt.Sprintf("; the machine itself woke on time %s (%s): the lateness was the generator's own (give it more CPUs or lower the load)%s", when, probe, passed)
 }
 
 // cpuList prints CPUs as a cpuset list ("0-1").

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/spread"
@@ -44,9 +45,35 @@ func hostLine(f *results.File) string {
 		rule += fmt.Sprintf(" or %.2f foreign cores", results.NoisyForeign)
 	}
 	if noisy == 0 {
-		return s + fmt.Sprintf("; no step above %s.", rule)
+		return s + fmt.Sprintf("; no step above %s.", rule) + wakeWords(f)
 	}
-	return s + fmt.Sprintf("; %d of them flagged noisy (above %s): read their rows with care%s.", noisy, rule, remeasuredWords(f))
+	return s + fmt.Sprintf("; %d of them flagged noisy (above %s): read their rows with care%s.", noisy, rule, remeasuredWords(f)) + wakeWords(f)
+}
+
+// wakeWords says how late the machine woke sleeping threads during the
+// steps (the generator's wake probe, gen.Config.WakeProbe): the median
+// and the worst step's p99 overshoot of a 1 ms sleep beside the loops.
+// Empty when no step measured it.
+func wakeWords(f *results.File) string {
+	var p99 []float64
+	var worst *results.Step
+	var worstUnit string
+	eachStep(f, func(u *results.Unit, st *results.Step) {
+		w := st.Result.Generator.WakeFloor
+		if w == nil || !w.During || w.Sleeps == 0 {
+			return
+		}
+		p99 = append(p99, float64(w.P99us))
+		if worst == nil || w.P99us > worst.Result.Generator.WakeFloor.P99us {
+			worst, worstUnit = st, u.ID
+		}
+	})
+	if len(p99) == 0 {
+		return ""
+	}
+	w := worst.Result.Generator.WakeFloor
+	return fmt.Sprintf(" The machine's wake floor during the steps (a %s sleep beside the generator's loops, p99 of its overshoot): median %s, at most %s (%s, step %d).",
+		fmtLatency(w.SleepUs), fmtLatency(int64(spread.Of(p99).Median)), fmtLatency(w.P99us), worstUnit, worst.Seq)
 }
 
 // controlLine says how much the round's control moved across the rounds
@@ -54,20 +81,31 @@ func hostLine(f *results.File) string {
 // each round. Empty without controls.
 func controlLine(f *results.File) string {
 	var rates, p99s []float64
-	for _, r := range f.Rounds {
-		rate, p99 := results.ControlValues(r.Control)
-		if rate > 0 {
-			rates = append(rates, rate)
+	var moved []string
+	after := ""
+	for i, r := range f.Rounds {
+		controls := []*results.Unit{r.Control}
+		if r.ControlAfter != nil {
+			controls, after = append(controls, r.ControlAfter), " and after the last"
 		}
-		if p99 > 0 {
-			p99s = append(p99s, float64(p99))
+		for _, c := range controls {
+			rate, p99 := results.ControlValues(c)
+			if rate > 0 {
+				rates = append(rates, rate)
+			}
+			if p99 > 0 {
+				p99s = append(p99s, float64(p99))
+			}
+		}
+		if results.MovedBeyond(r.ControlMoved) {
+			moved = append(moved, fmt.Sprintf("round %d (%+.0f%%)", i+1, 100*r.ControlMoved))
 		}
 	}
 	if len(rates) == 0 && len(p99s) == 0 {
 		return ""
 	}
 	c := f.Plan.Control
-	s := fmt.Sprintf("This run's noise, measured: the control (the generator against loadlab serve, no proxy, at the start of each of %d rounds)", len(f.Rounds))
+	s := fmt.Sprintf("This run's noise, measured: the control (the generator against loadlab serve, no proxy, at the start of each of %d rounds%s)", len(f.Rounds), after)
 	if len(rates) > 0 {
 		sp := spread.Of(rates)
 		s += fmt.Sprintf(" ran a closed loop at %s 2xx/s (%s–%s, ±%s around the median)", fmtRate(sp.Median), fmtRate(sp.Min), fmtRate(sp.Max), pctWords(halfRange(sp)))
@@ -76,7 +114,11 @@ func controlLine(f *results.File) string {
 		sp := spread.Of(p99s)
 		s += fmt.Sprintf(" and a p99 of %s (%s–%s) at %s req/s", fmtLatency(int64(sp.Median)), fmtLatency(int64(sp.Min)), fmtLatency(int64(sp.Max)), fmtRate(c.Rate))
 	}
-	return s + ". Rows carry vs_control, their value over their own round's control (loadlab compare shows it beside the rate)."
+	s += ". Rows carry vs_control, their value over their own round's control (loadlab compare shows it beside the rate)."
+	if len(moved) > 0 {
+		s += fmt.Sprintf(" The control moved beyond %s across %s: those rounds' steps are flagged noisy.", pctWords(results.NoisyControl), strings.Join(moved, ", "))
+	}
+	return s
 }
 
 // halfRange is half the min–max range as a share of the median.

@@ -50,3 +50,29 @@ func TestHostLineForeign(t *testing.T) {
 		}
 	}
 }
+
+// The host line gives the wake floor the steps measured during their run:
+// the median of their p99s and the worst step; a floor probed after a run
+// (not During) is not the step's and is left out.
+func TestHostLineWakeFloor(t *testing.T) {
+	mk := func(seq int, p99 int64, during bool) *results.Step {
+		res := &gen.Result{}
+		res.Generator.WakeFloor = &gen.WakeFloor{During: during, Sleeps: 900, SleepUs: 1000, P99us: p99}
+		return &results.Step{Seq: seq, Result: res, Host: &results.HostCPU{CPUs: 2}}
+	}
+	f := &results.File{Units: []*results.Unit{
+		{ID: "a", Status: results.StatusDone, Steps: []*results.Step{mk(1, 80, true), mk(2, 2_400, true), mk(3, 9_000, false)}},
+		{ID: "b", Status: results.StatusDone, Steps: []*results.Step{mk(1, 120, true)}},
+	}}
+	got := hostLine(f)
+	if want := "wake floor during the steps (a 1.00 ms sleep beside the generator's loops, p99 of its overshoot): median 120 µs, at most 2.40 ms (a, step 2)."; !strings.Contains(got, want) {
+		t.Errorf("host line lacks %q:\n%s", want, got)
+	}
+	for _, st := range f.Units[0].Steps[:2] {
+		st.Result.Generator.WakeFloor = nil
+	}
+	f.Units[1].Steps[0].Result.Generator.WakeFloor = nil
+	if got := hostLine(f); strings.Contains(got, "wake floor") {
+		t.Errorf("no step measured it during its run, yet: %s", got)
+	}
+}

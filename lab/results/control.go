@@ -1,7 +1,10 @@
 package results
 
 import (
+	"fmt"
+	"math"
 	"sort"
+	"strings"
 
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/search"
@@ -41,6 +44,56 @@ func ControlValues(c *Unit) (rate float64, p99 int64) {
 		}
 	}
 	return rate, p99
+}
+
+// ControlAfter is the control that ended round k (1..N): the next
+// round's, or the last round's ControlAfter (nil: not measured).
+func (f *File) ControlAfter(k int) *Unit {
+	if k < 1 || k > len(f.Rounds) {
+		return nil
+	}
+	if k < len(f.Rounds) {
+		return f.Rounds[k].Control
+	}
+	return f.Rounds[k-1].ControlAfter
+}
+
+// MarkControlMoved records how far the control moved across round k
+// (Round.ControlMoved) and, when that is beyond NoisyControl either way,
+// flags every step of the round noisy with why. It returns whether it
+// flagged them; a second call adds nothing.
+func (f *File) MarkControlMoved(k int) bool {
+	if k < 1 || k > len(f.Rounds) {
+		return false
+	}
+	a, _ := ControlValues(f.Rounds[k-1].Control)
+	b, _ := ControlValues(f.ControlAfter(k))
+	if a <= 0 || b <= 0 {
+		return false
+	}
+	moved := (b - a) / a
+	f.Rounds[k-1].ControlMoved = math.Round(moved*1000) / 1000
+	if !MovedBeyond(moved) {
+		return false
+	}
+	why := fmt.Sprintf("the control moved %+.0f%% across round %d (%.0f to %.0f 2xx/s; beyond %.0f%%)", 100*moved, k, a, b, 100*NoisyControl)
+	for _, u := range f.Units {
+		for _, st := range u.Steps {
+			if st.Round != k || strings.Contains(st.NoisyWhy, "the control moved") {
+				continue
+			}
+			st.Noisy = true
+			st.NoisyWhy = strings.TrimPrefix(st.NoisyWhy+"; "+why, "; ")
+		}
+	}
+	return true
+}
+
+// MovedBeyond reports whether a control that moved by m across a round
+// ((end - start) / start) moved beyond NoisyControl, the smaller of the
+// two as the base: a fall to half is as far as a rise to double.
+func MovedBeyond(m float64) bool {
+	return m != 0 && m > -1 && math.Abs(m)/math.Min(1, 1+m) > NoisyControl
 }
 
 // RoundValue is unit u's value in round k and its metric: the median

@@ -52,6 +52,15 @@ type Round struct {
 	// unit: its step at the control's fixed rate (run 1) and its closed
 	// loop (run 2).
 	Control *Unit `json:"control,omitempty"`
+	// ControlAfter (the last round only) is the control measured after
+	// the round's units: the end of the last round, as the next round's
+	// control is the end of the others.
+	ControlAfter *Unit `json:"control_after,omitempty"`
+	// ControlMoved is how far the control's closed loop moved across the
+	// round, from its control to the one that ended it: (end - start) /
+	// start (0: not both measured). Beyond NoisyControl either way, every
+	// step of the round is flagged noisy.
+	ControlMoved float64 `json:"control_moved,omitempty"`
 }
 
 // RunOptions are the command-line settings outside the plan that change
@@ -135,6 +144,18 @@ const (
 // noisy minutes, when steps disagreed. 2% is four times the quiet maximum:
 // a 3 s step on 2 CPUs that loses 120 ms to the host.
 const NoisySteal = 0.02
+
+// NoisyControl is how far the control's closed loop may move across a
+// round (from the round's control to the next, the smaller of the two
+// the base) before every step of the round is flagged noisy: the same
+// load on the same target, moved by the machine alone. Measured on the
+// 2-core development VM on 2026-12-02: across the rounds of one quiet make
+// lab the control's closed loop moved +11.5% and -3.5% (129,335, 144,251
+// and 139,137 2xx/s); on a noisier day one run's rounds spread ±19%
+// around their median, while the proxies' medians moved up to 11%. 20% is
+// beyond the quiet moves and catches a round that lost a fifth of the
+// machine.
+const NoisyControl = 0.2
 
 // NoisyForeign is the CPU (cores) that something outside the lab may use
 // of the lab's CPUs during a step before the step is flagged noisy: a

@@ -17,13 +17,28 @@ import (
 // on the first layout's server CPUs with the plan's first key; nothing a
 // proxy does can move it, only the machine.
 
-// ControlID names round k's control.
-func ControlID(k int) string { return fmt.Sprintf("control/round-%d", k) }
+// ControlID names round k's control; the control after the last of n
+// rounds (k = n+1) is "control/after".
+func ControlID(k, n int) string {
+	if k > n {
+		return "control/after"
+	}
+	return fmt.Sprintf("control/round-%d", k)
+}
+
+// controlSlot is where control k of n rounds is recorded: round k's
+// Control, or the last round's ControlAfter.
+func controlSlot(f *results.File, k, n int) **results.Unit {
+	if k > n {
+		return &f.Rounds[n-1].ControlAfter
+	}
+	return &f.Rounds[k-1].Control
+}
 
 // controlSpec is the control as a unit: a keep-alive 1 KiB scenario of two
 // runs, the fixed rate and the closed loop, judged by the plan's pass
 // criteria.
-func (r *Runner) controlSpec(k int) UnitSpec {
+func (r *Runner) controlSpec(k, n int) UnitSpec {
 	c := r.Plan.Control
 	key := "p256"
 	if len(r.Plan.Keys) > 0 {
@@ -33,34 +48,38 @@ func (r *Runner) controlSpec(k int) UnitSpec {
 		Connections: c.Connections, Duration: c.Step, Warmup: c.Discard, Runs: 1, Rates: []float64{c.Rate}, Keys: []string{key}}
 	s.Eff.Pass, s.Eff.Search, s.Eff.Rounds = r.Plan.Pass, r.Plan.Search, 1
 	lay := r.Layouts.Layouts[0].ID
-	spec := UnitSpec{ID: ControlID(k), Scenario: s, Family: "control", Profile: serveProfile, Key: certs.KeyType(key), Layout: lay}
+	spec := UnitSpec{ID: ControlID(k, n), Scenario: s, Family: "control", Profile: serveProfile, Key: certs.KeyType(key), Layout: lay}
 	spec.Estimate = plan.Estimate{Steps: 2, Time: 2 * c.Step.D()}
 	return spec
 }
 
-// control measures round k's control unless the record has it, in a lab
-// session of its own. A control that cannot be measured is recorded with
-// its error; only cancellation and a results file that cannot be written
-// end the run.
-func (r *Runner) control(ctx context.Context, k int) error {
+// control measures round k's control of n rounds (k = n+1: the one after
+// the last) unless the record has it, in a lab session of its own. A
+// control that cannot be measured is recorded with its error; only
+// cancellation and a results file that cannot be written end the run.
+func (r *Runner) control(ctx context.Context, k, n int) error {
 	if r.Plan.Control == nil || len(r.Layouts.Layouts) == 0 {
 		return nil
 	}
-	if c := r.Store.F.Rounds[k-1].Control; c != nil && (c.Status == results.StatusDone || c.Status == results.StatusError) {
+	if c := *controlSlot(r.Store.F, k, n); c != nil && (c.Status == results.StatusDone || c.Status == results.StatusError) {
 		return nil
 	}
-	spec := r.controlSpec(k)
+	spec := r.controlSpec(k, n)
 	var rec *results.Unit
 	if err := r.Store.Update(func(f *results.File) {
 		rec = &results.Unit{ID: spec.ID, Scenario: "control", Family: "control", Kind: plan.KindKeepalive, Method: plan.MethodFixed,
 			Profile: serveProfile.Name, Proxy: serveProfile.Proxy, Key: string(spec.Key), Layout: spec.Layout, Status: results.StatusRunning, Started: r.Now().UTC()}
-		f.Rounds[k-1].Control = rec
+		*controlSlot(f, k, n) = rec
 	}); err != nil {
 		return err
 	}
 	c := r.Plan.Control
-	r.prog.printf("== round %d control: the generator against loadlab serve (no proxy), %s req/s and a closed loop, %d connections, %s each", k, units.Rate(c.Rate), c.Connections, c.Step)
-	return r.inSession(ctx, spec, k, func(u *unitRun) error {
+	what := fmt.Sprintf("round %d control", k)
+	if k > n {
+		what = fmt.Sprintf("control after round %d", n)
+	}
+	r.prog.printf("== %s: the generator against loadlab serve (no proxy), %s req/s and a closed loop, %d connections, %s each", what, units.Rate(c.Rate), c.Connections, c.Step)
+	return r.inSession(ctx, spec, min(k, n), func(u *unitRun) error {
 		u.rec = rec
 		u.replayed = map[int]bool{}
 		u.start = func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, spec.Key, proxy.Features{}) }
@@ -79,7 +98,7 @@ func (r *Runner) control(ctx context.Context, k int) error {
 		}
 		if err == nil {
 			rate, p99 := results.ControlValues(rec)
-			r.prog.printf("    round %d control: closed loop %s/s 2xx, p99 at %s req/s %s%s", k, units.Rate(rate), units.Rate(c.Rate), units.Micros(p99), reasonWords(reason))
+			r.prog.printf("    %s: closed loop %s/s 2xx, p99 at %s req/s %s%s", what, units.Rate(rate), units.Rate(c.Rate), units.Micros(p99), reasonWords(reason))
 		}
 		return err
 	})

@@ -178,8 +178,8 @@ func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) er
 			continue
 		}
 		for _, st := range rec.Steps {
-			if st.Round == k && st.Noisy && st.Host != nil {
-				noise[u.ID] = max(noise[u.ID], st.Host.Steal*float64(st.Host.CPUs), st.Host.Foreign)
+			if st.Round == k && st.Noisy {
+				noise[u.ID] = max(noise[u.ID], stepNoise(st))
 			}
 		}
 		if _, ok := noise[u.ID]; ok {
@@ -207,6 +207,16 @@ func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) er
 		}
 	}
 	return nil
+}
+
+// stepNoise is how noisy a flagged step was, for choosing what to measure
+// again: the cores the host stole or something outside the lab used (a
+// step flagged only because the control moved across its round: 0).
+func stepNoise(st *results.Step) float64 {
+	if st.Host == nil {
+		return 0
+	}
+	return max(st.Host.Steal*float64(st.Host.CPUs), st.Host.Foreign)
 }
 
 // setAside moves round k's steps and searches of u to u.Remeasured and

@@ -238,8 +238,25 @@ func TestRoundControl(t *testing.T) {
 	if s := f.Unit("sustained/nginx-keepalive/p256/1cpu"); s.VsControl == nil || len(s.VsControl.Rounds) != 1 || s.VsControl.Rounds[0] != 20000.0/40000 {
 		t.Fatalf("sustained (round 1 only) vs_control %+v", s.VsControl)
 	}
-	if h.lab.serves < 3 {
-		t.Fatalf("%d loadlab serve starts for 3 controls", h.lab.serves)
+	if h.lab.serves < 4 {
+		t.Fatalf("%d loadlab serve starts for 4 controls (3 rounds and one after)", h.lab.serves)
+	}
+	// The control after the last round ends it; a control that held still
+	// flags nothing.
+	if c := f.Rounds[2].ControlAfter; c == nil || c.ID != "control/after" || c.Status != results.StatusDone {
+		t.Fatalf("control after the last round: %+v", c)
+	}
+	for _, u := range f.Units {
+		for _, st := range u.Steps {
+			if st.Noisy {
+				t.Fatalf("%s step %d flagged with a still control: %s", u.ID, st.Seq, st.NoisyWhy)
+			}
+		}
+	}
+	for _, r := range f.Rounds {
+		if r.ControlMoved != 0 {
+			t.Fatalf("round %d: control moved %g", r.Round, r.ControlMoved)
+		}
 	}
 }
 

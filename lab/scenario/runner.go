@@ -75,7 +75,7 @@ func (r *Runner) Run(ctx context.Context) error {
 		}
 		if n > 1 {
 			r.prog.printf("== round %d of %d: %d units", k, n, len(order))
-			if err := r.control(ctx, k); err != nil {
+			if err := r.control(ctx, k, n); err != nil {
 				return err
 			}
 		}
@@ -99,6 +99,24 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 		}
 		if n > 1 {
+			// The control that ends the round (the next round's, or one
+			// after the last): a round across which it moved beyond its
+			// usual spread was measured on a moving machine.
+			if k < n {
+				if _, err := r.roundOrder(k+1, n); err != nil { // its record, to hold its control
+					return err
+				}
+			}
+			if err := r.control(ctx, k+1, n); err != nil {
+				return err
+			}
+			var moved bool
+			if err := r.Store.Update(func(f *results.File) { moved = f.MarkControlMoved(k) }); err != nil {
+				return err
+			}
+			if moved {
+				r.prog.printf("== round %d: the control moved %+.0f%% across the round (beyond %.0f%%): its steps are flagged noisy", k, 100*r.Store.F.Rounds[k-1].ControlMoved, 100*results.NoisyControl)
+			}
 			if err := r.remeasureNoisy(ctx, k, order); err != nil {
 				return err
 			}

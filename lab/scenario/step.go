@@ -52,6 +52,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		HTTP3:        s.Kind == plan.KindH3,
 		HTTP2:        s.Kind == plan.KindKeepaliveH2,
 		VerifySHA256: verifyDigest(s, u.px.Profile()),
+		// The wake floor during the step (beside the generator's loops),
+		// not after it: the host's lateness at the moments measured.
+		WakeProbe: true,
 	}
 	if rate > 0 {
 		base.PacingTolerance = s.Eff.PacingTolerance.D()

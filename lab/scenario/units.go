@@ -139,10 +139,10 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 		}
 	}
 	if c := p.Control; c != nil && rounds > 1 {
-		// A control per round: two steps against loadlab serve in a
-		// session of its own.
-		b.Steps += 2 * rounds
-		b.Time += time.Duration(rounds) * (2*c.Step.D() + stepCost(plan.Estimate{Steps: 2}) + proxyStartCost + envOpenCost)
+		// A control per round and one after the last: two steps against
+		// loadlab serve in a session of its own.
+		b.Steps += 2 * (rounds + 1)
+		b.Time += time.Duration(rounds+1) * (2*c.Step.D() + stepCost(plan.Estimate{Steps: 2}) + proxyStartCost + envOpenCost)
 	}
 	for _, u := range units {
 		if u.Skip != "" {
