@@ -15,10 +15,11 @@ import (
 
 	"github.com/loadlab/loadlab/internal/units"
 
-	"github.com/loadlab/loadlab/gen"
-	"github.com/loadlab/loadlab/pin"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/pin"
 )
 
 type genFlags struct {
@@ -258,21 +259,19 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if cmd.Flags().Changed("streams") && c.Streams == 0 {
 		return usagef("--streams must be at least 1 (got 0)")
 	}
-	if f.srcAddrs != "" {
-		t, err := gen.ParseTarget(c.URL)
-		if err != nil {
-			return usageError{err}
-		}
-		if c.SrcAddrs, err = gen.ParseSrcAddrs(f.srcAddrs, t); err != nil {
-			return usageError{err}
-		}
-	}
-	// The flags carry the defaults already: check before Defaults, which
-	// would turn an explicit -d 0, --timeout 0 or -c 0 into its default.
-	if err := c.Validate(); err != nil {
+	// The flags carry the defaults already: Prepare checks them as given
+	// (an explicit -d 0, --timeout 0 or -c 0 is an error, not the
+	// default) and parses the URL, the headers and the targets once, for
+	// this check and for the run.
+	p, err := c.Prepare()
+	if err != nil {
 		return usageError{err}
 	}
-	c.Defaults()
+	if f.srcAddrs != "" {
+		if p.SrcAddrs, err = gen.ParseSrcAddrs(f.srcAddrs, p.Target()); err != nil {
+			return usageError{err}
+		}
+	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	jsonW, closeJSON, err := openOut(f.jsonOut, stdout)
 	if err != nil {
@@ -286,10 +285,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usagef("--hdr-log: %v", err)
 		}
 		defer closeH() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
-		c.HdrLog, closeHdr = hw, closeH
+		p.HdrLog, closeHdr = hw, closeH
 	}
 	if !f.quiet && isTerminal(stderr) {
-		c.Progress = func(s gen.Second) {
+		p.Progress = func(s gen.Second) {
 			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
 		}
 	}
@@ -306,8 +305,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	ctx, sig, stopSignals := signalContext(context.Background())
 	defer stopSignals()
-	res, err := gen.Run(ctx, c)
-	if c.Progress != nil {
+	res, err := p.Run(ctx)
+	if p.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	runErr := err // with a result: the run broke down midway; its partial result is still written
