@@ -157,6 +157,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS engine: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
 	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS engine: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
+	fl.BoolVar(&c.WakeProbe, "wake-probe", false, "measure how late this machine wakes a sleeping thread during the run (1 ms sleeps beside each loop on its CPU, about 0.5% of a core): the result's wake_floor, during: true")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.BoolVar(&c.HTTP2, "h2", false, "HTTP/2: over TLS with ALPN h2 for https:// URLs, h2c with prior knowledge for http://")
