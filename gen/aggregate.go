@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -224,3 +225,6 @@ func (a *aggregator) perSecond() []PerSecond {
 	a.spill = nil
 	return a.seconds
 }
+
+// round3 rounds f to 3 decimals (the result's shares and rates).
+func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

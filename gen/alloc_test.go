@@ -18,9 +18,10 @@ import (
 
 	"github.com/loadlab/loadlab/internal/testutil"
 
+	"golang.org/x/net/http2"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/pin"
-	"golang.org/x/net/http2"
 )
 
 // The allocation tests drive one loop by hand, on the test goroutine,
@@ -174,10 +175,11 @@ func startAllocServerOn(t testing.TB, mode string, body int, certDir string, cpu
 func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 	tb.Helper()
 	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
+	p, err := cfg.Prepare()
+	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newRun(context.Background(), &cfg)
+	r, err := newRun(context.Background(), p)
 	if err != nil {
 		tb.Fatal(err)
 	}

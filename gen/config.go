@@ -3,20 +3,17 @@ package gen
 import (
 	"crypto/tls"
 	"errors"
-	"fmt"
 	"io"
-	"math"
 	"net/netip"
 	"os"
 	"strings"
 	"time"
 
+	utls "github.com/refraction-networking/utls"
+
 	"github.com/loadlab/loadlab/gen/h2"
 	"github.com/loadlab/loadlab/gen/tls13"
-	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/pin"
-	utls "github.com/refraction-networking/utls"
-	"golang.org/x/sys/unix"
 )
 
 // CloseMode says how the generator closes a connection it is done with.
@@ -118,31 +115,10 @@ type Config struct {
 	// per second, corrected latency in microseconds).
 	HdrLog io.Writer
 
-	// Set by Validate: the URL and the headers, parsed once for the engines;
-	// the requests (one, or one per target) and the weighted target table.
-	target  Target
-	headers []Header
-	reqs    []reqSpec
-	pick    []int32
-	rampFn  *ramp // Stages' rate function
-
 	// uringFault (tests only) makes the loops' io_uring fail: it is asked
 	// before each submission entry is taken ("sqe") and each io_uring_enter
 	// ("enter"); an error is that call's failure.
 	uringFault func(call string) error
-}
-
-// Header is one request header line, split once.
-type Header struct{ Name, Value string }
-
-// has reports whether the headers set name (case-insensitive).
-func hasHeader(hs []Header, name string) bool {
-	for _, h := range hs {
-		if strings.EqualFold(h.Name, name) {
-			return true
-		}
-	}
-	return false
 }
 
 // TLSOptions configures TLS for https:// targets.
@@ -166,49 +142,6 @@ type TLSOptions struct {
 // maxMaxPending bounds --max-pending: the pending queue is allocated up
 // front, 8 bytes per entry.
 const maxMaxPending = 10_000_000
-
-// UsageError is an error in a Config: the caller's input, not the run, is at
-// fault. The CLI exits 2 on it.
-//
-// Msg names the Config fields it is about as {Field}, e.g. "{TLS.ZeroRTT}
-// needs {TLS.Resume}". Error writes them as the field names; a caller with
-// other names for them (the CLI: its flags) words the message with Words.
-type UsageError struct {
-	Field string // the Config field at fault, "" if none in particular
-	Msg   string
-}
-
-func (e *UsageError) Error() string { return e.Words(nil) }
-
-// Words renders the message with name(field) for every field it names
-// (nil: the Config field names), prefixed by the field at fault.
-func (e *UsageError) Words(name func(field string) string) string {
-	msg := fields.Words(e.Msg, name)
-	if e.Field == "" {
-		return msg
-	}
-	f := e.Field
-	if name != nil {
-		f = name(f)
-	}
-	return f + ": " + msg
-}
-
-// usage is a UsageError not tied to one field.
-func usage(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
-}
-
-// fieldErr is a UsageError about field; format may name fields as {Field}.
-func fieldErr(field, format string, args ...any) error {
-	return &UsageError{Field: field, Msg: fmt.Sprintf(format, args...)}
-}
-
-// IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
 
 // The defaults of a run: Defaults fills them in and the CLI's flags start
 // from them.
@@ -285,107 +218,6 @@ func (c *Config) Defaults() {
 	}
 }
 
-// Validate checks every field before any work starts, and parses the URL
-// and the headers once for the engines. Errors are UsageErrors with one line
-// that says what is wrong and what to do.
-func (c *Config) Validate() error {
-	raw := c.URL
-	if raw == "" && len(c.Targets) > 0 {
-		raw = c.Targets[0].URL
-	}
-	t, err := ParseTarget(raw)
-	if err != nil {
-		return err
-	}
-	c.target = t
-	if c.Method == "" || strings.ContainsAny(c.Method, " \r\n\t") {
-		return fieldErr("Method", "bad method %q: use a token such as GET or POST", c.Method)
-	}
-	if c.headers, err = parseHeaders(c.Headers); err != nil {
-		return err
-	}
-	if err := c.validateTargets(); err != nil {
-		return err
-	}
-	if c.Connections < 1 {
-		return fieldErr("Connections", "must be at least 1 (got %d)", c.Connections)
-	}
-	if c.Requests < 0 {
-		return fieldErr("Requests", "must be >= 0 (0 = no limit; got %d)", c.Requests)
-	}
-	if c.Duration <= 0 {
-		return fieldErr("Duration", "must be > 0 (got %v)", c.Duration)
-	}
-	if c.Warmup < 0 || c.Warmup >= c.Duration {
-		return fieldErr("Warmup", "%v must be >= 0 and shorter than the duration %v", c.Warmup, c.Duration)
-	}
-	if c.Timeout <= 0 {
-		return fieldErr("Timeout", "must be > 0 (got %v)", c.Timeout)
-	}
-	if c.Rate < 0 || math.IsNaN(c.Rate) {
-		return fieldErr("Rate", "must be >= 0 (0 = closed loop; got %g)", c.Rate)
-	}
-	if c.Rate > maxRate {
-		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
-	}
-	c.rampFn = nil
-	if len(c.Stages) > 0 {
-		if err := validateStages(c.Stages); err != nil {
-			return err
-		}
-		if c.Rate != 0 {
-			return fieldErr("Stages", "and {Rate} exclude each other: a constant rate is the one-stage case (e.g. 0s:%g,%v:%g)", c.Rate, c.Duration, c.Rate)
-		}
-		if d := StagesDuration(c.Stages); c.Duration != d {
-			return fieldErr("Stages", "last %v, but {Duration} is %v: the stages set the run time; leave {Duration} unset", d, c.Duration)
-		}
-		c.rampFn = newRamp(c.Stages)
-	}
-	switch c.IO {
-	case "", IOEpoll, IOUring, IOAuto:
-	default:
-		return fieldErr("IO", "%q: use epoll, uring or auto", c.IO)
-	}
-	if c.PacingTolerance < 0 || c.PacingTolerance > time.Second {
-		return fieldErr("PacingTolerance", "must be between 0 and 1s (got %v)", c.PacingTolerance)
-	}
-	if c.MaxPending < 0 || c.MaxPending > maxMaxPending {
-		return fieldErr("MaxPending", "must be between 0 (default) and %d (got %d): each pending request takes 8 bytes", maxMaxPending, c.MaxPending)
-	}
-	if len(c.CPUs) > 0 {
-		if err := pin.CheckAllowed(c.CPUs); err != nil {
-			return &UsageError{Field: "CPUs", Msg: err.Error()}
-		}
-	}
-	if n := c.Connections + 64; !c.HTTP3 {
-		var lim unix.Rlimit
-		if err := unix.Getrlimit(unix.RLIMIT_NOFILE, &lim); err == nil && uint64(n) > lim.Cur {
-			return fieldErr("Connections", "%d connections need about %d open files but ulimit -n is %d: raise it (ulimit -n %d) or use fewer connections", c.Connections, n, lim.Cur, n)
-		}
-	}
-	if c.VerifySHA256 != nil && len(c.VerifySHA256) != 32 {
-		return fieldErr("VerifySHA256", "must be a SHA-256 digest (32 bytes, 64 hex digits)")
-	}
-	if c.NetNS != "" {
-		if _, err := os.Stat(c.NetNS); err != nil {
-			return fieldErr("NetNS", "%v", err)
-		}
-	}
-	if err := c.validateStart(time.Now()); err != nil {
-		return err
-	}
-	if err := c.validateThresholds(); err != nil {
-		return err
-	}
-	if err := c.validateH2(); err != nil {
-		return err
-	}
-	if err := c.validateH3(); err != nil {
-		return err
-	}
-	return c.validateTLS()
-}
-
 // validateH2 checks the options that HTTP/2 adds or that only make sense
 // with it. Streams 0 is left for Defaults (DefaultStreams, 1 with NewConn).
 func (c *Config) validateH2() error {
@@ -417,44 +249,7 @@ func (c *Config) alpn() string {
 	return "http/1.1"
 }
 
-// validateH3 checks the options that HTTP/3 changes or that only make sense
-// with it.
-func (c *Config) validateH3() error {
-	t := c.TLS
-	if t.ZeroRTT && !c.HTTP3 {
-		return fieldErr("TLS.ZeroRTT", "works only with {HTTP3} (TCP+TLS here never sends early data)")
-	}
-	if t.ZeroRTT && !t.Resume {
-		return fieldErr("TLS.ZeroRTT", "needs {TLS.Resume}: early data rides on a resumed TLS session")
-	}
-	if !c.HTTP3 {
-		return nil
-	}
-	if c.target.Scheme != "https" {
-		return fieldErr("HTTP3", "needs an https:// URL (got %s)", c.URL)
-	}
-	if t.Version == "1.2" {
-		return fieldErr("HTTP3", "runs on TLS 1.3 only (QUIC has no TLS 1.2): drop {TLS.Version} 1.2")
-	}
-	if t.ClientHello != "" && t.ClientHello != "go" {
-		return fieldErr("TLS.ClientHello", "%s is TCP-only: QUIC handshakes use Go's crypto/tls; drop it with {HTTP3}", t.ClientHello)
-	}
-	if c.Close == CloseRST {
-		return fieldErr("Close", "rst is a TCP option; HTTP/3 connections end with a QUIC CONNECTION_CLOSE: drop it with {HTTP3}")
-	}
-	return nil
-}
-
 func (c *Config) openLoop() bool { return c.Rate > 0 || len(c.Stages) > 0 }
-
-// peakRate is the highest rate of the run, requests/s: Rate, or the
-// stages' highest (validated).
-func (c *Config) peakRate() float64 {
-	if c.rampFn != nil {
-		return c.rampFn.peak()
-	}
-	return c.Rate
-}
 
 // validateStart checks the shard and the start time. A start time already
 // past by more than the tolerance is refused here, before any work: the
@@ -496,10 +291,6 @@ func (c *Config) startTolerance() time.Duration {
 
 // shardConnections is this shard's part of Config.Connections.
 func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
-
-// shardRate is this shard's part of the peak rate (Config.Rate, or the
-// stages' highest), requests/s.
-func (c *Config) shardRate() float64 { return c.peakRate() / float64(c.Shard.count()) }
 
 // curveNames maps --curves names to Go's group IDs.
 var curveNames = map[string]tls.CurveID{
@@ -590,83 +381,6 @@ func unwrapPathError(err error) error {
 	return err
 }
 
-// validateTargets parses the targets (or the Config's one request) into
-// c.reqs, checks they share one scheme and host:port, and builds the
-// weighted table.
-func (c *Config) validateTargets() error {
-	if len(c.Targets) == 0 {
-		if len(c.TargetWeights) > 0 {
-			return fieldErr("TargetWeights", "weights need {Targets}")
-		}
-		c.reqs = []reqSpec{{method: c.Method, url: c.URL, target: c.target, headers: c.headers, body: c.Body}}
-		c.pick = nil
-		return nil
-	}
-	if len(c.Targets) > MaxTargets {
-		return fieldErr("Targets", "%d targets, more than %d", len(c.Targets), MaxTargets)
-	}
-	if c.URL != "" && c.URL != c.Targets[0].URL {
-		return fieldErr("Targets", "{URL} %q must be the first target's (%q) or empty with targets", c.URL, c.Targets[0].URL)
-	}
-	if c.HTTP3 {
-		return fieldErr("Targets", "work over HTTP/1.1 and HTTP/2, not yet {HTTP3}: run one generator per URL for HTTP/3")
-	}
-	first := c.target
-	c.reqs = c.reqs[:0]
-	for i, tr := range c.Targets {
-		t, err := ParseTarget(tr.URL)
-		if err != nil {
-			return fieldErr("Targets", "target %d: %v", i+1, err)
-		}
-		if t.Scheme != first.Scheme || !strings.EqualFold(t.Host, first.Host) || t.Port != first.Port {
-			return fieldErr("Targets", "target %d (%s) is not on %s://%s: every target of a run shares one scheme and host:port (one connection pool); give other names with a Host header, or run one generator per origin",
-				i+1, tr.URL, first.Scheme, hostPort(first))
-		}
-		if tr.Method == "" || strings.ContainsAny(tr.Method, " \r\n\t") {
-			return fieldErr("Targets", "target %d: bad method %q", i+1, tr.Method)
-		}
-		own, err := parseHeaders(tr.Headers)
-		if err != nil {
-			return fieldErr("Targets", "target %d: %v", i+1, err)
-		}
-		hs := make([]Header, 0, len(c.headers)+len(own))
-		for _, h := range c.headers {
-			if !hasHeader(own, h.Name) {
-				hs = append(hs, h)
-			}
-		}
-		hs = append(hs, own...)
-		body := tr.Body
-		if body == nil {
-			body = c.Body
-		}
-		c.reqs = append(c.reqs, reqSpec{method: tr.Method, url: tr.URL, target: t, headers: hs, body: body})
-	}
-	c.pick = nil
-	if len(c.TargetWeights) > 0 {
-		if len(c.TargetWeights) != len(c.Targets) {
-			return fieldErr("TargetWeights", "%d weights for %d targets: give one per target, in file order", len(c.TargetWeights), len(c.Targets))
-		}
-		tab, err := weightTable(c.TargetWeights)
-		if err != nil {
-			return err
-		}
-		c.pick = tab
-	}
-	return nil
-}
-
-// targetOf returns the target of global request j.
-func (c *Config) targetOf(j int64) int32 {
-	switch {
-	case len(c.reqs) <= 1:
-		return 0
-	case c.pick != nil:
-		return c.pick[j%int64(len(c.pick))]
-	}
-	return int32(j % int64(len(c.reqs)))
-}
-
 // validateThresholds refuses a threshold the run cannot judge: a share of
 // the offered rate needs one (Rate or Stages).
 func (c *Config) validateThresholds() error {
@@ -679,15 +393,4 @@ func (c *Config) validateThresholds() error {
 		}
 	}
 	return nil
-}
-
-// offeredBy returns the requests the whole run's schedule offers from the
-// start to t seconds: N(t) of the stages, or Rate x t, never beyond the
-// run's end.
-func (c *Config) offeredBy(t float64) float64 {
-	t = min(max(t, 0), c.Duration.Seconds())
-	if c.rampFn != nil {
-		return c.rampFn.count(t)
-	}
-	return c.Rate * t
 }

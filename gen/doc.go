@@ -14,5 +14,8 @@
 // quic-go connections from worker goroutines and has no allocation test.
 //
 // Run runs one Config and returns its Result; the Results of the shards of
-// one run add up exactly in a Merger. See engine.go for how a run is built.
+// one run add up exactly in a Merger. A caller that checks a Config before
+// it runs it (the CLI) calls Config.Prepare once and runs the Prepared: the
+// URL, the headers and the targets are parsed once for both. Usage errors
+// (usage.go) name Config fields. See engine.go for how a run is built.
 package gen

@@ -6,15 +6,17 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"syscall"
 
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 
-	"github.com/loadlab/loadlab/gen/h1"
 	"github.com/quic-go/quic-go"
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/h1"
 )
 
 // ErrorClass names a kind of failed request. The names are the keys of the
@@ -199,4 +201,10 @@ func classifyH3(err error) (ErrorClass, error) {
 		}
 	}
 	return classify(err), err
+}
+
+// isTimeout reports whether err is a network timeout.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }

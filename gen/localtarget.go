@@ -14,7 +14,7 @@ import (
 // the lab's, or local containers). A target behind a gateway or on a
 // physical network is refused before anything is sent. Call it on a thread
 // in the generator's namespace.
-func checkLocalTarget(cfg *Config, dst netip.Addr) error {
+func checkLocalTarget(cfg *Prepared, dst netip.Addr) error {
 	if cfg.AllowRemote || dst.IsLoopback() {
 		return nil
 	}

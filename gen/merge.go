@@ -194,16 +194,6 @@ func compatible(q, p *part) error {
 	return nil
 }
 
-// fmtStages writes recorded stages as --stages reads them.
-func fmtStages(st []StageInfo) string {
-	parts := make([]string, len(st))
-	for i, s := range st {
-		parts[i] = fmtSeconds(s.DurationS) + ":" + strconv.FormatFloat(s.Rate, 'f', -1, 64)
-	}
-	return orNone(strings.Join(parts, ","))
-}
-
-// sameTargets reports whether two results ran the same targets.
 func sameTargets(a, b []TargetResult) bool {
 	return slices.EqualFunc(a, b, func(x, y TargetResult) bool {
 		return x.Method == y.Method && x.URL == y.URL && x.Weight == y.Weight
@@ -246,15 +236,6 @@ func mergeTargets(out *Result, parts []*part) error {
 	}
 	return nil
 }
-
-func orNone(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return s
-}
-
-func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
 
 // Result returns the merged result. It fails (a one-line *UsageError)
 // when nothing was added or, unless Partial, when a shard of the run is

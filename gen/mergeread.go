@@ -68,7 +68,7 @@ func quote(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
-var hlogStart = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
+var hlogStartLine = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
 
 // ReadHdrLog reads an HdrHistogram interval log (as gen --hdr-log writes:
 // corrected latency in microseconds, one interval per second) into a
@@ -77,7 +77,7 @@ var hlogStart = regexp.MustCompile(`(?m)^#\[StartTime: ([0-9.]+)`)
 // by their wall-clock start. Errors are one-line *UsageErrors.
 func ReadHdrLog(name string, data []byte) (*Result, error) {
 	var start time.Time
-	if m := hlogStart.FindSubmatch(data); m != nil {
+	if m := hlogStartLine.FindSubmatch(data); m != nil {
 		if s, err := strconv.ParseFloat(string(m[1]), 64); err == nil && s > 0 && s < 1e11 {
 			start = time.UnixMilli(int64(math.Round(s * 1000)))
 		}

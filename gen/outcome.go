@@ -23,6 +23,23 @@ type outcome struct {
 	h2          *H2Info // h2: what the loops saw of the protocol
 }
 
+// wakeFloor gives res the machine's wake floor: the one measured during
+// the window (Config.WakeProbe), or, when the lag rule fired in a run that
+// ran to its end, one probed now, after the run and its assembly, so that
+// the probe's sleeps are not part of either.
+func (r *run) wakeFloor(res *Result) {
+	g := &res.Generator
+	switch {
+	case r.wake != nil:
+		f := r.wake.wait()
+		f.During = true
+		g.WakeFloor = f
+		g.noteWakeFloor(f)
+	case g.lagFired != nil && !res.Interrupted:
+		g.noteWakeFloor(probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
+	}
+}
+
 // result merges the loops' recorders into the Result.
 func (r *run) result(agg *aggregator, o outcome) *Result {
 	cfg := r.cfg
@@ -124,15 +141,6 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	res.Stages = stagesInfo(cfg.Stages)
 	res.Targets = targetResults(cfg, o.recs)
 	g.verdict(o.shares, res)
-	switch {
-	case r.wake != nil:
-		f := r.wake.wait()
-		f.During = true
-		g.WakeFloor = f
-		g.noteWakeFloor(f)
-	case g.lagFired != nil && !interrupted:
-		g.noteWakeFloor(probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
-	}
 	res.Generator = g
 	res.AchievedRate = round3(float64(total.okInWindow) / window)
 	res.ThroughputGbps = round3(float64(total.bytesInWindow) * 8 / window / 1e9)
@@ -166,11 +174,9 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	return res
 }
 
-func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
-
 // targetResults merges the loops' per-target tallies, in file order (nil
 // with one request).
-func targetResults(cfg *Config, recs []*recorder) []TargetResult {
+func targetResults(cfg *Prepared, recs []*recorder) []TargetResult {
 	if len(cfg.reqs) <= 1 || len(recs) == 0 || recs[0].targets == nil {
 		return nil
 	}

@@ -20,7 +20,7 @@ const (
 // any owed request can wait is the run's duration (intended at the start,
 // still pending at the stop) plus the drain (one timeout) plus its own
 // timeout, so duration + 2 x timeout, and never less than 60 s.
-func histCeiling(cfg *Config) int64 {
+func histCeiling(cfg *Prepared) int64 {
 	return max(histFloor, int64(cfg.Duration+2*cfg.Timeout)/int64(time.Microsecond))
 }
 

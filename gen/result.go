@@ -204,3 +204,69 @@ func (r *Result) ErrorCount() uint64 {
 	}
 	return n
 }
+
+// WakeFloor is how late bare sleeps on the run's CPUs came back, measured
+// just after a run whose send lag the self-check judged material, or
+// during the measured window (During: Config.WakeProbe).
+type WakeFloor struct {
+	CPUs    []int `json:"cpus"`
+	During  bool  `json:"during,omitempty"` // measured during the window, beside the loops
+	Sleeps  int64 `json:"sleeps"`           // in all, WakeProbeSleeps per CPU (after the run)
+	SleepUs int64 `json:"sleep_us"`         // each
+	P50us   int64 `json:"p50_us"`           // overshoot beyond the sleep asked for
+	P95us   int64 `json:"p95_us"`
+	P99us   int64 `json:"p99_us"`
+	Maxus   int64 `json:"max_us"`
+	// Quantile is the lag quantile the verdict judged, AtQuantileUs the
+	// floor there, LagUs the generator's lag there (beyond the pacing
+	// tolerance).
+	Quantile     string `json:"quantile"`
+	AtQuantileUs int64  `json:"at_quantile_us"`
+	LagUs        int64  `json:"lag_us"`
+	// Explains: the machine's own lateness is at least WakeFloorShare of
+	// the generator's lag at that quantile.
+	Explains bool `json:"explains"`
+	hist     *hdr.Histogram
+}
+
+// TargetResult is one target's part of a result.
+type TargetResult struct {
+	Method   string  `json:"method"`
+	URL      string  `json:"url"`
+	Weight   int     `json:"weight,omitempty"` // Config.TargetWeights
+	Requests uint64  `json:"requests"`         // owed in the measured window: ok + non2xx + errors
+	OK       uint64  `json:"ok"`
+	Non2xx   uint64  `json:"non2xx"`
+	Errors   uint64  `json:"errors"`
+	Latency  Latency `json:"latency_us"` // corrected, 2 significant figures
+	Hist     string  `json:"hist,omitempty"`
+}
+
+// ThresholdResult is one threshold's outcome, as results.json records it.
+type ThresholdResult struct {
+	Threshold string  `json:"threshold"` // as ParseThreshold reads it, e.g. "p99<50ms"
+	Metric    string  `json:"metric"`
+	Value     float64 `json:"value"` // what was observed, in the limit's unit (µs, share 0..1, count, req/s)
+	Limit     float64 `json:"limit"`
+	Pass      bool    `json:"pass"`
+	// Reason says, when it failed, what was seen against what was allowed
+	// (or that it could not be judged).
+	Reason string `json:"reason,omitempty"`
+}
+
+// LagCaveat is send lag that is material at a quantile above the judged
+// ones: the corrected latency there includes the generator's lateness.
+type LagCaveat struct {
+	Quantile  string  `json:"quantile"` // "p99.9"
+	LagUs     int64   `json:"lag_us"`   // send lag at the quantile (beyond the pacing tolerance)
+	LatencyUs int64   `json:"latency_us"`
+	Share     float64 `json:"share"` // lag over latency
+}
+
+// lagQuantile is one quantile the lag rule looks at.
+type lagQuantile struct {
+	name     string
+	tail     float64 // fraction of samples beyond the quantile
+	lag, lat int64
+	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
+}

@@ -11,14 +11,15 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/pin"
 )
 
 // run is the state shared by the loops of one run, whatever the engine.
 // Loops only read it, except for the atomics and channels.
 type run struct {
-	cfg *Config
+	cfg *Prepared
 	dst netip.AddrPort
 	eng engine
 
@@ -98,10 +99,17 @@ func (r *run) fillHistPool(nloops int) {
 // ctx stops the run early; the result then has Interrupted set.
 func Run(ctx context.Context, cfg Config) (*Result, error) {
 	cfg.Defaults()
-	if err := cfg.Validate(); err != nil {
+	p, err := cfg.Prepare()
+	if err != nil {
 		return nil, err
 	}
-	r, err := newRun(ctx, &cfg)
+	return p.Run(ctx)
+}
+
+// Run runs the prepared run p (see Run: the same results and errors, but
+// for the checks Prepare made already).
+func (p *Prepared) Run(ctx context.Context) (*Result, error) {
+	r, err := newRun(ctx, p)
 	if err != nil {
 		return nil, err
 	}
@@ -110,8 +118,8 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		return nil, err
 	}
 	res, err := r.execute(ctx)
-	if err == nil && len(cfg.Thresholds) > 0 {
-		res.Thresholds, _ = CheckThresholds(cfg.Thresholds, res)
+	if err == nil && len(p.Thresholds) > 0 {
+		res.Thresholds, _ = CheckThresholds(p.Thresholds, res)
 	}
 	return res, err
 }
@@ -138,7 +146,7 @@ func asEngine[E engine](e E, err error) (engine, error) {
 
 // newRun resolves the target and prepares what every engine shares: the
 // network namespace and the TLS client.
-func newRun(ctx context.Context, cfg *Config) (*run, error) {
+func newRun(ctx context.Context, cfg *Prepared) (*run, error) {
 	dst, err := cfg.target.Resolve(ctx)
 	if err != nil {
 		return nil, err
@@ -277,6 +285,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	eng.outcome(&o)
 	res := r.result(agg, o)
+	r.wakeFloor(res)
 	if r.broken.Load() {
 		res.Generator.Notes = append(res.Generator.Notes, r.failErr.Error())
 		return res, r.failErr
@@ -321,43 +330,6 @@ func (r *run) drive(ctx context.Context) *aggregator {
 		r.wake.stop() // an interrupted run ends before the window does
 	}
 	return agg
-}
-
-// The epoll loops of every run in the process hold a P each (raw system
-// calls keep it while they sleep), so GOMAXPROCS must cover all of them
-// plus one for everything else, or a run started beside another would
-// leave its own loops, or the process's other goroutines (a library
-// caller's servers, say), without a P. holdPs and releasePs keep one
-// process-wide count and restore the caller's setting when the last run ends.
-var procs struct {
-	sync.Mutex
-	held int // loops of the runs in progress
-	base int // GOMAXPROCS before the first of them
-}
-
-func holdPs(n int) {
-	procs.Lock()
-	defer procs.Unlock()
-	if procs.held == 0 {
-		procs.base = runtime.GOMAXPROCS(0)
-	}
-	procs.held += n
-	if want := procs.held + 1; want > runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(want)
-	}
-}
-
-func releasePs(n int) {
-	procs.Lock()
-	defer procs.Unlock()
-	procs.held -= n
-	want := max(procs.base, procs.held+1)
-	if procs.held == 0 {
-		want = procs.base
-	}
-	if want != runtime.GOMAXPROCS(0) {
-		runtime.GOMAXPROCS(want)
-	}
 }
 
 // startSpin is how long before the start time awaitStart stops sleeping

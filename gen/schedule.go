@@ -21,7 +21,7 @@ package gen
 // goes to the target of j, so targets are shared out the same way.
 type schedule struct {
 	open    bool
-	cfg     *Config
+	cfg     *Prepared
 	nsPer   float64 // ns between two requests of the global schedule (1e9/Rate)
 	ramp    *ramp   // Config.Stages' rate function, or nil
 	rampAt  int     // the ramp segment of the last intended time (a hint)
@@ -39,7 +39,7 @@ type schedule struct {
 }
 
 // newSchedule returns loop i of nloops' schedule within the shard of cfg.
-func newSchedule(cfg *Config, i, nloops, maxPending int) schedule {
+func newSchedule(cfg *Prepared, i, nloops, maxPending int) schedule {
 	s := schedule{open: cfg.openLoop(), cfg: cfg, stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
 	n := int64(cfg.Shard.count())
 	s.first = int64(cfg.Shard.Index) + n*int64(i)
@@ -57,15 +57,6 @@ func newSchedule(cfg *Config, i, nloops, maxPending int) schedule {
 		s.quota = int64(share(cfg.Shard.Share(cfg.Requests), i, nloops))
 	}
 	return s
-}
-
-// share returns part i of total split into n parts that differ by at most 1.
-func share(total, i, n int) int {
-	p := total / n
-	if i < total%n {
-		p++
-	}
-	return p
 }
 
 // global returns the index in the global schedule of this loop's k-th

@@ -58,7 +58,7 @@ func checkCover(t *testing.T, rate float64, nshards, nloops, requests int, d tim
 		cfg := Config{Rate: rate, Duration: d, Requests: requests, Shard: Shard{Index: s, Count: nshards}}
 		var shardSent int
 		for i := 0; i < nloops; i++ {
-			sch := newSchedule(&cfg, i, nloops, 1000)
+			sch := newSchedule(&Prepared{Config: cfg}, i, nloops, 1000)
 			idx, at := drain(&sch)
 			for n, j := range idx {
 				if prev, dup := got[j]; dup {
@@ -95,13 +95,13 @@ func checkCover(t *testing.T, rate float64, nshards, nloops, requests int, d tim
 // without a share send nothing (a share of 0 once meant "no limit").
 func TestScheduleQuotaBelowLoops(t *testing.T) {
 	cfg := Config{Rate: 100, Duration: time.Second, Requests: 1}
-	s := newSchedule(&cfg, 1, 2, 1000)
+	s := newSchedule(&Prepared{Config: cfg}, 1, 2, 1000)
 	if !s.quotaSpent() {
 		t.Fatal("loop 1 of 2 with --requests 1 may still send")
 	}
 	closed := Config{Duration: time.Second, Requests: 3}
 	for i, want := range []bool{false, false, false, true} {
-		s := newSchedule(&closed, i, 4, 0)
+		s := newSchedule(&Prepared{Config: closed}, i, 4, 0)
 		if got := s.quotaSpent(); got != want {
 			t.Errorf("closed loop, loop %d of 4, 3 requests: spent %v at start, want %v", i, got, want)
 		}

@@ -97,3 +97,12 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 	}
 	return t, nil
 }
+
+// share returns part i of total split into n parts that differ by at most 1.
+func share(total, i, n int) int {
+	p := total / n
+	if i < total%n {
+		p++
+	}
+	return p
+}

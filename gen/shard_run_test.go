@@ -15,7 +15,7 @@ import (
 // after the start plus the tolerance fails and says why.
 func TestAwaitStart(t *testing.T) {
 	at := time.Now().Add(80 * time.Millisecond)
-	r := &run{cfg: &Config{StartAt: at, Shard: Shard{1, 4}}}
+	r := &run{cfg: &Prepared{Config: Config{StartAt: at, Shard: Shard{1, 4}}}}
 	if err := r.awaitStart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -26,19 +26,19 @@ func TestAwaitStart(t *testing.T) {
 		t.Fatalf("returned %v after the start time", late)
 	}
 
-	r = &run{cfg: &Config{StartAt: time.Now().Add(-100 * time.Millisecond), Shard: Shard{1, 4}}}
+	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(-100 * time.Millisecond), Shard: Shard{1, 4}}}}
 	err := r.awaitStart(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "shard 1/4 was ready 100") || !strings.Contains(err.Error(), "(tolerance 25ms)") || !r.start.IsZero() {
 		t.Fatalf("late start: %v (origin %v)", err, r.start)
 	}
-	r = &run{cfg: &Config{StartAt: time.Now().Add(-100 * time.Millisecond), StartTolerance: time.Second}}
+	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(-100 * time.Millisecond), StartTolerance: time.Second}}}
 	if err := r.awaitStart(context.Background()); err != nil {
 		t.Fatalf("late within the tolerance: %v", err)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	r = &run{cfg: &Config{StartAt: time.Now().Add(time.Hour)}}
+	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(time.Hour)}}}
 	if err := r.awaitStart(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "interrupted before the start time") {
 		t.Fatalf("cancelled wait: %v", err)
 	}

@@ -174,7 +174,7 @@ func TestStagedScheduleShardsCover(t *testing.T) {
 		for _, nloops := range []int{1, 2, 3} {
 			got := map[int64]int64{}
 			for s := 0; s < nshards; s++ {
-				cfg := Config{Stages: st, Duration: d, Shard: Shard{Index: s, Count: nshards}, rampFn: rp}
+				cfg := Prepared{Config: Config{Stages: st, Duration: d, Shard: Shard{Index: s, Count: nshards}}, rampFn: rp}
 				for i := 0; i < nloops; i++ {
 					sch := newSchedule(&cfg, i, nloops, 1000)
 					idx, at := drain(&sch)
@@ -205,7 +205,7 @@ func TestOneStageIsRate(t *testing.T) {
 	for _, rate := range []float64{1, 3, 1000, 7919.5, 1e6 / 3, 1e7} {
 		d := 10 * time.Second
 		rp := newRamp([]Stage{{0, rate}, {d, rate}})
-		cfg := Config{Rate: rate, Duration: d}
+		cfg := Prepared{Config: Config{Rate: rate, Duration: d}}
 		s := newSchedule(&cfg, 0, 1, 1000)
 		hint := 0
 		for j := int64(0); j < 200_000 && float64(j) < rate*d.Seconds(); j++ {

@@ -211,15 +211,15 @@ func weightTable(weights []int) ([]int32, error) {
 	return tab, nil
 }
 
-// TargetResult is one target's part of a result.
-type TargetResult struct {
-	Method   string  `json:"method"`
-	URL      string  `json:"url"`
-	Weight   int     `json:"weight,omitempty"` // Config.TargetWeights
-	Requests uint64  `json:"requests"`         // owed in the measured window: ok + non2xx + errors
-	OK       uint64  `json:"ok"`
-	Non2xx   uint64  `json:"non2xx"`
-	Errors   uint64  `json:"errors"`
-	Latency  Latency `json:"latency_us"` // corrected, 2 significant figures
-	Hist     string  `json:"hist,omitempty"`
+// Header is one request header line, split once.
+type Header struct{ Name, Value string }
+
+// has reports whether the headers set name (case-insensitive).
+func hasHeader(hs []Header, name string) bool {
+	for _, h := range hs {
+		if strings.EqualFold(h.Name, name) {
+			return true
+		}
+	}
+	return false
 }

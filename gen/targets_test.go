@@ -128,8 +128,8 @@ func TestValidateTargets(t *testing.T) {
 		c.Defaults()
 		return c
 	}
-	c := base()
-	if err := c.Validate(); err != nil {
+	c, err := base().Prepare()
+	if err != nil {
 		t.Fatal(err)
 	}
 	if len(c.reqs) != 2 || c.reqs[0].target.Path != "/a" || c.reqs[1].method != "POST" {
@@ -163,9 +163,9 @@ func TestValidateTargets(t *testing.T) {
 			t.Errorf("err %v, want %q", err, tc.want)
 		}
 	}
-	c = base()
-	c.TargetWeights = []int{3, 1}
-	if err := c.Validate(); err != nil {
+	w := base()
+	w.TargetWeights = []int{3, 1}
+	if c, err = w.Prepare(); err != nil {
 		t.Fatal(err)
 	}
 	n := [2]int{}

@@ -9,8 +9,9 @@ import (
 
 	"github.com/loadlab/loadlab/gen/internal/rawio"
 
-	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/pin"
 )
 
 // tcpEngine is what the engines on raw TCP sockets (HTTP/1.1, HTTP/2) have
@@ -126,11 +127,6 @@ func (e *tcpEngine) checkSrcAddrs() error {
 		}
 	}
 	return nil
-}
-
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // sockaddr converts an address for the raw socket calls.

@@ -241,3 +241,25 @@ var (
 	fmtUs    = units.Micros
 	fmtBytes = units.Bytes
 )
+
+// fmtStages writes recorded stages as --stages reads them.
+func fmtStages(st []StageInfo) string {
+	parts := make([]string, len(st))
+	for i, s := range st {
+		parts[i] = fmtSeconds(s.DurationS) + ":" + strconv.FormatFloat(s.Rate, 'f', -1, 64)
+	}
+	return orNone(strings.Join(parts, ","))
+}
+
+// sameTargets reports whether two results ran the same targets.
+
+// orNone is s, or "(none)" when s is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// fmtSeconds writes seconds as a Go duration string reads them.
+func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }

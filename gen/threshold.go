@@ -180,18 +180,6 @@ func (o Observed) ErrorShare() float64 {
 	return float64(o.Requests-min(o.OK, o.Requests)) / float64(o.Requests)
 }
 
-// ThresholdResult is one threshold's outcome, as results.json records it.
-type ThresholdResult struct {
-	Threshold string  `json:"threshold"` // as ParseThreshold reads it, e.g. "p99<50ms"
-	Metric    string  `json:"metric"`
-	Value     float64 `json:"value"` // what was observed, in the limit's unit (µs, share 0..1, count, req/s)
-	Limit     float64 `json:"limit"`
-	Pass      bool    `json:"pass"`
-	// Reason says, when it failed, what was seen against what was allowed
-	// (or that it could not be judged).
-	Reason string `json:"reason,omitempty"`
-}
-
 // Check evaluates t on o. A share of the offered rate in closed loop
 // (Offered 0) has nothing to compare with and passes, noted in Reason (the
 // CLI refuses such a threshold before the run).

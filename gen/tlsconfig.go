@@ -31,7 +31,7 @@ type tlsClient struct {
 	inf      TLSInfo
 }
 
-func newTLSClient(cfg *Config, t Target) (*tlsClient, error) {
+func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
 	o := cfg.TLS
 	sni := o.SNI
 	if sni == "" {

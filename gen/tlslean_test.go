@@ -37,7 +37,7 @@ func TestLeanEngineChoice(t *testing.T) {
 			cfg := Config{URL: "https://127.0.0.1:1/"}
 			tc.mod(&cfg)
 			cfg.Defaults()
-			err := cfg.Validate()
+			p, err := cfg.Prepare()
 			if tc.err != "" {
 				if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), tc.err) {
 					t.Fatalf("Validate: %v, want a usage error with %q", err, tc.err)
@@ -47,7 +47,7 @@ func TestLeanEngineChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := newTLSClient(&cfg, Target{Host: "127.0.0.1"})
+			c, err := newTLSClient(p, Target{Host: "127.0.0.1"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -366,14 +367,14 @@ func TestLagOncePerWakeup(t *testing.T) {
 
 func TestHistCeiling(t *testing.T) {
 	cfg := Config{Duration: 100 * time.Second, Timeout: 30 * time.Second}
-	h := newHistMax(histCeiling(&cfg))
+	h := newHistMax(histCeiling(&Prepared{Config: cfg}))
 	record(h, 150_000_000) // 150 s: a request pending from the start to the end of the drain
 	if got := h.Max(); got < 149_000_000 || got > 151_000_000 {
 		t.Errorf("150 s recorded as %d µs: the ceiling must be at least duration + 2 x timeout", got)
 	}
 	short := Config{Duration: time.Second, Timeout: time.Second}
-	if histCeiling(&short) != histFloor {
-		t.Errorf("ceiling %d for a short run, want the 60 s floor", histCeiling(&short))
+	if histCeiling(&Prepared{Config: short}) != histFloor {
+		t.Errorf("ceiling %d for a short run, want the 60 s floor", histCeiling(&Prepared{Config: short}))
 	}
 }
 

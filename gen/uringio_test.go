@@ -114,7 +114,7 @@ func TestIOAutoPerRow(t *testing.T) {
 		if cfg.IO == "" {
 			cfg.IO = IOAuto
 		}
-		io, note, err := chooseIO(&run{cfg: &cfg})
+		io, note, err := chooseIO(&run{cfg: &Prepared{Config: cfg}})
 		if err != nil || io != tc.want || note == "" {
 			t.Errorf("%+v: %q (%q, %v), want %s", tc.cfg, io, note, err, tc.want)
 		}

@@ -51,23 +51,6 @@ const (
 // lab's tables report and rank by.
 var JudgedLagQuantiles = []string{"p50", "p95", "p99"}
 
-// LagCaveat is send lag that is material at a quantile above the judged
-// ones: the corrected latency there includes the generator's lateness.
-type LagCaveat struct {
-	Quantile  string  `json:"quantile"` // "p99.9"
-	LagUs     int64   `json:"lag_us"`   // send lag at the quantile (beyond the pacing tolerance)
-	LatencyUs int64   `json:"latency_us"`
-	Share     float64 `json:"share"` // lag over latency
-}
-
-// lagQuantile is one quantile the lag rule looks at.
-type lagQuantile struct {
-	name     string
-	tail     float64 // fraction of samples beyond the quantile
-	lag, lat int64
-	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
-}
-
 // lagMaterial reports whether lag beyond the tolerance is a material part
 // of the latency at q, and how much lag that is.
 func (g *Generator) lagMaterial(q lagQuantile) (bool, int64) {

@@ -48,30 +48,6 @@ const (
 	WakeFloorShare = 0.5
 )
 
-// WakeFloor is how late bare sleeps on the run's CPUs came back, measured
-// just after a run whose send lag the self-check judged material, or
-// during the measured window (During: Config.WakeProbe).
-type WakeFloor struct {
-	CPUs    []int `json:"cpus"`
-	During  bool  `json:"during,omitempty"` // measured during the window, beside the loops
-	Sleeps  int64 `json:"sleeps"`           // in all, WakeProbeSleeps per CPU (after the run)
-	SleepUs int64 `json:"sleep_us"`         // each
-	P50us   int64 `json:"p50_us"`           // overshoot beyond the sleep asked for
-	P95us   int64 `json:"p95_us"`
-	P99us   int64 `json:"p99_us"`
-	Maxus   int64 `json:"max_us"`
-	// Quantile is the lag quantile the verdict judged, AtQuantileUs the
-	// floor there, LagUs the generator's lag there (beyond the pacing
-	// tolerance).
-	Quantile     string `json:"quantile"`
-	AtQuantileUs int64  `json:"at_quantile_us"`
-	LagUs        int64  `json:"lag_us"`
-	// Explains: the machine's own lateness is at least WakeFloorShare of
-	// the generator's lag at that quantile.
-	Explains bool `json:"explains"`
-	hist     *hdr.Histogram
-}
-
 // probeWakeFloor sleeps n times for d on each CPU of cpus at once, each on
 // a thread of its own pinned there (a CPU it may not pin to is probed
 // unpinned), and returns the overshoot's distribution. It takes about

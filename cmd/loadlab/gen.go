@@ -15,10 +15,11 @@ import (
 
 	"github.com/loadlab/loadlab/internal/units"
 
-	"github.com/loadlab/loadlab/gen"
-	"github.com/loadlab/loadlab/pin"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/pin"
 )
 
 type genFlags struct {
@@ -156,6 +157,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS engine: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
 	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS engine: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
+	fl.BoolVar(&c.WakeProbe, "wake-probe", false, "measure how late this machine wakes a sleeping thread during the run (1 ms sleeps beside each loop on its CPU, about 0.5% of a core): the result's wake_floor, during: true")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.BoolVar(&c.HTTP2, "h2", false, "HTTP/2: over TLS with ALPN h2 for https:// URLs, h2c with prior knowledge for http://")
@@ -258,21 +260,19 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if cmd.Flags().Changed("streams") && c.Streams == 0 {
 		return usagef("--streams must be at least 1 (got 0)")
 	}
-	if f.srcAddrs != "" {
-		t, err := gen.ParseTarget(c.URL)
-		if err != nil {
-			return usageError{err}
-		}
-		if c.SrcAddrs, err = gen.ParseSrcAddrs(f.srcAddrs, t); err != nil {
-			return usageError{err}
-		}
-	}
-	// The flags carry the defaults already: check before Defaults, which
-	// would turn an explicit -d 0, --timeout 0 or -c 0 into its default.
-	if err := c.Validate(); err != nil {
+	// The flags carry the defaults already: Prepare checks them as given
+	// (an explicit -d 0, --timeout 0 or -c 0 is an error, not the
+	// default) and parses the URL, the headers and the targets once, for
+	// this check and for the run.
+	p, err := c.Prepare()
+	if err != nil {
 		return usageError{err}
 	}
-	c.Defaults()
+	if f.srcAddrs != "" {
+		if p.SrcAddrs, err = gen.ParseSrcAddrs(f.srcAddrs, p.Target()); err != nil {
+			return usageError{err}
+		}
+	}
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	jsonW, closeJSON, err := openOut(f.jsonOut, stdout)
 	if err != nil {
@@ -286,10 +286,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usagef("--hdr-log: %v", err)
 		}
 		defer closeH() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
-		c.HdrLog, closeHdr = hw, closeH
+		p.HdrLog, closeHdr = hw, closeH
 	}
 	if !f.quiet && isTerminal(stderr) {
-		c.Progress = func(s gen.Second) {
+		p.Progress = func(s gen.Second) {
 			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
 		}
 	}
@@ -306,8 +306,8 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	ctx, sig, stopSignals := signalContext(context.Background())
 	defer stopSignals()
-	res, err := gen.Run(ctx, c)
-	if c.Progress != nil {
+	res, err := p.Run(ctx)
+	if p.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
 	runErr := err // with a result: the run broke down midway; its partial result is still written

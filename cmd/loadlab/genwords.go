@@ -34,6 +34,7 @@ var genFlag = map[string]string{
 	"VerifySHA256":      "--verify-sha256",
 	"NetNS":             "the network namespace",
 	"AllowRemote":       "--allow-remote",
+	"WakeProbe":         "--wake-probe",
 	"Shard":             "--shard",
 	"StartAt":           "--start-at",
 	"StartTolerance":    "the start tolerance",

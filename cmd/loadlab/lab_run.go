@@ -1,33 +1,12 @@
 package main
 
 import (
-	"fmt"
-	"math"
 	"strings"
 
-	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/lab/plan"
-	"github.com/loadlab/loadlab/pin"
 	"github.com/spf13/cobra"
-)
 
-// labRunFlags are the flags of `loadlab lab run`.
-type labRunFlags struct {
-	plan        string
-	out         string
-	profiles    string
-	scenarios   string
-	keys        string
-	stepScale   float64
-	net         string
-	noCgroups   bool
-	serverCPUs  string
-	backendCPUs string
-	loadgenCPUs string
-	memory      string
-	dryRun      bool
-	quiet       bool
-}
+	"github.com/loadlab/loadlab/lab/plan"
+)
 
 func newLabRunCmd() *cobra.Command {
 	f := &labRunFlags{}
@@ -73,79 +52,4 @@ server_cpus).`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the plan, print the layouts and the budget, run nothing")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the tables at the end")
 	return cmd
-}
-
-// splitList splits a comma-separated flag value, dropping empty items.
-func splitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// preparePlan loads the plan and applies the flags; every error is a
-// usage error (exit 2) and comes before any work.
-func preparePlan(f *labRunFlags) (*plan.Plan, error) {
-	p, err := plan.Load(f.plan)
-	if err != nil {
-		return nil, usageError{err}
-	}
-	var keys []string
-	if f.keys != "" {
-		kt, err := certs.ParseKeyTypes(f.keys)
-		if err != nil {
-			return nil, usagef("--keys: %v", err)
-		}
-		for _, k := range kt {
-			keys = append(keys, string(k))
-		}
-	}
-	if err := p.Narrow(plan.Selection{Profiles: splitList(f.profiles), Scenarios: splitList(f.scenarios), Keys: keys}); err != nil {
-		return nil, usageError{err}
-	}
-	if f.net != "" {
-		if f.net != plan.NetLoopback && f.net != plan.NetNetns {
-			return nil, usagef("--net %q: use loopback or netns", f.net)
-		}
-		p.Net = f.net
-	}
-	for _, c := range []struct {
-		flag, v string
-		dst     *string
-	}{{"--server-cpus", f.serverCPUs, &p.CPUs.Server}, {"--backend-cpus", f.backendCPUs, &p.CPUs.Backend}, {"--loadgen-cpus", f.loadgenCPUs, &p.CPUs.Loadgen}} {
-		if c.v == "" {
-			continue
-		}
-		if _, _, err := pin.ParseCountOrList(c.v); err != nil {
-			return nil, usagef("%s: %v", c.flag, err)
-		}
-		*c.dst = c.v
-	}
-	if f.serverCPUs != "" {
-		for i := range p.Scenarios {
-			if p.Scenarios[i].ServerCPUs != "" {
-				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s: server CPUs %s from --server-cpus instead of %s", p.Scenarios[i].Name, f.serverCPUs, p.Scenarios[i].ServerCPUs))
-				p.Scenarios[i].ServerCPUs = ""
-			}
-		}
-	}
-	if f.memory != "" {
-		var m plan.ByteSize
-		if err := m.UnmarshalText([]byte(f.memory)); err != nil {
-			return nil, usagef("--memory: %v", err)
-		}
-		p.MemoryLimit = m
-	}
-	if math.IsNaN(f.stepScale) || f.stepScale != 1 {
-		if err := p.Scale(f.stepScale); err != nil {
-			return nil, usageError{err}
-		}
-	}
-	if err := p.Validate(); err != nil {
-		return nil, usagef("%v (after the command-line overrides)", err)
-	}
-	return p, nil
 }

@@ -45,27 +45,6 @@ func (t fileTest) words() string {
 	return sizeWords(t.size) + " over " + strings.ToUpper(t.scheme)
 }
 
-// sizeWords is a size in the seed's words: 1k -> "1 KB".
-func sizeWords(size string) string {
-	switch size {
-	case "1k":
-		return "1 KB"
-	case "100k":
-		return "100 KB"
-	case "1m":
-		return "1 MB"
-	}
-	return size
-}
-
-// schemeWords names a scheme in prose: "plain HTTP" or "HTTPS".
-func schemeWords(scheme string) string {
-	if scheme == plan.SchemeHTTP {
-		return "plain HTTP"
-	}
-	return "HTTPS"
-}
-
 // perCoreRate is the row's 2xx/s per server core (0 when its CPU was not
 // measured).
 func (r fileRow) perCoreRate() float64 {
@@ -160,18 +139,6 @@ func filesTable(f *results.File) (Table, bool) {
 		"Each server serves the lab's files itself (the backend's bytes, the same for every server); the row is the median run by 2xx/s, its p99 and server CPU from that run. Run spread: (max − min) / median of the runs' 2xx/s, with their min–max.",
 		"2xx/s per core: 2xx/s over the server CPU the server's cgroup used in that run. caddy-respond serves no file (respond \"hello\" 200): the cost of Caddy's request path without the file.")
 	return t, true
-}
-
-// serverHeaders renames a section's proxy columns for servers that serve
-// files themselves: "Proxy" -> "Server", "Proxy CPU" -> "Server CPU".
-func serverHeaders(tables []Table) {
-	for _, t := range tables {
-		for i, h := range t.Header {
-			if h == "Proxy" || h == "Proxy CPU" {
-				t.Header[i] = "Server" + strings.TrimPrefix(h, "Proxy")
-			}
-		}
-	}
 }
 
 // spreadWords says how far the runs' rates spread: "2.1% (20,981–21,420,

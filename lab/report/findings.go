@@ -10,37 +10,6 @@ import (
 	"github.com/loadlab/loadlab/lab/search"
 )
 
-// Thresholds of the findings. A finding is written only when the measured
-// numbers cross them; nothing here is printed regardless of the data.
-const (
-	exhaustedShare   = 0.8  // TIME_WAIT at or above this share of the port range counts as "reached the range"
-	newConnPerReq    = 0.9  // backend connections per request at or above: "a new connection per request"
-	reusedPerReq     = 0.1  // at or below: "connections reused"
-	leakShare        = 0.3  // TIME_WAIT at or above this share of the range counts as a leak
-	leakMinTimeWait  = 1000 // a pool leak: at least this many closed backend connections in TIME_WAIT
-	slowdownRatio    = 0.75 // last third of a run below this share of the first third: "slowed down"
-	cycleMinSeconds  = 3    // a working or failing stretch lasts at least this long
-	keyCostRatio     = 2.0  // handshake rates differing by this factor or more
-	queueingP50Us    = 50_000
-	collapseShare    = 0.5 // delivered below this share of the last passing rate: "collapsed"
-	scaleFlat        = 1.2 // less than this gain from more CPUs: "did not scale"
-	scaleLinearShare = 0.85
-	memGrowth        = 3.0 // memory under load at least this times idle...
-	memGrowthMin     = 50 << 20
-	tailRatio        = 20     // p95 at least this times p50...
-	tailMinUs        = 50_000 // ...and at least this long
-)
-
-// knownFix names the profile that fixes a backend-connection problem of a
-// profile, for when the run did not measure the fix itself.
-var knownFix = map[string]string{
-	"nginx-stock":      "nginx-keepalive",
-	"nginx-stock-1.22": "nginx-keepalive",
-	"nginx-npm":        "nginx-keepalive",
-	"caddy-stock":      "caddy-pool128",
-	"nginx-keepalive":  "nginx-keepalive128",
-}
-
 // findings derives statements from the data, most important first.
 func findings(f *results.File) []string {
 	var out []string
@@ -59,32 +28,6 @@ func findings(f *results.File) []string {
 	out = append(out, latencyTails(f)...)
 	out = append(out, generatorLimits(f)...)
 	return out
-}
-
-// stepsOf lists the measured steps of the reportable units, in order.
-func eachStep(f *results.File, fn func(u *results.Unit, st *results.Step)) {
-	for _, u := range f.Units {
-		if !reportable(u) {
-			continue
-		}
-		for _, st := range u.Steps {
-			if st.Result != nil {
-				fn(u, st)
-			}
-		}
-	}
-}
-
-// stepName says which step a finding is about.
-func stepName(u *results.Unit, st *results.Step) string {
-	s := u.Scenario
-	if st.Rate > 0 {
-		s += " at " + fmtRate(st.Rate) + " req/s"
-	}
-	if u.Method != plan.MethodSearch && len(u.Steps) > 1 && st.Run > 0 {
-		s += fmt.Sprintf(", run %d", st.Run)
-	}
-	return s
 }
 
 // keyCosts: handshake rates by key type for the same proxy on the same
@@ -255,19 +198,4 @@ func generatorLimits(f *results.File) []string {
 	}
 	sort.Strings(names)
 	return []string{fmt.Sprintf("In %d row(s) the generator, not the proxy, was the bottleneck (%s): those rows are marked † and left out of the rankings; give the generator more CPUs (cpus.loadgen, --loadgen-cpus) to measure them.", len(names), strings.Join(names, "; "))}
-}
-
-func joinInts(v []int) string {
-	var s []string
-	for _, n := range v {
-		s = append(s, fmt.Sprint(n))
-	}
-	return strings.Join(s, ", ")
-}
-
-func cpuWords(n int) string {
-	if n == 1 {
-		return "1 server CPU"
-	}
-	return fmt.Sprintf("%d server CPUs", n)
 }

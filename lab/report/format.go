@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/internal/units"
+	"github.com/loadlab/loadlab/lab/plan"
 )
 
 // fmtRate and fmtInt are the project's one number format.
@@ -71,4 +72,63 @@ func keyName(k string) string {
 func mdEscape(s string) string {
 	s = strings.ReplaceAll(s, "|", "\\|")
 	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func joinInts(v []int) string {
+	var s []string
+	for _, n := range v {
+		s = append(s, fmt.Sprint(n))
+	}
+	return strings.Join(s, ", ")
+}
+
+func cpuWords(n int) string {
+	if n == 1 {
+		return "1 server CPU"
+	}
+	return fmt.Sprintf("%d server CPUs", n)
+}
+
+func upperFirst(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// sizeWords is a size in the seed's words: 1k -> "1 KB".
+func sizeWords(size string) string {
+	switch size {
+	case "1k":
+		return "1 KB"
+	case "100k":
+		return "100 KB"
+	case "1m":
+		return "1 MB"
+	}
+	return size
+}
+
+// schemeWords names a scheme in prose: "plain HTTP" or "HTTPS".
+func schemeWords(scheme string) string {
+	if scheme == plan.SchemeHTTP {
+		return "plain HTTP"
+	}
+	return "HTTPS"
 }

@@ -12,16 +12,6 @@ import (
 // died) adds a markRule to markRules; work that decides when two rows cannot
 // be told apart sets rowsTied. Tables, charts and rankings only read marks.
 
-// mark is one reason a row is not an ordinary measurement of its proxy.
-type mark struct {
-	sym   string // appended to the row's label in tables and charts ("†", "✗"); "" for none
-	note  string // in the ranking: "generator-limited", "capped by the backend", "proxy died"
-	leave bool   // the row is left out of the ranking
-}
-
-// markRule returns the mark row r earns, if any.
-type markRule func(r *row) (mark, bool)
-
 // markRules are applied in order; a row may carry several marks.
 // A died proxy or backend comes first: that is what the row's note says
 // when it also carries another mark.

@@ -168,13 +168,6 @@ func ceilingIntro(f *results.File, s *plan.Scenario) string {
 	return "Generator ceiling on this machine: " + strings.Join(parts, ", ") + ", measured with the same search against loadlab serve on the server CPUs (no proxy); a search stops there, and a proxy that reaches it is shown as ≥ the ceiling."
 }
 
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
-}
-
 // common cells: p50, p95, p99, errors, CPU, memory idle, memory under load.
 func latencyCells(r row) []string {
 	if r.step == nil || r.step.Result == nil {
@@ -376,18 +369,14 @@ func concat(lists ...[]string) []string {
 	return out
 }
 
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
+// serverHeaders renames a section's proxy columns for servers that serve
+// files themselves: "Proxy" -> "Server", "Proxy CPU" -> "Server CPU".
+func serverHeaders(tables []Table) {
+	for _, t := range tables {
+		for i, h := range t.Header {
+			if h == "Proxy" || h == "Proxy CPU" {
+				t.Header[i] = "Server" + strings.TrimPrefix(h, "Proxy")
+			}
 		}
 	}
-	return false
 }
