@@ -76,6 +76,10 @@ type epollLoop struct {
 	conns int      // connection slots (sizes the ring)
 }
 
+// tcpLoop is the loop itself, for the engine (tcpLoopOf): h1Loop and h2Loop
+// embed it.
+func (l *epollLoop) tcpLoop() *epollLoop { return l }
+
 // initEpoll prepares the loop of lifecycle lc (nothing is opened yet: setup
 // does that on the loop's thread).
 func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, conns int) {

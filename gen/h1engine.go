@@ -27,7 +27,5 @@ func newH1Engine(r *run) (*h1Engine, error) {
 func (e *h1Engine) protocol() string { return "http/1.1" }
 
 func (e *h1Engine) newDriver(lc *lifecycle, conns int) (driver, error) {
-	l := newLoop(e, lc, conns)
-	e.loops = append(e.loops, &l.epollLoop)
-	return l, nil
+	return newLoop(e, lc, conns), nil
 }

@@ -19,7 +19,6 @@ type h2Engine struct {
 	tcpEngine
 	tmpls   []*h2.Template // the request of each target, encoded once (HPACK static table and literals)
 	streams int
-	h2loops []*h2Loop
 }
 
 // newH2Engine encodes the request and checks that the target accepts
@@ -72,8 +71,6 @@ func (e *h2Engine) newDriver(lc *lifecycle, conns int) (driver, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.loops = append(e.loops, &l.epollLoop)
-	e.h2loops = append(e.h2loops, l)
 	return l, nil
 }
 
@@ -84,8 +81,8 @@ func (e *h2Engine) outcome(o *outcome) {
 	o.streams = e.streams
 	inf := &H2Info{}
 	var reset, goaway [h2CodeSlots]uint64
-	for _, l := range e.h2loops {
-		k := &l.h2c
+	for _, lc := range e.r.loops {
+		k := &lc.d.(*h2Loop).h2c
 		inf.GoAways += k.goaways
 		inf.Refused += k.refused
 		if s := k.serverStreams; s > 0 && (inf.ServerMaxStreams == 0 || s < inf.ServerMaxStreams) {

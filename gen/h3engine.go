@@ -61,7 +61,6 @@ type h3Engine struct {
 	req      *http.Request    // shared by the run's workers, read only
 	body     []byte           // request body (nil: requests are headers only)
 	cpus     pin.CPUSet       // every CPU of the run (the process is restricted to them)
-	loops    []*h3Loop
 
 	versionOnce sync.Once
 	version     string
@@ -142,7 +141,6 @@ func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 			l.idles = append(l.idles, c)
 		}
 	}
-	e.loops = append(e.loops, l)
 	next := lc.id * n
 	err := r.inNetns(func() error {
 		for _, c := range l.conns {

@@ -22,10 +22,9 @@ import (
 type tcpEngine struct {
 	r      *run
 	family int
-	pwait2 bool         // the kernel lets us call epoll_pwait2
-	loops  []*epollLoop // one per driver, as newDriver built them
-	io     string       // IOEpoll or IOUring: what the loops use
-	ioNote string       // why (generator.io_note)
+	pwait2 bool   // the kernel lets us call epoll_pwait2
+	io     string // IOEpoll or IOUring: what the loops use
+	ioNote string // why (generator.io_note)
 }
 
 // newTCPEngine checks the addresses and that the target accepts
@@ -61,15 +60,20 @@ func (e *tcpEngine) claim(_ pin.CPUSet, nloops int) (func(), error) {
 // its CPU's.
 func (e *tcpEngine) outcome(o *outcome) {
 	o.g.IO, o.g.IONote = e.io, e.ioNote
-	for _, l := range e.loops {
-		o.shares = append(o.shares, l.acct.share())
+	for _, lc := range e.r.loops {
+		o.shares = append(o.shares, tcpLoopOf(lc).acct.share())
 	}
 }
 
+// tcpLoopOf is the TCP event loop under lc's driver (an h1Loop or an
+// h2Loop: both embed it). The run's one list of loops (run.loops) is the
+// only one; the engine reads its loops from there.
+func tcpLoopOf(lc *lifecycle) *epollLoop { return lc.d.(interface{ tcpLoop() *epollLoop }).tcpLoop() }
+
 func (e *tcpEngine) closes() int64 {
 	var n int64
-	for _, l := range e.loops {
-		n += l.closes.Load()
+	for _, lc := range e.r.loops {
+		n += tcpLoopOf(lc).closes.Load()
 	}
 	return n
 }
