@@ -173,7 +173,7 @@ func (e *h3Engine) outcome(o *outcome) {
 	o.quicVersion = e.version
 	o.shares = e.acct.shares()
 	o.g.CPUs = e.cpus
-	o.g.IO, o.g.IONote = "udp", "HTTP/3: quic-go's UDP sockets (--io chooses for the HTTP/1.1 and HTTP/2 loops)"
+	o.g.IO, o.g.IONote = "udp", "HTTP/3: quic-go's UDP sockets ({IO} chooses for the HTTP/1.1 and HTTP/2 loops)"
 	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
 	if e.bufNote != "" {
 		o.g.Notes = append(o.g.Notes, e.bufNote)

@@ -299,7 +299,7 @@ func (m *Merger) Result() (*Result, error) {
 		sched.StartSkewMs = round3(float64(hi.Sub(lo)) / 1e6)
 		out.Schedule = &sched
 		if sched.StartSkewMs > 0 {
-			out.Generator.Notes = append(out.Generator.Notes, fmt.Sprintf("the shards' schedules started up to %.3f ms apart (each process's own +DURATION start): each shard's requests are offset by its skew; give every shard one absolute --start-at for the exact schedule", sched.StartSkewMs))
+			out.Generator.Notes = append(out.Generator.Notes, fmt.Sprintf("the shards' schedules started up to %.3f ms apart (each process's own +DURATION start): each shard's requests are offset by its skew; give every shard one absolute {StartAt} for the exact schedule", sched.StartSkewMs))
 		}
 		if len(missing) == 0 && len(out.Stages) == 0 {
 			out.RequestedRate = s.Rate // exact, not a sum of shares

@@ -100,7 +100,10 @@ type Generator struct {
 	lagHist    *hdr.Histogram // their distribution (for the verdict)
 	lagFired   *lagQuantile   // the quantile the lag rule judged material (nil: none)
 	Reason     string         `json:"reason"`
-	Notes      []string       `json:"notes,omitempty"`
+	// Notes (and IONote) name the Config fields they are about as
+	// {Field}, as usage errors do; Result.Words renders them (the CLI: as
+	// its flags).
+	Notes []string `json:"notes,omitempty"`
 }
 
 // TLSInfo describes the TLS sessions of the run (from the first handshake).

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/internal/units"
 )
 
@@ -263,3 +264,22 @@ func orNone(s string) string {
 
 // fmtSeconds writes seconds as a Go duration string reads them.
 func fmtSeconds(s float64) string { return strconv.FormatFloat(s, 'f', -1, 64) + "s" }
+
+// Words rewrites the generator's notes of r (generator.io_note,
+// generator.notes, and each merged shard's) with name(field) for every
+// Config field they name as {Field}; nil writes the field names. A library
+// result names Config fields; the CLI passes its flags, the lab nil. Call
+// it once, before writing r: the marks are gone afterwards.
+func (r *Result) Words(name func(field string) string) {
+	r.Generator.words(name)
+	for i := range r.Shards {
+		r.Shards[i].Generator.words(name)
+	}
+}
+
+func (g *Generator) words(name func(field string) string) {
+	g.IONote = fields.Words(g.IONote, name)
+	for i, n := range g.Notes {
+		g.Notes[i] = fields.Words(n, name)
+	}
+}

@@ -138,7 +138,7 @@ func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13
 func (c *tlsClient) notes() []string {
 	var n []string
 	if c.UTLS != nil {
-		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not --curves")
+		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not {TLS.Curves}")
 	}
 	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
 		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+(&UsageError{Msg: c.why}).Words(nil))

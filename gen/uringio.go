@@ -186,7 +186,7 @@ var errSQFull = errors.New("the kernel took none of the queued entries")
 // (see epollLoop.ringFailed).
 func (u *uringIO) fail(err error) {
 	if u.err == nil {
-		u.err = fmt.Errorf("%w; the run stopped early: use --io epoll", err)
+		u.err = fmt.Errorf("%w; the run stopped early: use {IO} epoll", err)
 	}
 }
 
@@ -556,7 +556,7 @@ func chooseIO(r *run) (io, note string, err error) {
 		asked = defaultIO
 	}
 	if asked == IOEpoll {
-		return IOEpoll, "epoll: asked for (--io epoll)", nil
+		return IOEpoll, "epoll: asked for ({IO} epoll)", nil
 	}
 	f := uringFeatures()
 	if noUring {
@@ -569,32 +569,32 @@ func chooseIO(r *run) (io, note string, err error) {
 	}
 	if why != "" {
 		if cfg.IO == IOUring {
-			return "", "", fieldErr("IO", "uring: %s; use --io epoll (or auto, which falls back to it)", why)
+			return "", "", fieldErr("IO", "uring: %s; use {IO} epoll (or auto, which falls back to it)", why)
 		}
-		return IOEpoll, "epoll: --io auto fell back from io_uring: " + why, nil
+		return IOEpoll, "epoll: {IO} auto fell back from io_uring: " + why, nil
 	}
 	if asked == IOUring {
-		return IOUring, "io_uring: asked for (--io uring); " + f.String(), nil
+		return IOUring, "io_uring: asked for ({IO} uring); " + f.String(), nil
 	}
 	if cfg.HTTP2 {
 		// bench-h2.sh, uring/epoll per round: the open loop at 1 ms 1.17
 		// 1.23 1.22 on a quiet machine (2026-12-02); the closed loop 0.94
 		// 0.89 1.00 there but 0.98-1.32 on a busy one (2026-12-01).
-		return IOEpoll, "epoll: --io auto keeps epoll for HTTP/2, where io_uring cost more in bench-h2.sh's paced open loop (uring/epoll 1.17-1.23) and its closed-loop gain did not hold from run to run (--io uring to use it; " + f.String() + ")", nil
+		return IOEpoll, "epoll: {IO} auto keeps epoll for HTTP/2, where io_uring cost more in bench-h2.sh's paced open loop (uring/epoll 1.17-1.23) and its closed-loop gain did not hold from run to run ({IO} uring to use it; " + f.String() + ")", nil
 	}
 	if cfg.openLoop() && cfg.PacingTolerance == 0 {
 		// bench-gen.sh on a quiet machine (2026-12-02, 3 alternated
 		// rounds): rate-1k at tolerance 0, uring/epoll 1.13 1.08 1.13:
 		// every request is its own wakeup, and io_uring_enter's wait
 		// costs more than epoll_pwait2's.
-		return IOEpoll, "epoll: --io auto keeps epoll for an open loop at pacing tolerance 0, where io_uring cost more in bench-gen.sh (uring/epoll 1.08-1.13; --io uring to use it; " + f.String() + ")", nil
+		return IOEpoll, "epoll: {IO} auto keeps epoll for an open loop at pacing tolerance 0, where io_uring cost more in bench-gen.sh (uring/epoll 1.08-1.13; {IO} uring to use it; " + f.String() + ")", nil
 	}
 	// bench-gen.sh on a quiet machine (2026-12-02), uring/epoll per round:
 	// rate-1k at 1 ms 1.08 0.98 0.93, closed-1k 1.04 1.11 0.94, closed-1m
 	// 1.02 0.90 0.94 (ties within the noise); the lab's ceilings at
 	// 32,000 req/s over its veth, 1 ms: generator busy 0.28-0.43 against
 	// epoll's 0.41-0.42.
-	return IOUring, "io_uring: --io auto takes it for HTTP/1.1 closed loops and paced open loops, where it cost no more than epoll in bench-gen.sh and less in the lab; " + f.String(), nil
+	return IOUring, "io_uring: {IO} auto takes it for HTTP/1.1 closed loops and paced open loops, where it cost no more than epoll in bench-gen.sh and less in the lab; " + f.String(), nil
 }
 
 // setupUring makes the loop's ring on its locked thread, with the wake-up
@@ -606,7 +606,7 @@ func (l *epollLoop) setupUring() error {
 	}
 	l.wakefd = wfd
 	if l.ur, err = newUringIO(l.conns, l.batch, l.r.dst, wfd); err != nil {
-		return fmt.Errorf("--io uring: %w (use --io epoll)", err)
+		return fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
 	}
 	l.ur.fault = l.r.cfg.uringFault
 	l.buf = make([]byte, readBufSize)

@@ -59,8 +59,8 @@ func TestIOChoice(t *testing.T) {
 		t.Errorf("auto without io_uring: generator.io %q (note %q), ok %d", res.Generator.IO, res.Generator.IONote, res.OK)
 	}
 	cfg.IO = IOUring
-	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "use --io epoll") {
-		t.Errorf("--io uring without io_uring: %v, want a usage error that says what to do", err)
+	if _, err := Run(context.Background(), cfg); err == nil || !strings.Contains(err.Error(), "use IO epoll") {
+		t.Errorf("IO uring without io_uring: %v, want a usage error that says what to do (naming the Config field)", err)
 	}
 }
 
@@ -156,8 +156,8 @@ func TestUringFailureEndsRun(t *testing.T) {
 			res, err := Run(context.Background(), cfg)
 			took := time.Since(t0)
 			what := call + " " + tc.name
-			if err == nil || !errors.Is(err, unix.EFAULT) || !strings.Contains(err.Error(), "use --io epoll") || strings.Contains(err.Error(), "\n") {
-				t.Errorf("%s: error %v, want one line wrapping EFAULT that says to use --io epoll", what, err)
+			if err == nil || !errors.Is(err, unix.EFAULT) || !strings.Contains(err.Error(), "use {IO} epoll") || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error %v, want one line wrapping EFAULT that says to use {IO} epoll", what, err)
 			}
 			if res == nil {
 				t.Fatalf("%s: no result", what)

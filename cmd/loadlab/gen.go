@@ -320,6 +320,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 		return err
 	}
+	res.Words(flagOf)
 	hintUnknownCA(res)
 	if jsonW != nil {
 		if err := writeJSON(jsonW, closeJSON, res); err != nil {

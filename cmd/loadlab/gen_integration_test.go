@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -190,6 +191,10 @@ func TestGenCLIJSON(t *testing.T) {
 		if _, ok := g[k]; !ok {
 			t.Errorf("generator lacks %q", k)
 		}
+	}
+	// The library's notes name Config fields ({IO}); the CLI's name its flags.
+	if note, _ := g["io_note"].(string); !strings.Contains(note, "--io auto") || strings.Contains(note, "{") {
+		t.Errorf("generator.io_note %q: want it to name the --io flag", note)
 	}
 	ps := m["per_second"].([]any)
 	if len(ps) < 2 {

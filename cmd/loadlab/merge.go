@@ -112,6 +112,7 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	if err != nil {
 		return usageError{err}
 	}
+	res.Words(flagOf)
 	if len(ts) > 0 {
 		res.Thresholds, _ = gen.CheckThresholds(ts, res)
 	}

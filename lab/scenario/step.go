@@ -97,6 +97,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	genStart := time.Now()
 	h0 := u.r.host.mark()
 	res, err := u.r.Gen(ctx, cfg)
+	if res != nil {
+		res.Words(nil) // the generator's notes name its Config fields: plain names here
+	}
 	st.Host = u.r.host.shares(h0, u.r.host.mark())
 	samples := w.Stop()
 	life.stop(st, genStart, res)
