@@ -12,6 +12,7 @@ import (
 	utls "github.com/refraction-networking/utls"
 
 	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -98,7 +99,7 @@ type Config struct {
 	Host string
 	// Thresholds are checked on the result at the end of the run
 	// (Result.Thresholds; see threshold.go).
-	Thresholds []Threshold
+	Thresholds []result.Threshold
 	// Stages, if set, ramp the open-loop rate (stages.go) instead of Rate,
 	// which must then be 0; Duration is their sum (Defaults sets it).
 	Stages []Stage
@@ -385,10 +386,10 @@ func unwrapPathError(err error) error {
 // the offered rate needs one (Rate or Stages).
 func (c *Config) validateThresholds() error {
 	for _, t := range c.Thresholds {
-		if t.needsOffered() && !c.openLoop() {
+		if t.NeedsOffered() && !c.openLoop() {
 			return fieldErr("Thresholds", "%s compares with the offered rate, and a closed-loop run has none: give {Rate} (or {Stages}), or a rate in requests/s such as rate>=5000", t)
 		}
-		if negate(t.Op) == "" {
+		if !t.KnownOp() {
 			return fieldErr("Thresholds", "%s: unknown operator %q: use <, <=, > or >=", t, t.Op)
 		}
 	}

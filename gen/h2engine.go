@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/result"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
@@ -79,7 +80,7 @@ func (e *h2Engine) newDriver(lc *lifecycle, conns int) (driver, error) {
 func (e *h2Engine) outcome(o *outcome) {
 	e.tcpEngine.outcome(o)
 	o.streams = e.streams
-	inf := &H2Info{}
+	inf := &result.H2Info{}
 	var reset, goaway [h2CodeSlots]uint64
 	for _, lc := range e.r.loops {
 		k := &lc.d.(*h2Loop).h2c

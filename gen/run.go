@@ -13,6 +13,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -33,6 +34,7 @@ type run struct {
 	stopped atomic.Bool // interrupted (the context ended)
 	aborted atomic.Bool // a loop's setup failed: the others leave at once
 	broken  atomic.Bool // a loop's I/O failed mid-run: every loop stops (failErr says why)
+	lag     lagJudge    // the lag rule's samples and what it judged (set when the result is assembled)
 
 	loopsDone  sync.WaitGroup
 	unfinished atomic.Int64
@@ -97,7 +99,7 @@ func (r *run) fillHistPool(nloops int) {
 // io_uring), the run stops at once and Run returns both its result, in
 // which every owed request has its one outcome, and that error. Cancelling
 // ctx stops the run early; the result then has Interrupted set.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	cfg.Defaults()
 	p, err := cfg.Prepare()
 	if err != nil {
@@ -108,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // Run runs the prepared run p (see Run: the same results and errors, but
 // for the checks Prepare made already).
-func (p *Prepared) Run(ctx context.Context) (*Result, error) {
+func (p *Prepared) Run(ctx context.Context) (*result.Result, error) {
 	r, err := newRun(ctx, p)
 	if err != nil {
 		return nil, err
@@ -119,7 +121,7 @@ func (p *Prepared) Run(ctx context.Context) (*Result, error) {
 	}
 	res, err := r.execute(ctx)
 	if err == nil && len(p.Thresholds) > 0 {
-		res.Thresholds, _ = CheckThresholds(p.Thresholds, res)
+		res.Thresholds, _ = result.CheckThresholds(p.Thresholds, res)
 	}
 	return res, err
 }
@@ -225,7 +227,7 @@ func (r *run) startDiag() {
 }
 
 // execute builds and starts the loops, aggregates, and assembles the result.
-func (r *run) execute(ctx context.Context) (*Result, error) {
+func (r *run) execute(ctx context.Context) (*result.Result, error) {
 	cfg, eng := r.cfg, r.eng
 	cpus := cfg.CPUs
 	if len(cpus) == 0 {
@@ -277,7 +279,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		return nil, r.failErr
 	}
 	agg := r.drive(ctx)
-	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
+	o := outcome{protocol: eng.protocol(), g: result.Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
 		PacingToleranceUs: cfg.PacingTolerance.Microseconds()}}
 	for _, lc := range r.loops {
 		o.recs = append(o.recs, lc.rec)

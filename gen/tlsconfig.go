@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+	"github.com/loadlab/loadlab/gen/result"
 
 	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
@@ -28,7 +29,7 @@ type tlsClient struct {
 
 	once     sync.Once
 	captured atomic.Bool
-	inf      TLSInfo
+	inf      result.TLSInfo
 }
 
 func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
@@ -168,7 +169,7 @@ func (c *tlsClient) Capture(s tlsfd.Session) {
 	}
 	c.once.Do(func() {
 		defer c.captured.Store(true)
-		c.inf = TLSInfo{
+		c.inf = result.TLSInfo{
 			Version: tls.VersionName(s.Version),
 			Cipher:  tls.CipherSuiteName(s.Suite),
 			ALPN:    s.ALPN,
@@ -193,7 +194,7 @@ func curveName(id tls.CurveID) string {
 	return strings.ToLower(id.String())
 }
 
-func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
+func (c *tlsClient) info(resumed, zeroRTT uint64) *result.TLSInfo {
 	inf := c.inf
 	inf.Resumed = resumed
 	inf.ZeroRTT = zeroRTT

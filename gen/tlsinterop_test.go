@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
@@ -27,14 +28,14 @@ func TestLeanInterop(t *testing.T) {
 	dir := testutil.CertDir(t)
 	wrongCA := testutil.OtherCA(t)
 	sum := sha256.Sum256(tlsservers.Body1k())
-	run := func(t *testing.T, s *tlsservers.Server, mod func(*Config)) *Result {
+	run := func(t *testing.T, s *tlsservers.Server, mod func(*Config)) *result.Result {
 		t.Helper()
 		cfg := Config{URL: s.URL(), Connections: 2, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second,
 			NewConn: true, VerifySHA256: sum[:]}
 		mod(&cfg)
 		return runOnTime(t, cfg)
 	}
-	ok := func(t *testing.T, what string, res *Result) {
+	ok := func(t *testing.T, what string, res *result.Result) {
 		t.Helper()
 		if res.OK == 0 || res.ErrorCount() != 0 || res.Handshakes != res.Requests {
 			t.Fatalf("%s: ok %d of %d requests, %d handshakes, errors %v %v", what, res.OK, res.Requests, res.Handshakes, res.Errors, res.ErrorSamples)

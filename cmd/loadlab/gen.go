@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/spf13/cobra"
@@ -251,7 +252,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 	}
 	if len(f.threshold) > 0 {
-		ts, err := gen.ParseThresholds(f.threshold)
+		ts, err := result.ParseThresholds(f.threshold)
 		if err != nil {
 			return usageError{err}
 		}
@@ -348,7 +349,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 
 // thresholdExit is exit status 3 with the failed thresholds named, when
 // one of res's failed (gen --threshold, merge --threshold).
-func thresholdExit(res *gen.Result) error {
+func thresholdExit(res *result.Result) error {
 	if !res.ThresholdsFailed() {
 		return nil
 	}
@@ -426,7 +427,7 @@ const caHint = "pass --ca FILE (the CA that signed the server's certificate), or
 
 // hintUnknownCA adds caHint to the tls error sample of a run whose
 // handshakes failed on an unknown certificate authority.
-func hintUnknownCA(res *gen.Result) {
+func hintUnknownCA(res *result.Result) {
 	s, ok := res.ErrorSamples["tls"]
 	if ok && strings.Contains(s, "certificate signed by unknown authority") && !strings.Contains(s, caHint) {
 		res.ErrorSamples["tls"] = s + ": " + caHint

@@ -3,7 +3,7 @@ package results
 import (
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/pin"
@@ -274,7 +274,7 @@ type Step struct {
 	Interrupted    bool            `json:"interrupted"`
 	Error          string          `json:"error,omitempty"` // the run could not start
 	Started        time.Time       `json:"started"`
-	Result         *gen.Result     `json:"result,omitempty"`
+	Result         *result.Result  `json:"result,omitempty"`
 	Spectrum       []SpectrumPoint `json:"spectrum,omitempty"` // corrected latency by percentile
 	Proxy          []ProxySample   `json:"proxy_samples,omitempty"`
 	ProxySum       ProxySummary    `json:"proxy"`

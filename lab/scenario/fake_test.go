@@ -10,6 +10,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
@@ -153,7 +154,7 @@ func (p *fakeProxy) Stop() error {
 }
 
 // gen answers from the capacity of the profile named in the Host header.
-func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) {
+func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*result.Result, error) {
 	f.mu.Lock()
 	f.genCalls++
 	f.genConfig = append(f.genConfig, cfg)
@@ -192,11 +193,11 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) 
 	h := hdr.New(1, 60_000_000, 3)
 	h.RecordValues(p99/2, int64(ok))
 	h.RecordValues(p99, int64(ok)/50+1)
-	res := &gen.Result{
+	res := &result.Result{
 		RequestedRate: cfg.Rate, AchievedRate: achieved, Requests: ok, OK: ok, Mode: "open",
-		DurationS: secs, Latency: gen.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
+		DurationS: secs, Latency: result.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
 		Status: map[string]uint64{"200": ok}, Errors: map[string]uint64{},
-		PerSecond: []gen.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
+		PerSecond: []result.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
 		Interrupted: ctx.Err() != nil,
 	}
 	if genLimited {

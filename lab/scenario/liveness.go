@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/watch"
@@ -53,7 +53,7 @@ func (u *unitRun) watchLife() lifeWatch {
 
 // stop ends the watch and records on st what died, relative to the
 // generator's start, with the failures of res after it.
-func (lw lifeWatch) stop(st *results.Step, start time.Time, res *gen.Result) {
+func (lw lifeWatch) stop(st *results.Step, start time.Time, res *result.Result) {
 	if lw.proxy != nil {
 		if d := lw.proxy.Stop(); d != nil {
 			st.ProxyExit = results.NewProcessExit(d, start, res)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
@@ -61,4 +62,4 @@ type ErrorSampler interface {
 type Opener func(ctx context.Context, o session.Options) (Session, error)
 
 // GenFunc runs the generator (gen.Run).
-type GenFunc func(ctx context.Context, cfg gen.Config) (*gen.Result, error)
+type GenFunc func(ctx context.Context, cfg gen.Config) (*result.Result, error)

@@ -3,8 +3,10 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
@@ -243,7 +245,7 @@ func rateWords(rate float64) string {
 }
 
 // stepDetail is the short summary of a step for the progress line.
-func stepDetail(r *gen.Result, st *results.Step) string {
+func stepDetail(r *result.Result, st *results.Step) string {
 	s := fmt.Sprintf("%s/s 2xx, p99 %s", units.Rate(r.AchievedRate), units.Micros(r.Latency.P99))
 	if bad := r.Requests - min(r.OK, r.Requests); bad > 0 {
 		s += fmt.Sprintf(", %d failed or non-2xx", bad)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/watch"
 )
@@ -30,7 +31,7 @@ func installedProfile(t *testing.T, name string) {
 
 // runGen runs the generator through GenConfig with a bounded request count
 // and duration.
-func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *gen.Result {
+func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *result.Result {
 	t.Helper()
 	cfg := e.GenConfig(p, base)
 	cfg.Defaults()

@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -15,7 +15,8 @@ type Latency struct {
 	Mean float64 `json:"mean"`
 }
 
-func latencyOf(h *hdr.Histogram) Latency {
+// LatencyOf reads the fixed percentiles of h (all zero when it is empty).
+func LatencyOf(h *hdr.Histogram) Latency {
 	if h.TotalCount() == 0 {
 		return Latency{}
 	}
@@ -95,11 +96,8 @@ type Generator struct {
 	// the lag (wakefloor.go); with Config.WakeProbe, how late they came
 	// back during the measured window, in every run. Merged results keep
 	// it per shard.
-	WakeFloor  *WakeFloor     `json:"wake_floor,omitempty"`
-	lagSamples int64          // wakeups the lag was sampled on (for the verdict)
-	lagHist    *hdr.Histogram // their distribution (for the verdict)
-	lagFired   *lagQuantile   // the quantile the lag rule judged material (nil: none)
-	Reason     string         `json:"reason"`
+	WakeFloor *WakeFloor `json:"wake_floor,omitempty"`
+	Reason    string     `json:"reason"`
 	// Notes (and IONote) name the Config fields they are about as
 	// {Field}, as usage errors do; Result.Words renders them (the CLI: as
 	// its flags).
@@ -229,7 +227,6 @@ type WakeFloor struct {
 	// Explains: the machine's own lateness is at least WakeFloorShare of
 	// the generator's lag at that quantile.
 	Explains bool `json:"explains"`
-	hist     *hdr.Histogram
 }
 
 // TargetResult is one target's part of a result.
@@ -266,10 +263,8 @@ type LagCaveat struct {
 	Share     float64 `json:"share"` // lag over latency
 }
 
-// lagQuantile is one quantile the lag rule looks at.
-type lagQuantile struct {
-	name     string
-	tail     float64 // fraction of samples beyond the quantile
-	lag, lat int64
-	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
+// StageInfo is a stage as results.json records it.
+type StageInfo struct {
+	DurationS float64 `json:"duration_s"`
+	Rate      float64 `json:"rate"` // requests/s of the whole run at the stage's end
 }
