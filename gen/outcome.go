@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/gen/result"
@@ -48,6 +47,7 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	perSecond := agg.perSecond() // first: it may add a note
 	total := newRecorder(r.warmup, r.histMax)
 	var lagMerged = newHist()
+	var sum result.Tally // the loops' counts (result.Tally.Add: the sum the Merger uses too)
 	g := o.g
 	interrupted := r.stopped.Load()
 	var window float64
@@ -57,27 +57,12 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 		total.uncorrected.Merge(rec.uncorrected)
 		total.handshake.Merge(rec.handshake)
 		lagMerged.Merge(rec.lag)
-		for i, v := range rec.status {
-			total.status[i] += v
-		}
-		for i, v := range rec.errors {
-			total.errors[i] += v
-			if total.firstErr[i] == nil {
-				total.firstErr[i] = rec.firstErr[i]
-			}
-		}
-		total.ok += rec.ok
-		total.non2xx += rec.non2xx
-		total.bytes += rec.bytes
+		sum.Add(rec.tally())
 		total.okInWindow += rec.okInWindow
 		total.bytesInWindow += rec.bytesInWindow
 		total.lateSends += rec.lateSends
 		total.dropped += rec.dropped
-		total.retries += rec.retries
-		total.handshakes += rec.handshakes
-		total.resumed += rec.resumed
 		total.unsolicited += rec.unsolicited
-		total.zeroRTT += rec.zeroRTT
 		if w := float64(o.ends[i]-r.warmup) / 1e9; w > window {
 			window = w
 		}
@@ -121,15 +106,9 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 		DurationS:          units.Round3(window),
 		WarmupS:            cfg.Warmup.Seconds(),
 		RequestedRate:      cfg.Rate,
-		OK:                 total.ok,
-		Retries:            total.retries,
-		Status:             map[string]uint64{},
-		Errors:             map[string]uint64{},
-		BytesRead:          total.bytes,
 		Latency:            result.LatencyOf(total.corrected),
 		Latency2xx:         result.LatencyOf(total.corrected2x),
 		LatencyUncorrected: result.LatencyOf(total.uncorrected),
-		Handshakes:         total.handshakes,
 		PerSecond:          perSecond,
 		Interrupted:        interrupted,
 		CorrectedHist:      total.corrected,
@@ -145,32 +124,15 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	res.Generator = g
 	res.AchievedRate = units.Round3(float64(total.okInWindow) / window)
 	res.ThroughputGbps = units.Round3(float64(total.bytesInWindow) * 8 / window / 1e9)
-	for code, v := range total.status {
-		if v > 0 {
-			res.Status[strconv.Itoa(code)] = v
-		}
-	}
-	var nerr uint64
-	for i, v := range total.errors {
-		name := ErrorClass(i).String()
-		res.Errors[name] = v
-		nerr += v
-		if total.firstErr[i] != nil {
-			if res.ErrorSamples == nil {
-				res.ErrorSamples = map[string]string{}
-			}
-			res.ErrorSamples[name] = total.firstErr[i].Error()
-		}
-	}
-	res.Requests = total.ok + total.non2xx + nerr
-	if total.handshakes > 0 || cfg.NewConn || r.tls != nil {
-		res.HandshakeRate = units.Round3(float64(total.handshakes) / window)
+	if sum.Handshakes > 0 || cfg.NewConn || r.tls != nil {
+		res.HandshakeRate = units.Round3(float64(sum.Handshakes) / window)
 		hs := result.LatencyOf(total.handshake)
 		res.HandshakeUs = &hs
 	}
 	if r.tls != nil {
-		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
+		res.TLS = r.tls.info(sum.Resumed, sum.ZeroRTT)
 	}
+	sum.Set(res)
 	r.mergeable(res, total)
 	return res
 }

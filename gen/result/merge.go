@@ -388,18 +388,15 @@ func emptyLike(hs []*hdr.Histogram) *hdr.Histogram {
 func (m *Merger) mergeCounts(out *Result, parts []*part) {
 	out.DurationS = math.Inf(1)
 	var tls *TLSInfo
+	var sum Tally
 	for _, p := range parts {
 		r := p.res
+		sum.Add(TallyOf(r))
 		out.DurationS = min(out.DurationS, r.DurationS)
 		out.Connections += r.Connections
 		out.RequestedRate += r.RequestedRate
 		out.AchievedRate += r.AchievedRate
-		out.Requests += r.Requests
-		out.OK += r.OK
-		out.Retries += r.Retries
-		out.BytesRead += r.BytesRead
 		out.ThroughputGbps += r.ThroughputGbps
-		out.Handshakes += r.Handshakes
 		out.HandshakeRate += r.HandshakeRate
 		out.Interrupted = out.Interrupted || r.Interrupted
 		if out.QUICVersion == "" {
@@ -408,33 +405,15 @@ func (m *Merger) mergeCounts(out *Result, parts []*part) {
 		if r.H2 != nil {
 			out.H2 = r.H2.add(out.H2)
 		}
-		for k, v := range r.Status {
-			out.Status[k] += v
-		}
-		for k, v := range r.Errors {
-			out.Errors[k] += v
-		}
-		for k, v := range r.ErrorSamples {
-			if _, seen := out.ErrorSamples[k]; !seen {
-				if out.ErrorSamples == nil {
-					out.ErrorSamples = map[string]string{}
-				}
-				out.ErrorSamples[k] = v
-			}
-		}
-		if t := r.TLS; t != nil {
-			if tls == nil {
-				c := *t
-				c.Resumed, c.ZeroRTT = 0, 0
-				tls = &c
-			}
-			tls.Resumed += t.Resumed
-			tls.ZeroRTT += t.ZeroRTT
+		if t := r.TLS; t != nil && tls == nil {
+			c := *t // the sessions' kind, from the first shard that had any; the counts are the tally's
+			tls = &c
 		}
 		out.Shards = append(out.Shards, summaries(p)...)
 	}
 	slices.SortStableFunc(out.Shards, func(a, b ShardSummary) int { return a.Shard.Index - b.Shard.Index })
 	out.TLS = tls
+	sum.Set(out)
 	out.AchievedRate = units.Round3(out.AchievedRate)
 	out.ThroughputGbps = units.Round3(out.ThroughputGbps)
 	out.HandshakeRate = units.Round3(out.HandshakeRate)
