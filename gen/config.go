@@ -359,7 +359,7 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 	default:
 		for _, n := range t.Curves {
 			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
-				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
+				why = "{TLS.Curves} " + n + " (the lean TLS implementation has x25519 and p256)"
 				break
 			}
 		}
@@ -369,7 +369,7 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
 	}
 	if len(t.Ciphers) > 0 && !lean {
-		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
+		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 implementation, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
 	}
 	return lean, why, nil
 }

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// h2Engine is HTTP/2 on the same raw sockets, epoll loops and byte-stream
+// h2Engine is HTTP/2 on the same raw sockets, TCP loops and byte-stream
 // seam as HTTP/1.1: over TLS with ALPN h2 (the same handshakes, lean or
 // crypto/tls), or h2c with prior knowledge for http:// targets. Each loop
 // (h2loop.go) owns its connection slots (h2conn.go); each slot's socket

@@ -213,12 +213,12 @@ func (r *recorder) response(tgt int32, status int, intended, written, done int64
 	r.bytes += uint64(nbytes)
 }
 
-// failure records a request for target tgt of class c given up at done. Its corrected
+// fail records a request for target tgt of class c given up at done. Its corrected
 // latency is the time it had waited when it was given up: a lower bound of
 // what a client would have seen (vegeta and k6 record failures the same
 // way), so a server that stops answering shows in the percentiles instead
 // of vanishing from them.
-func (r *recorder) failure(tgt int32, c ErrorClass, err error, intended, done int64) {
+func (r *recorder) fail(tgt int32, c ErrorClass, err error, intended, done int64) {
 	if r.firstErr[c] == nil {
 		r.firstErr[c] = err
 	}

@@ -60,10 +60,10 @@ type secondReport struct {
 	dur    int64 // ns of the second the loop covered (1 s but for the last)
 }
 
-// fail records a loop's setup failure (the first one wins) and counts the
+// breakDownAtSetup records a loop's setup failure (the first one wins) and counts the
 // loop as ready: it leaves without sending.
-func (r *run) fail(err error) {
-	r.abortStart(err)
+func (r *run) breakDownAtSetup(err error) {
+	r.breakDownAtStart(err)
 	r.ready.Done()
 }
 
@@ -71,7 +71,7 @@ func (r *run) fail(err error) {
 // (the first one wins, as in fail) and stops every loop: Run returns the
 // result with that error.
 func (r *run) breakDown(err error) {
-	r.abortStart(err)
+	r.breakDownAtStart(err)
 	if !r.broken.Swap(true) {
 		for _, lc := range r.loops {
 			lc.d.wake()
@@ -270,7 +270,7 @@ func (r *run) execute(ctx context.Context) (*result.Result, error) {
 	}
 	r.ready.Wait()
 	if err := r.awaitStart(ctx); err != nil {
-		r.abortStart(err)
+		r.breakDownAtStart(err)
 	}
 	if r.failErr != nil {
 		r.aborted.Store(true)
@@ -379,10 +379,10 @@ func (r *run) awaitStart(ctx context.Context) error {
 	return nil
 }
 
-// abortStart ends a run whose loops are ready but must not start: they
+// breakDownAtStart ends a run whose loops are ready but must not start: they
 // see the failure when released and return without sending.
 // The first failure wins, as in fail.
-func (r *run) abortStart(err error) {
+func (r *run) breakDownAtStart(err error) {
 	r.failMu.Lock()
 	if r.failErr == nil {
 		r.failErr = err

@@ -15,7 +15,7 @@ import (
 )
 
 // tcpEngine is what the engines on raw TCP sockets (HTTP/1.1, HTTP/2) have
-// in common besides their epoll loops: the target's address family, whether
+// in common besides their TCP loops: the target's address family, whether
 // the kernel lets the loops call epoll_pwait2, the check that the target
 // accepts connections and that the source addresses exist, a P per loop,
 // and the loops' CPU accounts and socket closes.
@@ -68,7 +68,7 @@ func (e *tcpEngine) outcome(o *outcome) {
 // tcpLoopOf is the TCP event loop under lc's driver (an h1Loop or an
 // h2Loop: both embed it). The run's one list of loops (run.loops) is the
 // only one; the engine reads its loops from there.
-func tcpLoopOf(lc *lifecycle) *epollLoop { return lc.d.(interface{ tcpLoop() *epollLoop }).tcpLoop() }
+func tcpLoopOf(lc *lifecycle) *tcpLoop { return lc.d.(interface{ tcpLoop() *tcpLoop }).tcpLoop() }
 
 func (e *tcpEngine) closes() int64 {
 	var n int64

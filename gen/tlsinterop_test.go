@@ -13,7 +13,7 @@ import (
 	"github.com/loadlab/loadlab/internal/tlsservers"
 )
 
-// Interop of the lean TLS 1.3 engine with real servers: nginx, HAProxy and
+// Interop of the lean TLS 1.3 implementation with real servers: nginx, HAProxy and
 // h2o (OpenSSL) and Caddy (Go), each with P-256, RSA 2048 and RSA 4096
 // certificates and each TLS 1.3 cipher suite (the client offers one, so
 // the server must pick it); a server limited to P-256 (a HelloRetryRequest

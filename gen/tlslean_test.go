@@ -54,7 +54,7 @@ func TestLeanEngineChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			if (c.Lean != nil) != tc.lean {
-				t.Fatalf("lean engine %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
+				t.Fatalf("lean TLS implementation %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
 			}
 		})
 	}

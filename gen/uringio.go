@@ -183,7 +183,7 @@ func (u *uringIO) sqe() *uring.SQE {
 var errSQFull = errors.New("the kernel took none of the queued entries")
 
 // fail records the ring's first failure: the loop ends the run with it
-// (see epollLoop.ringFailed).
+// (see tcpLoop.ringFailed).
 func (u *uringIO) fail(err error) {
 	if u.err == nil {
 		u.err = fmt.Errorf("%w; the run stopped early: use {IO} epoll", err)
@@ -599,13 +599,13 @@ func chooseIO(r *run) (io, note string, err error) {
 
 // setupUring makes the loop's ring on its locked thread, with the wake-up
 // eventfd the other goroutines write to.
-func (l *epollLoop) setupUring() error {
+func (l *tcpLoop) setupUring() error {
 	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
 	if err != nil {
 		return fmt.Errorf("eventfd: %w", err)
 	}
 	l.wakefd = wfd
-	if l.ur, err = newUringIO(l.conns, l.batch, l.r.dst, wfd); err != nil {
+	if l.ur, err = newUringIO(l.nslots, l.batch, l.r.dst, wfd); err != nil {
 		return fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
 	}
 	l.ur.fault = l.r.cfg.uringFault
@@ -633,7 +633,7 @@ func (l *epollLoop) setupUring() error {
 //
 // A ring that failed (this round or before it, in sqe or enter) breaks
 // the loop down: the run ends with the failure (lifecycle.breakDown).
-func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
+func (l *tcpLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 	u := l.ur
 	at := min(until, l.nextScan)
 	if l.batch {
@@ -655,7 +655,7 @@ func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 }
 
 // ringFailed hands the ring's failure, if any, to the lifecycle.
-func (l *epollLoop) ringFailed() {
+func (l *tcpLoop) ringFailed() {
 	if l.ur.err != nil && l.broken == nil {
 		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, l.ur.err)
 	}
@@ -663,7 +663,7 @@ func (l *epollLoop) ringFailed() {
 
 // setWallOff notes the wall clock's offset from the run's clock, which
 // turns receive timestamps into the run's time.
-func (l *epollLoop) setWallOff() {
+func (l *tcpLoop) setWallOff() {
 	t := time.Now()
 	l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
 }

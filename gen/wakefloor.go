@@ -99,7 +99,7 @@ func (p *wakeProbe) sleeper(cpu, n int, from, until time.Time) {
 	if cpu >= 0 {
 		pin.PinThread(cpu) //nolint:errcheck // probed unpinned if the CPU is not ours to pin
 	}
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (epoll.go); the default 50 µs otherwise
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (tcploop.go); the default 50 µs otherwise
 	h := newHist()
 	for i := 0; n <= 0 || i < n; i++ {
 		if p.stopped() {

@@ -113,7 +113,8 @@ type TLSInfo struct {
 	Resumed   uint64 `json:"resumed"`
 	ZeroRTT   uint64 `json:"zero_rtt,omitempty"` // HTTP/3: requests sent as 0-RTT early data and accepted
 	ALPN      string `json:"alpn,omitempty"`
-	// Engine ran the handshakes: "lean" (gen/tls13), "crypto/tls", "utls".
+	// Engine is the TLS implementation that ran the handshakes: "lean"
+	// (gen/tls13), "crypto/tls", "utls" (the JSON name stays "engine").
 	Engine string `json:"engine"`
 	// ClientKeyShare says whether the client's ECDHE key pair was "reused"
 	// (one per loop) or "fresh" (one per handshake).

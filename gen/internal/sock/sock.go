@@ -1,6 +1,6 @@
 // Package sock is the seam between a connection and its byte stream, as
 // wrk's struct sock: the socket itself (Plain), or TLS over it (package
-// tlsfd). The connection code of the epoll loops reads and writes through a
+// tlsfd). The connection code of the TCP loops reads and writes through a
 // Stream and never asks which; the choice is made once per socket, when it
 // connects.
 //

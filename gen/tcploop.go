@@ -24,7 +24,7 @@ const (
 	eventTimer  = -2        // epoll data index of the fallback sleep timerfd
 )
 
-// epollLoop is what the loop of an engine on raw sockets is made of
+// tcpLoop is what the loop of an engine on raw sockets is made of
 // (HTTP/1.1 and HTTP/2): a locked OS thread pinned to one CPU, an
 // epoll instance with its wake-up eventfd, the raw socket calls that dial
 // the target, each connection's byte stream (plain or TLS), the loop's read
@@ -32,7 +32,7 @@ const (
 // protocol's driver embeds it and handles the events of its connections.
 // Nothing in it is shared with other loops, or with any other goroutine,
 // while it runs; so its lock is a no-op.
-type epollLoop struct {
+type tcpLoop struct {
 	*lifecycle
 
 	family int
@@ -71,23 +71,23 @@ type epollLoop struct {
 	unsettled int   // connections connecting, in their handshake or with bytes to write: they need prompt events
 
 	// The loop's io_uring (--io uring; see uringio.go), nil on epoll.
-	io    string   // IOEpoll or IOUring
-	ur    *uringIO // the ring once set up
-	conns int      // connection slots (sizes the ring)
+	io     string   // IOEpoll or IOUring
+	ur     *uringIO // the ring once set up
+	nslots int      // connection slots (sizes the ring)
 
 	proto slotProto // the protocol's slots (the driver that embeds the loop)
 }
 
-// tcpLoop is the loop itself, for the engine (tcpLoopOf): h1Loop and h2Loop
+// loop is the loop itself, for the engine (tcpLoopOf): h1Loop and h2Loop
 // embed it.
-func (l *epollLoop) tcpLoop() *epollLoop { return l }
+func (l *tcpLoop) loop() *tcpLoop { return l }
 
-// initEpoll prepares the loop of lifecycle lc (nothing is opened yet: setup
+// initLoop prepares the loop of lifecycle lc (nothing is opened yet: setup
 // does that on the loop's thread).
-func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
+func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
 	r := lc.r
 	l.proto = p
-	l.conns, l.io = conns, e.io
+	l.nslots, l.io = conns, e.io
 	l.lifecycle = lc
 	l.family, l.pwait2 = e.family, e.pwait2
 	l.epfd, l.wakefd, l.timerfd, l.quietfd = -1, -1, -1, -1
@@ -111,7 +111,7 @@ func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, p slotProto, conns in
 }
 
 // setup pins the thread, enters the network namespace and creates epoll.
-func (l *epollLoop) setup() error {
+func (l *tcpLoop) setup() error {
 	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
 	if err := pin.PinThread(l.cpu); err != nil {
 		return err
@@ -178,7 +178,7 @@ func (l *epollLoop) setup() error {
 
 // closeFds closes the loop's own descriptors (its connections are the
 // driver's to close first).
-func (l *epollLoop) closeFds() {
+func (l *tcpLoop) closeFds() {
 	if l.ur != nil {
 		l.ur.close()
 	}
@@ -189,14 +189,14 @@ func (l *epollLoop) closeFds() {
 	}
 }
 
-func (l *epollLoop) lock()         {}
-func (l *epollLoop) unlock()       {}
-func (l *epollLoop) finish()       {}
-func (l *epollLoop) accountBegin() { l.acct.begin() }
-func (l *epollLoop) accountEnd()   { l.acct.end() }
+func (l *tcpLoop) lock()         {}
+func (l *tcpLoop) unlock()       {}
+func (l *tcpLoop) finish()       {}
+func (l *tcpLoop) accountBegin() { l.acct.begin() }
+func (l *tcpLoop) accountEnd()   { l.acct.end() }
 
 // wake interrupts the loop's epoll wait (safe from any goroutine).
-func (l *epollLoop) wake() {
+func (l *tcpLoop) wake() {
 	one := [8]byte{1}
 	unix.Write(l.wakefd, one[:])
 }
@@ -215,7 +215,7 @@ type handler interface {
 // then, if quiet() (nothing pending, no connection that needs prompt
 // events), sleeps through socket events until the deadline: the loop wakes
 // once a pacing tick, sends what is due, then collects the responses.
-func (l *epollLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
+func (l *tcpLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
 	if l.ur != nil {
 		l.waitUring(now, until, h, quiet)
 		return
@@ -235,7 +235,7 @@ func (l *epollLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
 }
 
 // dispatch hands the n events of the last poll to h.
-func (l *epollLoop) dispatch(n int, h handler) {
+func (l *tcpLoop) dispatch(n int, h handler) {
 	if l.batch {
 		t := time.Now()
 		l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
@@ -251,7 +251,7 @@ func (l *epollLoop) dispatch(n int, h handler) {
 }
 
 // drainWakeups empties the wake-up descriptors after a quiet sleep.
-func (l *epollLoop) drainWakeups() {
+func (l *tcpLoop) drainWakeups() {
 	l.drainWakeup(eventWake)
 	if l.timerfd >= 0 {
 		l.drainWakeup(eventTimer)
@@ -261,7 +261,7 @@ func (l *epollLoop) drainWakeups() {
 // doneAt returns when the response just read completed, on the run's
 // clock: with batched pacing the receive timestamp of its last segment
 // (never after now nor before the request was written), else now.
-func (l *epollLoop) doneAt(now, written int64) int64 {
+func (l *tcpLoop) doneAt(now, written int64) int64 {
 	if !l.batch {
 		return now
 	}
@@ -285,7 +285,7 @@ func (l *epollLoop) doneAt(now, written int64) int64 {
 // epoll_pwait2 (probed once per run) the loop arms its timerfd with the
 // deadline and sleeps in epoll_wait. ns is the timeout; at is the deadline
 // it stands for, on the run's clock.
-func (l *epollLoop) pollWait(epfd int, ns, at int64) int {
+func (l *tcpLoop) pollWait(epfd int, ns, at int64) int {
 	if ns < 0 {
 		ns = 0
 	}
@@ -304,7 +304,7 @@ func (l *epollLoop) pollWait(epfd int, ns, at int64) int {
 
 // waitTimer is pollWait without epoll_pwait2: the timerfd is re-armed only
 // when the deadline moves (a loop woken by events keeps the timer it set).
-func (l *epollLoop) waitTimer(epfd int, ns, at int64) int {
+func (l *tcpLoop) waitTimer(epfd int, ns, at int64) int {
 	timeout := 0
 	if ns > 0 {
 		timeout = -1
@@ -323,7 +323,7 @@ func (l *epollLoop) waitTimer(epfd int, ns, at int64) int {
 }
 
 // drainWakeup empties the eventfd or timerfd that woke the loop.
-func (l *epollLoop) drainWakeup(which int32) {
+func (l *tcpLoop) drainWakeup(which int32) {
 	var b [8]byte
 	if which == eventWake {
 		rawio.Read(l.wakefd, b[:])
@@ -337,7 +337,7 @@ func (l *epollLoop) drainWakeup(which int32) {
 // slot idx (socket generation gen), registers it with epoll and starts
 // connecting: connected reports a connect that completed at once, else
 // EPOLLOUT will say when it does.
-func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorClass, err error) {
+func (l *tcpLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorClass, err error) {
 	fd, err = unix.Socket(l.family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return -1, false, classify(err), err
@@ -375,7 +375,7 @@ func (l *epollLoop) dial(idx, gen int32) (fd int, connected bool, class ErrorCla
 
 // connectResult reads the outcome of ss's connect in progress (on
 // EPOLLOUT): the ring's completion, or the socket's SO_ERROR.
-func (l *epollLoop) connectResult(ss *socketSlot) error {
+func (l *tcpLoop) connectResult(ss *socketSlot) error {
 	if l.ur != nil {
 		return ss.ring.connErr
 	}
@@ -393,7 +393,7 @@ func connectResult(fd int) error {
 
 // newSock returns the byte stream of a freshly connected socket: TLS for
 // https://, else plain (which the caller owns, so that it costs nothing).
-func (l *epollLoop) newSock(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
+func (l *tcpLoop) newSock(fd int, plain *sock.Plain, ring *uringSock) sock.Stream {
 	if l.ur != nil {
 		if l.tls != nil {
 			return l.tls.NewConnVia(fd, ring)
@@ -412,7 +412,7 @@ func (l *epollLoop) newSock(fd int, plain *sock.Plain, ring *uringSock) sock.Str
 
 // closeSocket closes fd and releases its stream. With CloseRST the kernel
 // resets the connection and keeps no TIME_WAIT on this side.
-func (l *epollLoop) closeSocket(fd int, s sock.Stream, ring *uringSock) {
+func (l *tcpLoop) closeSocket(fd int, s sock.Stream, ring *uringSock) {
 	l.closes.Add(1)
 	if s != nil {
 		s.Release()
