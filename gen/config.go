@@ -132,9 +132,10 @@ type TLSOptions struct {
 	ClientHello string   // "go" (default), "chrome" or "firefox" (uTLS presets)
 	Resume      bool     // allow session resumption on new connections
 	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
-	// Engine runs the handshakes: "auto" (default: lean where it applies),
-	// "lean" (package tls13: TLS 1.3, --client-hello go, no --resume,
-	// x25519/p256) or "std" (crypto/tls, or uTLS for presets).
+	// Engine is the TLS implementation that runs the handshakes: "auto"
+	// (default: lean where it applies), "lean" (package tls13: TLS 1.3,
+	// ClientHello go, no Resume, x25519/p256) or "std" (crypto/tls, or
+	// uTLS for presets).
 	Engine        string
 	FreshKeyShare bool     // lean: a new key pair per handshake (default: one per loop, reused)
 	Ciphers       []string // lean: TLS 1.3 suites to offer, in order (default: all three)

@@ -61,7 +61,7 @@ type ScheduleInfo struct {
 	Rate        float64   `json:"rate"`       // requests/s of the whole run; 0 = closed loop
 	DurationS   float64   `json:"duration_s"` // configured run time, warmup included
 	WarmupS     float64   `json:"warmup_s"`
-	Requests    int       `json:"requests,omitempty"` // --requests of the whole run (0 = no limit)
+	Requests    int       `json:"requests,omitempty"` // Config.Requests of the whole run (0 = no limit)
 	Connections int       `json:"connections"`        // of the whole run, before the shards' split
 	Shards      int       `json:"shards"`             // shard count (1 = not sharded)
 	// StartSkewMs is, in a merged result, how far apart the shards'

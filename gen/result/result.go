@@ -80,7 +80,7 @@ type Generator struct {
 	// leave in one wakeup (0: each at its own time).
 	PacingToleranceUs int64 `json:"pacing_tolerance_us"`
 	// IO is how the loops drove their sockets ("epoll", "uring"; HTTP/3:
-	// "udp"), and IONote why (what --io auto found, or what was asked).
+	// "udp"), and IONote why (what Config.IO auto found, or what was asked).
 	IO           string `json:"io"`
 	IONote       string `json:"io_note"`
 	Unfinished   int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
@@ -148,7 +148,7 @@ type Result struct {
 	Protocol       string            `json:"protocol"` // "http/1.1", "h2" or "h3"
 	Mode           string            `json:"mode"`     // "closed" or "open"
 	Connections    int               `json:"connections"`
-	Streams        int               `json:"streams,omitempty"` // h2: concurrent streams per connection (--streams; the server's limit may be lower, see h2)
+	Streams        int               `json:"streams,omitempty"` // h2: concurrent streams per connection (Config.Streams; the server's limit may be lower, see h2)
 	DurationS      float64           `json:"duration_s"`        // measured window (warmup excluded)
 	WarmupS        float64           `json:"warmup_s"`
 	RequestedRate  float64           `json:"requested_rate"`
