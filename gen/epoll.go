@@ -74,6 +74,8 @@ type epollLoop struct {
 	io    string   // IOEpoll or IOUring
 	ur    *uringIO // the ring once set up
 	conns int      // connection slots (sizes the ring)
+
+	proto slotProto // the protocol's slots (the driver that embeds the loop)
 }
 
 // tcpLoop is the loop itself, for the engine (tcpLoopOf): h1Loop and h2Loop
@@ -82,8 +84,9 @@ func (l *epollLoop) tcpLoop() *epollLoop { return l }
 
 // initEpoll prepares the loop of lifecycle lc (nothing is opened yet: setup
 // does that on the loop's thread).
-func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, conns int) {
+func (l *epollLoop) initEpoll(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
 	r := lc.r
+	l.proto = p
 	l.conns, l.io = conns, e.io
 	l.lifecycle = lc
 	l.family, l.pwait2 = e.family, e.pwait2
@@ -423,90 +426,4 @@ func (l *epollLoop) closeSocket(fd int, s sock.Stream, ring *uringSock) {
 		return
 	}
 	unix.Close(fd)
-}
-
-// socketSlot is the socket part of a connection slot, the same for every
-// engine on the epoll loop: the descriptor (closed and reopened many times:
-// new connection per request, Connection: close or GOAWAY, errors) with a
-// generation that tells events of an old socket from the current one, the
-// byte stream, the connect and setup phases, and whether the loop counts
-// the slot as needing prompt events. The protocol's slot embeds it.
-type socketSlot struct {
-	idx, gen   int32
-	fd         int
-	connecting bool
-	handshake  bool // the stream's setup (TLS handshake) in progress
-	unsettled  bool // counted in the loop's unsettled (see trackSlot)
-	connStart  int64
-
-	s     sock.Stream // the byte stream of the current socket (nil when closed)
-	plain sock.Plain  // s when the target is plain TCP
-	ring  uringSock   // the socket on the loop's io_uring (--io uring)
-}
-
-// dialSlot opens a new socket for ss and starts connecting: connected
-// reports a connect that completed at once (call openSock), else the
-// slot is connecting until EPOLLOUT.
-func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
-	ss.connStart = now
-	ss.gen++
-	ss.fd, connected, class, err = l.dial(ss.idx, ss.gen)
-	if err == nil && !connected {
-		ss.connecting = true
-		if l.ur != nil {
-			l.ur.connect(&ss.ring, ss.fd, ss.idx, ss.gen)
-		}
-	}
-	return connected, class, err
-}
-
-// openSock chooses the byte stream of a connected socket (plain or TLS)
-// and begins its setup.
-func (l *epollLoop) openSock(ss *socketSlot) {
-	ss.connecting = false
-	ss.s = l.newSock(ss.fd, &ss.plain, &ss.ring)
-	ss.handshake = true
-}
-
-// advanceSetup runs the stream's setup until it needs the network again.
-// Once it is done (at once for a plain socket), took is how long the
-// connect and the setup took, ns, when they count as a handshake (TLS, or a
-// new connection per request; -1 otherwise): the driver records it. The
-// returned now is then fresh.
-func (l *epollLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ int64, err error) {
-	done, err = ss.s.Handshake(l.buf)
-	if err != nil || !done {
-		return false, -1, now, err
-	}
-	ss.handshake = false
-	if l.tls == nil && !l.r.cfg.NewConn {
-		return true, -1, now, nil
-	}
-	now = l.now()
-	return true, now - ss.connStart, now, nil
-}
-
-// trackSlot keeps the loop's count of slots that need prompt events
-// (connecting, in the setup, or with bytes still to write; writing says
-// whether the protocol has some): batched pacing sleeps through socket
-// events only while there are none.
-func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
-	u := ss.fd >= 0 && (ss.connecting || ss.handshake || writing || ss.s != nil && ss.s.Pending())
-	if u != ss.unsettled {
-		ss.unsettled = u
-		if u {
-			l.unsettled++
-		} else {
-			l.unsettled--
-		}
-	}
-}
-
-// closeSlot closes ss's socket and releases its stream.
-func (l *epollLoop) closeSlot(ss *socketSlot) {
-	l.closeSocket(ss.fd, ss.s, &ss.ring)
-	ss.s = nil
-	ss.fd = -1
-	ss.connecting = false
-	ss.handshake = false
 }

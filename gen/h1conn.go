@@ -44,61 +44,37 @@ func (c *h1Conn) init(idx int, verify, head bool) {
 	}
 }
 
-// connect opens a new non-blocking socket for c and starts connecting.
+// connect opens a new non-blocking socket for c and starts connecting
+// (slot.go runs the setup; the request goes out once it is done).
 func (l *h1Loop) connect(c *h1Conn, now int64) {
-	connected, class, err := l.dialSlot(&c.socketSlot, now)
-	switch {
-	case err != nil:
+	if class, err := l.connectSlot(&c.socketSlot, c.intended, now); err != nil {
 		l.fail(c, class, err, now)
-	case connected:
-		l.connected(c, now)
-	default:
-		l.track(c)
 	}
 }
 
 // track keeps c in the loop's count of connections that need prompt events.
 func (l *h1Loop) track(c *h1Conn) { l.trackSlot(&c.socketSlot, c.writing) }
 
-// connected continues after the TCP connection is up: the stream is chosen
-// (plain or TLS) and set up, then the request goes out.
-func (l *h1Loop) connected(c *h1Conn, now int64) {
-	c.reqs = 0
-	l.openSock(&c.socketSlot)
-	l.setUp(c, now)
+// The slot setup's edges (slotProto).
+func (l *h1Loop) slotTrack(idx int32) { l.track(&l.conns[idx]) }
+func (l *h1Loop) slotFailed(idx int32, class ErrorClass, err error, now int64) {
+	l.fail(&l.conns[idx], class, err, now)
 }
-
-// setUp advances the stream's setup; once it is done (at once for a plain
-// socket) the request goes out.
-func (l *h1Loop) setUp(c *h1Conn, now int64) {
-	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
-	if err != nil {
-		l.fail(c, classifyHandshake(err), err, now)
-		return
-	}
-	if !done {
-		l.track(c)
-		return
-	}
-	l.rec.countHandshake(c.intended, took, c.s.Resumed())
-	l.writeRequest(c, now)
+func (l *h1Loop) slotOpened(idx int32)           { l.conns[idx].reqs = 0 }
+func (l *h1Loop) slotReady(idx int32, now int64) { l.writeRequest(&l.conns[idx], now) }
+func (l *h1Loop) slotClose(idx int32)            { l.closeConn(&l.conns[idx]) }
+func (l *h1Loop) slotOpen(idx int32) bool        { return l.conns[idx].fd >= 0 }
+func (l *h1Loop) slotBegin(idx int32, now int64) {
+	l.dispatch(&l.conns[idx], now, l.closedTarget(), now)
 }
 
 // handle processes the epoll events of c's socket.
 func (l *h1Loop) handle(c *h1Conn, ev uint32) {
 	now := l.now()
+	if l.settingUp(&c.socketSlot, ev, now) {
+		return
+	}
 	switch {
-	case c.connecting:
-		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
-			return
-		}
-		if err := l.connectResult(&c.socketSlot); err != nil {
-			l.fail(c, classify(err), err, now)
-			return
-		}
-		l.connected(c, now)
-	case c.handshake:
-		l.setUp(c, now)
 	case !c.busy:
 		// Idle keep-alive connection: the server closed it, or sent bytes
 		// nobody asked for.

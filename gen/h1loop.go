@@ -15,7 +15,7 @@ type h1Loop struct {
 func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 	cfg := e.r.cfg
 	l := &h1Loop{e: e}
-	l.initEpoll(lc, &e.tcpEngine, n)
+	l.initEpoll(lc, &e.tcpEngine, l, n)
 	l.conns = make([]h1Conn, n)
 	l.idles = make([]int32, 0, n)
 	for j := range l.conns {
@@ -25,28 +25,6 @@ func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 		}
 	}
 	return l
-}
-
-func (l *h1Loop) teardown() {
-	for i := range l.conns {
-		if l.conns[i].fd >= 0 {
-			l.closeConn(&l.conns[i])
-		}
-	}
-	l.closeFds()
-}
-
-// begin: in closed loop every connection starts its first request.
-func (l *h1Loop) begin(now int64) {
-	if l.open {
-		return
-	}
-	for i := range l.conns {
-		if l.quotaSpent() {
-			break
-		}
-		l.dispatch(&l.conns[i], now, l.closedTarget(), now)
-	}
 }
 
 func (l *h1Loop) inflight() int { return l.busy }

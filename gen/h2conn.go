@@ -33,8 +33,7 @@ type h2Conn struct {
 	reqs   []h2Req // by c's stream slot
 	unsent []int32 // stream slots started whose bytes have not all left yet
 
-	connIntended int64 // intended time of the request that opened the socket (handshakes count in its window)
-	retryAt      int64 // closed loop: no new request before this time
+	retryAt int64 // closed loop: no new request before this time
 
 	goAway     bool // the server sent GOAWAY on this socket
 	goAwayCode http2.ErrCode
@@ -58,43 +57,19 @@ var (
 	errStreamSeen = errors.New("stream error") // stands for a class's message once its first one is kept
 )
 
-// connect opens a new socket for c and starts connecting (c's Conn is
-// fresh: its preface goes out once the stream is set up).
-func (l *h2Loop) connect(c *h2Conn, now int64) (ErrorClass, error) {
-	c.goAway = false
-	connected, class, err := l.dialSlot(&c.socketSlot, now)
-	switch {
-	case err != nil:
-		return class, err
-	case connected:
-		l.connected(c, now)
-	default:
-		l.track(c)
-	}
-	return 0, nil
+// The slot setup's edges (slotProto; slot.go runs the setup): once the
+// stream is set up, the preface and the requests started meanwhile go
+// out, and what came with the handshake is read.
+func (l *h2Loop) slotTrack(idx int32) { l.track(&l.slots[idx]) }
+func (l *h2Loop) slotFailed(idx int32, class ErrorClass, err error, now int64) {
+	l.connFail(&l.slots[idx], class, err, now)
 }
-
-// connected continues after the TCP connection is up: the stream is chosen
-// (plain or TLS) and set up.
-func (l *h2Loop) connected(c *h2Conn, now int64) {
-	l.openSock(&c.socketSlot)
-	l.setUp(c, now)
-}
-
-// setUp advances the stream's setup; once it is done (at once for a plain
-// socket) it writes the preface and the requests started meanwhile, and
-// reads what came with the handshake.
-func (l *h2Loop) setUp(c *h2Conn, now int64) {
-	done, took, now, err := l.advanceSetup(&c.socketSlot, now)
-	if err != nil {
-		l.connFail(c, classifyHandshake(err), err, now)
-		return
-	}
-	if !done {
-		l.track(c)
-		return
-	}
-	l.rec.countHandshake(c.connIntended, took, c.s.Resumed())
+func (l *h2Loop) slotOpened(int32)               {}
+func (l *h2Loop) slotClose(idx int32)            { l.closeH2(&l.slots[idx]) }
+func (l *h2Loop) slotOpen(idx int32) bool        { return l.slots[idx].fd >= 0 }
+func (l *h2Loop) slotBegin(idx int32, now int64) { l.offer(&l.slots[idx], now) }
+func (l *h2Loop) slotReady(idx int32, _ int64) {
+	c := &l.slots[idx]
 	l.flush(c)
 	if c.fd >= 0 {
 		l.read(c, unix.EPOLLIN)
@@ -103,29 +78,17 @@ func (l *h2Loop) setUp(c *h2Conn, now int64) {
 
 // handle processes the epoll events of c's socket.
 func (l *h2Loop) handle(c *h2Conn, ev uint32) {
-	now := l.now()
-	switch {
-	case c.connecting:
-		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
+	if l.settingUp(&c.socketSlot, ev, l.now()) {
+		return
+	}
+	if ev&unix.EPOLLOUT != 0 {
+		l.flush(c)
+		if c.fd < 0 {
 			return
 		}
-		if err := l.connectResult(&c.socketSlot); err != nil {
-			l.connFail(c, classify(err), err, now)
-			return
-		}
-		l.connected(c, now)
-	case c.handshake:
-		l.setUp(c, now)
-	default:
-		if ev&unix.EPOLLOUT != 0 {
-			l.flush(c)
-			if c.fd < 0 {
-				return
-			}
-		}
-		if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
-			l.read(c, ev)
-		}
+	}
+	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
+		l.read(c, ev)
 	}
 }
 

@@ -59,7 +59,7 @@ type h2Counters struct {
 func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 	cfg := e.r.cfg
 	l := &h2Loop{e: e, streams: e.streams, newConn: cfg.NewConn}
-	l.initEpoll(lc, &e.tcpEngine, n)
+	l.initEpoll(lc, &e.tcpEngine, l, n)
 	if !l.open {
 		// Closed loop has no schedule to queue, but refused requests
 		// wait here to be sent again; there are never more of them than
@@ -90,29 +90,6 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 		}
 	}
 	return l, nil
-}
-
-func (l *h2Loop) teardown() {
-	for i := range l.slots {
-		if l.slots[i].fd >= 0 {
-			l.closeH2(&l.slots[i])
-		}
-	}
-	l.closeFds()
-}
-
-// begin: in closed loop every slot connects and starts its first request
-// (the rest follow once the server's SETTINGS say how many it allows).
-func (l *h2Loop) begin(now int64) {
-	if l.open {
-		return
-	}
-	for i := range l.slots {
-		if l.quotaSpent() {
-			break
-		}
-		l.offer(&l.slots[i], now)
-	}
 }
 
 func (l *h2Loop) inflight() int { return l.busy }
@@ -253,8 +230,8 @@ func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 		l.rec.lateSends++
 	}
 	if c.fd < 0 {
-		c.connIntended = intended
-		if class, err := l.connect(c, now); err != nil {
+		c.goAway = false
+		if class, err := l.connectSlot(&c.socketSlot, intended, now); err != nil {
 			l.rec.failure(tgt, class, err, intended, now)
 			l.closeH2(c)
 			l.backoff(c, now)
