@@ -4,17 +4,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
-	"os"
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/lab/check"
-	"github.com/loadlab/loadlab/lab/cleanup"
-	"github.com/loadlab/loadlab/lab/proxy"
-	"github.com/loadlab/loadlab/lab/session"
-	"github.com/loadlab/loadlab/pin"
+	"github.com/loadlab/loadlab/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -61,14 +54,14 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	fl := cmd.Flags()
 	fl.StringVar(&f.profiles, "profiles", "", "comma-separated profiles to check (default: all; see loadlab lab proxies)")
 	fl.StringVar(&f.keys, "keys", "p256,rsa2048,rsa4096", "certificate key types to check each profile with")
-	fl.StringVar(&f.net, "net", session.NetLoopback, "network: loopback, or netns (backend, proxy and generator in their own namespaces joined by veth)")
+	fl.StringVar(&f.net, "net", lab.NetLoopback, "network: loopback, or netns (backend, proxy and generator in their own namespaces joined by veth)")
 	fl.BoolVar(&f.noCgroups, "no-cgroups", false, "run without cgroups: pin with CPU affinity only, measure via /proc")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs for the proxy, e.g. 0 or 0-1 (default: from the CPU plan)")
 	fl.StringVar(&f.backendCPUs, "backend-cpus", "", "CPUs for the backend (default: from the CPU plan)")
 	fl.StringVar(&f.loadgenCPUs, "loadgen-cpus", "", "CPUs for the load generator (default: from the CPU plan)")
 	fl.StringVar(&f.memory, "memory", "2GiB", "memory limit of each proxy's cgroup, e.g. 512MiB, 2GiB, 0 for none")
 	fl.StringVar(&f.dir, "dir", "results/lab-check", "run directory: certificates, proxy configs and logs")
-	fl.StringVar(&f.proxyUser, "proxy-user", "", "user the proxies serve as (default: "+session.DefaultProxyUser+", created if missing, when run as root)")
+	fl.StringVar(&f.proxyUser, "proxy-user", "", "user the proxies serve as (default: "+lab.DefaultProxyUser+", created if missing, when run as root)")
 	fl.DurationVar(&f.idleQuiet, "idle-quiet", 2*time.Second, "idle memory: quiet period after the one request (seed 001: 10m)")
 	fl.IntVar(&f.idleSamples, "idle-samples", 5, "idle memory: readings, the median is reported (seed 001: 20)")
 	fl.DurationVar(&f.idleEvery, "idle-every", 500*time.Millisecond, "idle memory: time between readings (seed 001: 30s)")
@@ -76,114 +69,27 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	return cmd
 }
 
-// parseLabCheck turns the flags into the check's configuration; errors are
-// usage errors.
-func parseLabCheck(f labCheckFlags) (check.Config, error) {
-	var c check.Config
-	profiles, err := labCheckProfiles(f.profiles)
-	if err != nil {
-		return c, err
-	}
-	c.Profiles = profiles
-	keys, err := certs.ParseKeyTypes(f.keys)
-	if err != nil {
-		return c, usagef("--keys: %v", err)
-	}
-	if f.net != session.NetLoopback && f.net != session.NetNS {
-		return c, usagef("--net %q: use loopback or netns", f.net)
-	}
-	var cpus [3]pin.CPUSet
-	for i, v := range []struct{ flag, val string }{{"--server-cpus", f.serverCPUs}, {"--backend-cpus", f.backendCPUs}, {"--loadgen-cpus", f.loadgenCPUs}} {
-		if v.val == "" {
-			continue
-		}
-		if cpus[i], err = pin.ParseList(v.val); err != nil {
-			return c, usagef("%s: %v", v.flag, err)
-		}
-	}
-	mem, err := units.ParseBytes(f.memory)
-	if err != nil {
-		return c, usagef("--memory: %v (0 = no limit)", err)
-	}
-	if f.idleSamples < 1 || f.idleQuiet < 0 || f.idleEvery < 0 {
-		return c, usagef("--idle-samples must be at least 1 and --idle-quiet, --idle-every not negative")
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return c, fmt.Errorf("cannot find the loadlab binary: %v", err)
-	}
-	c.Session = session.Options{
-		Dir: f.dir, Net: f.net, NoCgroups: f.noCgroups,
-		ServerCPUs: cpus[0], BackendCPUs: cpus[1], LoadgenCPUs: cpus[2],
-		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: f.proxyUser,
-	}
-	c.Idle = check.Idle{Quiet: f.idleQuiet, Samples: f.idleSamples, Every: f.idleEvery}
-	return c, nil
-}
-
-// labCheckProfiles resolves --profiles; an unknown name is a usage error
-// that lists the known ones.
-func labCheckProfiles(list string) ([]proxy.Profile, error) {
-	if strings.TrimSpace(list) == "" {
-		return proxy.All(), nil
-	}
-	var out []proxy.Profile
-	seen := map[string]bool{}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || seen[name] {
-			continue
-		}
-		seen[name] = true
-		p, err := proxy.Get(name)
-		if err != nil {
-			return nil, usagef("--profiles: %v", err)
-		}
-		out = append(out, p)
-	}
-	if len(out) == 0 {
-		return nil, usagef("--profiles is empty: give names such as nginx-stock,caddy-stock")
-	}
-	return out, nil
-}
-
-// runLabCheck opens the lab, checks every profile and prints the rows.
+// runLabCheck checks every profile (lab.Check) and prints the rows.
 func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
-	c, err := parseLabCheck(f)
-	if err != nil {
-		return err
-	}
 	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {
 		return usagef("--json: %v", err)
 	}
 	defer closeJSON() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
 
-	// First signal: cancel the run, which winds down and cleans up through
-	// the deferred janitor; second signal: the janitor runs right away.
-	var j cleanup.Janitor
 	ctx, sig, stopSignals := signalContext(cmd.Context())
 	defer stopSignals()
-	ctx, stopJanitor := j.OnSignal(ctx)
-	defer stopJanitor()
-	defer func() {
-		if err := j.Run(); err != nil {
-			fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", check.OneLine(err))
-		}
-	}()
-	c.Session.Janitor = &j
-	c.Session.Log = cmd.ErrOrStderr()
-	c.Log = cmd.ErrOrStderr()
-
-	rep, err := check.Run(ctx, c)
-	interrupted := ctx.Err() != nil
+	rep, err := lab.Check(ctx, lab.CheckOptions{
+		Profiles: f.profiles, Keys: f.keys, Net: f.net, NoCgroups: f.noCgroups,
+		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
+		Memory: f.memory, Dir: f.dir, ProxyUser: f.proxyUser,
+		IdleQuiet: f.idleQuiet, IdleSamples: f.idleSamples, IdleEvery: f.idleEvery,
+		Log: cmd.ErrOrStderr(),
+	})
+	interrupted := errors.Is(err, lab.ErrInterrupted)
 	if err != nil && !interrupted {
-		return errors.New(check.OneLine(err))
+		return err
 	}
-	if err := j.Run(); err != nil {
-		fmt.Fprintln(cmd.ErrOrStderr(), "loadlab: cleanup:", check.OneLine(err))
-	}
-	rep.Interrupted = interrupted
 	rep.WriteTable(cmd.OutOrStdout())
 	if jsonW != nil {
 		enc := json.NewEncoder(jsonW)
@@ -197,7 +103,7 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 		}
 	}
 	if interrupted {
-		return exitError{code: sig.exitCode(), err: errors.New("lab check interrupted; everything it started was stopped and removed")}
+		return exitError{code: sig.exitCode(), err: err}
 	}
 	if failed := rep.Failed(); len(failed) > 0 {
 		return fmt.Errorf("lab check: %d profile(s) failed: %s (logs under %s)", len(failed), strings.Join(failed, ", "), rep.Dir)

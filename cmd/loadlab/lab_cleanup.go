@@ -1,11 +1,7 @@
 package main
 
 import (
-	"fmt"
-	"os"
-
-	"github.com/loadlab/loadlab/lab/cgroup"
-	"github.com/loadlab/loadlab/lab/session"
+	"github.com/loadlab/loadlab/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -31,30 +27,7 @@ Check by hand: ls -d /sys/fs/cgroup/*/loadlab-* /sys/fs/cgroup/loadlab-*;
 ip netns list | grep '^ll'; ip -br link | grep '^ll'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			out := cmd.OutOrStdout()
-			if os.Geteuid() != 0 {
-				return fmt.Errorf("lab cleanup: needs root (the lab's cgroups and namespaces are root's)")
-			}
-			cg := true
-			if _, err := cgroup.Detect(); err != nil {
-				cg = false
-				fmt.Fprintf(out, "no cgroups here (%v): namespaces only\n", err)
-			}
-			find, verb := session.RemoveLeftovers, "removed"
-			if dryRun {
-				find, verb = session.FindLeftovers, "would remove"
-			}
-			removed, err := find(cg)
-			for _, r := range removed {
-				fmt.Fprintf(out, "%s %s\n", verb, r)
-			}
-			if len(removed) == 0 && err == nil {
-				fmt.Fprintln(out, "nothing left by dead lab runs")
-			}
-			if err != nil {
-				return fmt.Errorf("lab cleanup: %v", err)
-			}
-			return nil
+			return lab.Cleanup(cmd.OutOrStdout(), dryRun)
 		},
 	}
 	c.Flags().BoolVar(&dryRun, "dry-run", false, "list what dead lab runs left, remove nothing")

@@ -1,10 +1,9 @@
 package main
 
 import (
-	"fmt"
 	"strings"
 
-	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -17,7 +16,7 @@ func newLabPlanCmd() *cobra.Command {
 	show := &cobra.Command{
 		Use:   "show NAME|FILE",
 		Short: "Print a plan as YAML (a built-in with its comments, or a file with every default filled in)",
-		Long: `Print a plan as YAML. A built-in plan (` + strings.Join(plan.BuiltinNames(), ", ") + `) is printed as
+		Long: `Print a plan as YAML. A built-in plan (` + strings.Join(lab.PlanNames(), ", ") + `) is printed as
 shipped, comments included; copy and edit it, then run it with
 loadlab lab run --plan my.yaml. A plan file is checked and printed with every
 default filled in (what lab run would use).`,
@@ -25,22 +24,14 @@ default filled in (what lab run would use).`,
   loadlab lab plan show my.yaml`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 1 {
-				return usagef("plan show takes one plan name or file (built-ins: %s)", strings.Join(plan.BuiltinNames(), ", "))
+				return usagef("plan show takes one plan name or file (built-ins: %s)", strings.Join(lab.PlanNames(), ", "))
 			}
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if text, ok := plan.BuiltinText(args[0]); ok {
-				_, err := cmd.OutOrStdout().Write(text)
+			out, err := lab.ShowPlan(args[0])
+			if err != nil {
 				return err
-			}
-			p, err := plan.Load(args[0])
-			if err != nil {
-				return usageError{err}
-			}
-			out, err := p.Marshal()
-			if err != nil {
-				return fmt.Errorf("write plan: %v", err)
 			}
 			_, err = cmd.OutOrStdout().Write(out)
 			return err
@@ -51,14 +42,7 @@ default filled in (what lab run would use).`,
 		Short: "List the built-in plans",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for _, name := range plan.BuiltinNames() {
-				p, err := plan.Load(name)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%-10s %s\n", name, p.Description)
-			}
-			return nil
+			return lab.ListPlans(cmd.OutOrStdout())
 		},
 	}
 	planCmd.AddCommand(show, list)

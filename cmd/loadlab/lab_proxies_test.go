@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/loadlab/loadlab/lab"
 	"github.com/loadlab/loadlab/lab/proxy"
 )
 
@@ -24,7 +25,7 @@ func TestLabProxiesJSON(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit %d, output %s", code, out)
 	}
-	var rows []proxyRow
+	var rows []lab.ProxyRow
 	if err := json.Unmarshal([]byte(out), &rows); err != nil {
 		t.Fatalf("output is not a JSON array of rows: %v\n%s", err, out)
 	}

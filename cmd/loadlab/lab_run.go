@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab"
 )
 
 func newLabRunCmd() *cobra.Command {
@@ -13,7 +13,7 @@ func newLabRunCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "run --plan quick|FILE --out DIR",
 		Short: "Run a lab plan: every proxy through its scenarios, results.json, report.md and report.html in DIR",
-		Long: `Run a lab plan (built-ins: ` + strings.Join(plan.BuiltinNames(), ", ") + `; or a YAML file, see
+		Long: `Run a lab plan (built-ins: ` + strings.Join(lab.PlanNames(), ", ") + `; or a YAML file, see
 loadlab lab plan show quick). Every scenario runs against every installed
 proxy of the plan, one proxy at a time, under cgroup cpusets: the
 max-sustainable-rate search of seed 002, fixed-rate runs, closed-loop runs.
@@ -37,7 +37,7 @@ server_cpus).`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.plan, "plan", "quick", "built-in plan name ("+strings.Join(plan.BuiltinNames(), ", ")+") or YAML file")
+	fl.StringVar(&f.plan, "plan", "quick", "built-in plan name ("+strings.Join(lab.PlanNames(), ", ")+") or YAML file")
 	fl.StringVar(&f.out, "out", "", "output directory (default results/PLAN); the same directory resumes")
 	fl.StringVar(&f.profiles, "profiles", "", "only these of the plan's proxy profiles, comma-separated")
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these of the plan's scenarios (names or kinds), comma-separated")

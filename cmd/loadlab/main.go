@@ -16,6 +16,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/loadlab/loadlab/lab"
 )
 
 func main() {
@@ -46,7 +48,8 @@ func execute(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintln(stderr, "loadlab:", genWords(err))
 	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	var le lab.UsageError
+	if errors.As(err, &ue) || errors.As(err, &le) || isCobraUsage(err) {
 		return exitUsage
 	}
 	return exitRunError

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 
-	"github.com/loadlab/loadlab/lab/report"
-	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab"
 	"github.com/spf13/cobra"
 )
 
@@ -27,22 +23,11 @@ the offline HTML page with its charts, and the chart PNGs. Prints the tables
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dir := args[0]
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return usagef("%s is not a directory: give the --out directory of loadlab lab run", dir)
-			}
-			if _, err := os.Stat(filepath.Join(dir, results.FileName)); errors.Is(err, os.ErrNotExist) {
-				return usagef("%s has no %s: run loadlab lab run --out %s first", dir, results.FileName, dir)
-			}
-			r, err := report.RenderDir(dir)
-			if err != nil {
-				return err
-			}
+			var tables io.Writer
 			if !quiet {
-				_, _ = cmd.OutOrStdout().Write(r.MarkdownTables()) // stdout: nothing to do about a failed write
+				tables = cmd.OutOrStdout()
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "loadlab: wrote %s and %s\n", filepath.Join(dir, report.MarkdownFile), filepath.Join(dir, report.HTMLFile))
-			return nil
+			return lab.Rerender(args[0], tables, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().BoolVarP(&quiet, "quiet", "q", false, "do not print the tables")

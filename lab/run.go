@@ -1,0 +1,225 @@
+package lab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/cleanup"
+	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/report"
+	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/scenario"
+	"github.com/loadlab/loadlab/pin"
+)
+
+// RunOptions say which plan to run, where, and what to override: the
+// flags of `loadlab lab run`, as given. Empty strings keep the plan's
+// setting.
+type RunOptions struct {
+	Plan        string   // built-in name or YAML file
+	Out         string   // results directory ("" = results/PLAN); the same one resumes
+	Profiles    []string // only these of the plan's profiles
+	Scenarios   []string // only these of its scenarios (names or kinds)
+	Keys        string   // only these key types, comma-separated (certs.ParseKeyTypes)
+	StepScale   float64  // multiply every duration (1 = as planned)
+	Net         string   // plan.NetLoopback or plan.NetNetns
+	NoCgroups   bool
+	ServerCPUs  string // a list or a count (pin.ParseCountOrList)
+	BackendCPUs string
+	LoadgenCPUs string
+	Memory      string // a byte size (plan.ByteSize)
+	DryRun      bool   // print the layouts and the budget, run nothing
+	Quiet       bool   // do not print the tables at the end
+
+	Stdout io.Writer // the tables
+	Log    io.Writer // progress, notes, where the files went
+}
+
+// Run runs a lab plan end to end: the plan with the overrides, the CPU
+// layouts, the units and their budget, the results store (resumed when
+// Out holds the same plan), every unit through its session, the cleanup,
+// and the report. Bad input is a UsageError, before any work. A signal
+// on ctx ends the run cleanly: the step in flight is recorded, the report
+// rendered, and the error wraps ErrInterrupted.
+func Run(ctx context.Context, o RunOptions) error {
+	p, err := preparePlan(o)
+	if err != nil {
+		return err
+	}
+	log := o.Log
+	topo, err := pin.ReadTopology()
+	if err != nil {
+		return fmt.Errorf("read the CPU topology: %w", err)
+	}
+	allowed, err := pin.Allowed()
+	if err != nil {
+		return fmt.Errorf("read the CPUs this process may use: %w", err)
+	}
+	lay, err := scenario.PlanLayouts(p, topo, allowed)
+	if err != nil {
+		return UsageError{err}
+	}
+	units, err := scenario.BuildUnits(p, lay, scenario.FindInstalled)
+	if err != nil {
+		return UsageError{err}
+	}
+	budget := scenario.MakeBudget(p, units)
+	if err := checkInstalled(o.Profiles, budget); err != nil {
+		return err
+	}
+	out := o.Out
+	if out == "" {
+		out = filepath.Join("results", p.Name)
+	}
+	fmt.Fprintf(log, "loadlab: plan %s into %s: %s\n", p.Name, out, budget)
+	for _, n := range append(slices.Clone(p.Notes), lay.Notes...) {
+		fmt.Fprintf(log, "loadlab: note: %s\n", n)
+	}
+	for _, l := range lay.Layouts {
+		fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+	}
+	if o.DryRun {
+		return nil
+	}
+	store, resumed, err := results.Open(out, p, results.RunOptions{NoCgroups: o.NoCgroups})
+	if err != nil {
+		return UsageError{err}
+	}
+	defer store.Close()
+	if resumed {
+		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
+	}
+
+	var janitor cleanup.Janitor
+	runCtx, stop := janitor.OnSignal(ctx)
+	defer stop()
+	r := &scenario.Runner{
+		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
+		Open: scenario.SessionOpener(&janitor), Log: log, NoCgroups: o.NoCgroups,
+		Machine: scenario.ReadMachine(p.Net),
+	}
+	runErr := r.Run(runCtx)
+	if cerr := janitor.Run(); cerr != nil {
+		fmt.Fprintf(log, "loadlab: cleanup: %v\n", cerr)
+	}
+	interrupted := runCtx.Err() != nil && ctx.Err() == nil
+	if runErr != nil && !interrupted {
+		// still render what was measured
+		if _, rerr := report.Render(store.F, out); rerr == nil {
+			fmt.Fprintf(log, "loadlab: partial report in %s\n", filepath.Join(out, report.MarkdownFile))
+		}
+		return runErr
+	}
+	rep, err := report.Render(store.F, out)
+	if err != nil {
+		return fmt.Errorf("write the report: %w", err)
+	}
+	if !o.Quiet && o.Stdout != nil {
+		_, _ = o.Stdout.Write(rep.MarkdownTables()) // stdout: nothing to do about a failed write
+	}
+	fmt.Fprintf(log, "loadlab: wrote %s, %s and %s\n", filepath.Join(out, results.FileName), filepath.Join(out, report.MarkdownFile), filepath.Join(out, report.HTMLFile))
+	if interrupted {
+		return fmt.Errorf("%w: the step in flight is recorded; run the same command again to resume", ErrInterrupted)
+	}
+	return nil
+}
+
+// checkInstalled fails when nothing can run, or when a profile named on
+// the command line is not installed.
+func checkInstalled(profiles []string, b scenario.Budget) error {
+	hint := "install the proxies with scripts/install-proxies.sh (make deps), or set " + "LOADLAB_PROXY_BIN"
+	for _, name := range profiles {
+		if slices.Contains(b.Missing, name) {
+			return fmt.Errorf("profile %s is not installed: %s", name, hint)
+		}
+	}
+	if b.Units == 0 {
+		if len(b.Missing) > 0 {
+			return fmt.Errorf("none of the plan's proxies is installed (%v): %s", b.Missing, hint)
+		}
+		return errors.New("nothing to run: every unit of the plan is skipped")
+	}
+	return nil
+}
+
+// SplitList splits a comma-separated flag value, dropping empty items.
+func SplitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// preparePlan loads the plan and applies the overrides; every error is a
+// UsageError and comes before any work.
+func preparePlan(o RunOptions) (*plan.Plan, error) {
+	p, err := plan.Load(o.Plan)
+	if err != nil {
+		return nil, UsageError{err}
+	}
+	var keys []string
+	if o.Keys != "" {
+		kt, err := certs.ParseKeyTypes(o.Keys)
+		if err != nil {
+			return nil, usagef("--keys: %v", err)
+		}
+		for _, k := range kt {
+			keys = append(keys, string(k))
+		}
+	}
+	if err := p.Narrow(plan.Selection{Profiles: o.Profiles, Scenarios: o.Scenarios, Keys: keys}); err != nil {
+		return nil, UsageError{err}
+	}
+	if o.Net != "" {
+		if o.Net != plan.NetLoopback && o.Net != plan.NetNetns {
+			return nil, usagef("--net %q: use loopback or netns", o.Net)
+		}
+		p.Net = o.Net
+	}
+	for _, c := range []struct {
+		flag, v string
+		dst     *string
+	}{{"--server-cpus", o.ServerCPUs, &p.CPUs.Server}, {"--backend-cpus", o.BackendCPUs, &p.CPUs.Backend}, {"--loadgen-cpus", o.LoadgenCPUs, &p.CPUs.Loadgen}} {
+		if c.v == "" {
+			continue
+		}
+		if _, _, err := pin.ParseCountOrList(c.v); err != nil {
+			return nil, usagef("%s: %v", c.flag, err)
+		}
+		*c.dst = c.v
+	}
+	if o.ServerCPUs != "" {
+		for i := range p.Scenarios {
+			if p.Scenarios[i].ServerCPUs != "" {
+				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s: server CPUs %s from --server-cpus instead of %s", p.Scenarios[i].Name, o.ServerCPUs, p.Scenarios[i].ServerCPUs))
+				p.Scenarios[i].ServerCPUs = ""
+			}
+		}
+	}
+	if o.Memory != "" {
+		var m plan.ByteSize
+		if err := m.UnmarshalText([]byte(o.Memory)); err != nil {
+			return nil, usagef("--memory: %v", err)
+		}
+		p.MemoryLimit = m
+	}
+	if math.IsNaN(o.StepScale) || o.StepScale != 1 {
+		if err := p.Scale(o.StepScale); err != nil {
+			return nil, UsageError{err}
+		}
+	}
+	if err := p.Validate(); err != nil {
+		return nil, usagef("%v (after the command-line overrides)", err)
+	}
+	return p, nil
+}
