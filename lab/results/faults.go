@@ -6,7 +6,6 @@ import (
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/proc"
-	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
@@ -79,7 +78,3 @@ func (x *ProcessExit) How() string {
 }
 
 func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
-
-// VerdictDied is the verdict of a step in which the proxy or the backend
-// died: neither pass nor fail, it ends the unit's search.
-const VerdictDied search.Verdict = "died"

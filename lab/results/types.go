@@ -269,7 +269,7 @@ type Step struct {
 	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1); over rounds the runs go on counting (round 2 of runs: 1 is run 2)
 	Round          int             `json:"round,omitempty"`   // the plan's round 1..N the step ran in (0: a plan of one round)
 	Connections    int             `json:"connections"`
-	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (VerdictDied)
+	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (search.Verdict)
 	Reasons        []string        `json:"reasons,omitempty"`
 	Interrupted    bool            `json:"interrupted"`
 	Error          string          `json:"error,omitempty"` // the run could not start

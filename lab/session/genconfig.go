@@ -15,7 +15,7 @@ import (
 // (unless base.CPUs is set), and in netns mode inside the generator's
 // namespace, with new connections spread over its source addresses when
 // base.NewConn is set and base.SrcAddrs is empty.
-func (e *Session) GenConfig(p *Proxy, base gen.Config) gen.Config {
+func (s *Session) GenConfig(p *Proxy, base gen.Config) gen.Config {
 	c := base
 	scheme, path := "https", "/"
 	if u, err := url.Parse(base.URL); err == nil && base.URL != "" {
@@ -41,15 +41,15 @@ func (e *Session) GenConfig(p *Proxy, base gen.Config) gen.Config {
 		}
 		c.Headers = append(c.Headers, h)
 	}
-	c.Headers = append(c.Headers, "Host: "+e.o.ServerName)
-	c.TLS.SNI = e.o.ServerName
+	c.Headers = append(c.Headers, "Host: "+s.o.ServerName)
+	c.TLS.SNI = s.o.ServerName
 	if !c.TLS.Insecure && c.TLS.CAFile == "" {
-		c.TLS.CAFile = e.ca
+		c.TLS.CAFile = s.ca
 	}
 	if len(c.CPUs) == 0 {
-		c.CPUs = append(c.CPUs, e.plan.Loadgen...)
+		c.CPUs = append(c.CPUs, s.plan.Loadgen...)
 	}
-	if l := e.netLab(); l != nil {
+	if l := s.netLab(); l != nil {
 		c.NetNS = l.NSPath(RoleGen)
 		if c.NewConn && len(c.SrcAddrs) == 0 {
 			c.SrcAddrs = l.GenAddrs()
