@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/loadlab/loadlab/internal/fields"
 
 	"github.com/loadlab/loadlab/lab/plan"

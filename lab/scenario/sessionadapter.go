@@ -2,11 +2,9 @@ package scenario
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -63,17 +61,6 @@ func (l *labSession) StartServe(ctx context.Context, key certs.KeyType, f proxy.
 		return nil, err
 	}
 	return &labProxy{p}, nil
-}
-
-func (l *labSession) GenConfig(p Proxy, base gen.Config) gen.Config {
-	lp, ok := p.(*labProxy)
-	if !ok {
-		// A proxy from another session type cannot be aimed at; the run
-		// fails on the empty URL with a usage error.
-		base.URL = fmt.Sprintf("proxy %T is not from this lab session", p)
-		return base
-	}
-	return l.s.GenConfig(lp.Proxy, base)
 }
 
 // labProxy adapts *session.Proxy to Proxy and ErrorSampler.

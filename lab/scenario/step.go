@@ -75,7 +75,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	default:
 		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
 	}
-	cfg := u.session.GenConfig(u.px, base)
+	cfg := u.px.Aim().Config(base)
 	st.Started = u.r.Now().UTC()
 
 	if base.Duration >= longStep {

@@ -168,7 +168,7 @@ func (u *unitRun) body(ctx context.Context) error {
 }
 
 // targetURL is what the generator requests: the scenario's path, over
-// plain HTTP with scheme http (GenConfig puts in the server's address and
+// plain HTTP with scheme http (Aim.Config puts in the server's address and
 // port for the scheme).
 func targetURL(s *plan.Scenario) string {
 	if s.Scheme == plan.SchemeHTTP {

@@ -59,7 +59,7 @@ type Options struct {
 	NoCgroups   bool       // pin with affinity only, watch via /proc
 	ServerCPUs  pin.CPUSet // proxy cpuset; empty = from pin.MakePlan
 	BackendCPUs pin.CPUSet // backend cpuset; empty = from pin.MakePlan
-	LoadgenCPUs pin.CPUSet // generator CPUs (GenConfig); empty = from pin.MakePlan
+	LoadgenCPUs pin.CPUSet // generator CPUs (Aim.Config); empty = from pin.MakePlan
 	MemoryLimit int64      // proxy cgroup memory limit in bytes (0 = none); seed 001 used 2 GiB
 	// ServerQuota and BackendQuota are CFS quotas in cores on the proxy's
 	// and the backend's groups, on top of their cpusets (0 = none; needs
@@ -87,7 +87,7 @@ type Options struct {
 	// as root, else the current user. "root" keeps everything as root.
 	ProxyUser string
 	// ExtraGenAddrs is the number of extra source addresses of the
-	// generator's namespace in netns mode (GenConfig spreads new
+	// generator's namespace in netns mode (Aim.Config spreads new
 	// connections over them); 0 = DefaultExtraGenAddrs, negative = none.
 	ExtraGenAddrs int
 	// ReadyTimeout bounds the wait for the backend and each proxy to

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/fields"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/fields"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cgroup"
@@ -389,7 +390,7 @@ func (p *Proxy) Params() proxy.Params { return p.params }
 func (p *Proxy) Addr() string { return p.addr.String() }
 
 // URL returns https://ADDRESS:PORT/path as the generator must dial it: the
-// address literal in the URL; GenConfig sets Host and SNI to the server
+// address literal in the URL; Aim.Config sets Host and SNI to the server
 // name.
 func (p *Proxy) URL(path string) string {
 	if path == "" || path[0] != '/' {
