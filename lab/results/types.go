@@ -97,13 +97,14 @@ func (m Machine) Ports() int {
 
 // Layout is one set of CPU groups (the plan's, or a scenario's
 // server_cpus for the scaling runs).
+//
+// Its CPU groups are the run's one CPU plan (pin.Plan: server, backend,
+// loadgen, notes), made once from the layout and used as is by every
+// session on it.
 type Layout struct {
-	ID      string     `json:"id"`      // e.g. "1cpu"
-	Request string     `json:"request"` // what the plan asked for the server
-	Server  pin.CPUSet `json:"server"`
-	Backend pin.CPUSet `json:"backend"`
-	Loadgen pin.CPUSet `json:"loadgen"`
-	Notes   []string   `json:"notes,omitempty"`
+	ID      string `json:"id"`      // e.g. "1cpu"
+	Request string `json:"request"` // what the plan asked for the server
+	pin.Plan
 }
 
 // ProxyInfo is one proxy profile with one key type on one layout: its

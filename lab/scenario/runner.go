@@ -178,7 +178,7 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 	t0 := r.Now()
 	s, err := r.Open(ctx, session.Options{
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
-		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
+		CPUs:        &lay.Plan,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
 		Scheme:      u.Scenario.Scheme,
 		ServerQuota: u.Scenario.Eff.ServerQuota, BackendQuota: u.Scenario.Eff.BackendQuota, Sysctls: u.Scenario.Sysctls,
@@ -194,16 +194,6 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 			err = fmt.Errorf("close the lab: %v", cerr)
 		}
 	}()
-	pp := s.Plan()
-	if err := r.Store.Update(func(f *results.File) {
-		l := f.Layout(id)
-		if len(pp.Server) > 0 {
-			l.Server, l.Backend, l.Loadgen = pp.Server, pp.Backend, pp.Loadgen
-		}
-		l.Notes = pp.Notes
-	}); err != nil {
-		return err
-	}
 	baseline := timeWait(s)
 	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
 	return body(&unitRun{r: r, session: s, spec: u, baseline: baseline, round: k})

@@ -57,6 +57,10 @@ type Options struct {
 	Dir         string     // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
 	Net         string     // "loopback" (default) | "netns"
 	NoCgroups   bool       // pin with affinity only, watch via /proc
+	// CPUs is a CPU plan made already (a lab run's layout): used as is,
+	// and ServerCPUs, BackendCPUs and LoadgenCPUs are ignored. Nil: the
+	// session makes one (pin.MakePlan) from those three.
+	CPUs        *pin.Plan
 	ServerCPUs  pin.CPUSet // proxy cpuset; empty = from pin.MakePlan
 	BackendCPUs pin.CPUSet // backend cpuset; empty = from pin.MakePlan
 	LoadgenCPUs pin.CPUSet // generator CPUs (Aim.Config); empty = from pin.MakePlan

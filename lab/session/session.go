@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -148,8 +149,14 @@ func (s *Session) netLab() *netns.Lab {
 	return s.lab
 }
 
-// makePlan splits the CPUs between proxy, backend and generator.
+// makePlan splits the CPUs between proxy, backend and generator (or takes
+// the plan given).
 func (s *Session) makePlan() error {
+	if s.o.CPUs != nil {
+		s.plan = *s.o.CPUs
+		s.plan.Notes = slices.Clone(s.plan.Notes)
+		return nil
+	}
 	topo, err := pin.ReadTopology()
 	if err != nil {
 		return err
