@@ -54,9 +54,9 @@ const (
 
 // Options configure a Session (one lab session on this machine).
 type Options struct {
-	Dir         string     // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
-	Net         string     // "loopback" (default) | "netns"
-	NoCgroups   bool       // pin with affinity only, watch via /proc
+	Dir       string // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
+	Net       string // "loopback" (default) | "netns"
+	NoCgroups bool   // pin with affinity only, watch via /proc
 	// CPUs is a CPU plan made already (a lab run's layout): used as is,
 	// and ServerCPUs, BackendCPUs and LoadgenCPUs are ignored. Nil: the
 	// session makes one (pin.MakePlan) from those three.
