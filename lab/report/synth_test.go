@@ -53,8 +53,8 @@ func synthFileOf(t *testing.T, planYAML string) *results.File {
 		Version: results.Version, Plan: p, Started: now, Updated: now.Add(time.Hour), Finished: true,
 		Machine: results.Machine{Hostname: "box", Kernel: "6.1", PortRange: [2]int{32768, 60999}, TwReuse: 2, FinTimeout: 60, Net: "netns", Allowed: pin.NewCPUSet(0, 1, 2, 3, 4, 5, 6, 7)},
 		Layouts: []results.Layout{
-			{ID: "1cpu", Request: "1", Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Loadgen: pin.NewCPUSet(1)},
-			{ID: "4cpu", Request: "4", Server: pin.NewCPUSet(0, 1, 2, 3), Backend: pin.NewCPUSet(6, 7), Loadgen: pin.NewCPUSet(4, 5)},
+			{ID: "1cpu", Request: "1", Plan: pin.Plan{Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Loadgen: pin.NewCPUSet(1)}},
+			{ID: "4cpu", Request: "4", Plan: pin.Plan{Server: pin.NewCPUSet(0, 1, 2, 3), Backend: pin.NewCPUSet(6, 7), Loadgen: pin.NewCPUSet(4, 5)}},
 		},
 		Proxies: []results.ProxyInfo{
 			{Layout: "1cpu", Profile: "nginx-stock", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, IdleSamples: []uint64{6 << 20}, IdleNeedSamples: []uint64{5 << 20}},

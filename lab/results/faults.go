@@ -7,7 +7,6 @@ import (
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/lab/proc"
-	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
@@ -78,7 +77,3 @@ func (x *ProcessExit) How() string {
 	}
 	return "died"
 }
-
-// VerdictDied is the verdict of a step in which the proxy or the backend
-// died: neither pass nor fail, it ends the unit's search.
-const VerdictDied search.Verdict = "died"

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -99,11 +100,6 @@ func (e *fakeSession) StartServe(_ context.Context, key certs.KeyType, f proxy.F
 	e.lab.serveFeatures = append(e.lab.serveFeatures, f)
 	return &fakeProxy{lab: e.lab, prof: serveProfile, key: key}, nil
 }
-func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {
-	base.URL = "https://127.0.0.1:1" + base.URL
-	base.Headers = append(base.Headers, "Host: "+p.Profile().Name)
-	return base
-}
 func (e *fakeSession) TimeWait(role string) (int, error) {
 	if role != "proxy" {
 		return 0, nil
@@ -137,6 +133,9 @@ type fakeProxy struct {
 func (p *fakeProxy) Profile() proxy.Profile { return p.prof }
 func (p *fakeProxy) Key() certs.KeyType     { return p.key }
 func (p *fakeProxy) Version() string        { return p.prof.Proxy + " 0.0-fake" }
+func (p *fakeProxy) Aim() session.Aim {
+	return session.Aim{HTTPS: netip.MustParseAddrPort("127.0.0.1:1"), HTTP: netip.MustParseAddrPort("127.0.0.1:2"), ServerName: p.prof.Name}
+}
 func (p *fakeProxy) Watch(every time.Duration) *watch.Watcher {
 	return watch.Start(nil, func() (int, error) { return 7, nil }, every)
 }

@@ -45,7 +45,7 @@ func (u *unitRun) watchLife() lifeWatch {
 	if px, ok := u.px.(ExitWatching); ok {
 		lw.proxy = px.WatchExit()
 	}
-	if be, ok := u.env.(BackendWatching); ok {
+	if be, ok := u.session.(BackendWatching); ok {
 		lw.backend = be.WatchBackendExit()
 	}
 	return lw
@@ -78,7 +78,7 @@ func (u *unitRun) died(ctx context.Context, st *results.Step) error {
 	if x := st.BackendExit; x != nil {
 		what = "the backend"
 		u.r.prog.printf("    step %d: the backend %s at t=%.1f s; %s requests failed after that", st.Seq, x.How(), x.T, units.Int(int64(x.FailedAfter)))
-		if be, ok := u.env.(BackendWatching); ok {
+		if be, ok := u.session.(BackendWatching); ok {
 			if err := be.RestartBackend(ctx); err != nil {
 				x.Restart = err.Error()
 			} else {
@@ -133,10 +133,10 @@ func diedReason(st *results.Step) string {
 }
 
 // The real session's backend watch (lab/session).
-func (l *labEnv) WatchBackendExit() *watch.ExitWatcher     { return l.e.WatchBackendExit() }
-func (l *labEnv) RestartBackend(ctx context.Context) error { return l.e.RestartBackend(ctx) }
+func (l *labSession) WatchBackendExit() *watch.ExitWatcher     { return l.s.WatchBackendExit() }
+func (l *labSession) RestartBackend(ctx context.Context) error { return l.s.RestartBackend(ctx) }
 
 var (
-	_ BackendWatching = (*labEnv)(nil)
+	_ BackendWatching = (*labSession)(nil)
 	_ ExitWatching    = (*labProxy)(nil)
 )

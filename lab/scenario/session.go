@@ -25,7 +25,6 @@ type Session interface {
 	// would run: loadlab serve over TLS (with f.H2, f.H3 also HTTP/2,
 	// HTTP/3) on the proxy's CPUs and namespace.
 	StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error)
-	GenConfig(p Proxy, base gen.Config) gen.Config
 	TimeWait(role string) (int, error)
 	// Renew gives fresh network namespaces (netns mode) with the backend
 	// and the running proxies restarted in them; a no-op in loopback mode.
@@ -38,6 +37,8 @@ type Proxy interface {
 	Profile() proxy.Profile
 	Key() certs.KeyType
 	Version() string
+	// Aim says where the generator aims at the proxy, and where it runs.
+	Aim() session.Aim
 	Watch(every time.Duration) *watch.Watcher
 	IdleMemory(ctx context.Context, quiet time.Duration, samples int, every time.Duration) (watch.Idle, error)
 	ErrorLog() (lines int, causes map[string]int, err error)

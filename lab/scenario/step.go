@@ -76,17 +76,17 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	default:
 		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
 	}
-	cfg := u.env.GenConfig(u.px, base)
+	cfg := u.px.Aim().Config(base)
 	st.Started = u.r.Now().UTC()
 
 	if base.Duration >= longStep {
 		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
 	}
-	before, berr := u.env.BackendStats()
+	before, berr := u.session.BackendStats()
 	if berr == nil {
 		st.BackendReqsBefore = before.Requests
 	}
-	nc, _ := u.env.(NetCounters)
+	nc, _ := u.session.(NetCounters)
 	var extBefore map[string]uint64
 	if nc != nil {
 		st.Sysctls = u.readSysctls(nc)
@@ -105,7 +105,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	st.Host = u.r.host.shares(h0, u.r.host.mark())
 	samples := w.Stop()
 	life.stop(st, genStart, res)
-	after, aerr := u.env.BackendStats()
+	after, aerr := u.session.BackendStats()
 	if nc != nil {
 		if extAfter, err := nc.TCPExt(); err == nil {
 			st.TCPExt = results.TCPExtDelta(extBefore, extAfter)
@@ -147,7 +147,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
 	if r := diedReason(st); r != "" {
 		// Not a failed step: what it measured was a dead server.
-		o = search.Outcome{Verdict: results.VerdictDied, Reasons: append([]string{r}, o.Reasons...)}
+		o = search.Outcome{Verdict: search.Died, Reasons: append([]string{r}, o.Reasons...)}
 	}
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
 	u.limitStep(st)
@@ -176,8 +176,8 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 // cooldown_margin), since such a step is skewed by what ran before.
 func (u *unitRun) cleanSlate(ctx context.Context, st *results.Step) error {
 	limit := u.timeWaitLimit()
-	if u.env.Net() == plan.NetNetns {
-		took, err := u.env.Renew(ctx)
+	if u.session.Net() == plan.NetNetns {
+		took, err := u.session.Renew(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -187,7 +187,7 @@ func (u *unitRun) cleanSlate(ctx context.Context, st *results.Step) error {
 		st.RenewS = round2(took.Seconds())
 		limit = 0
 	}
-	st.StartTimeWait, st.StartChecked = timeWait(u.env), true
+	st.StartTimeWait, st.StartChecked = timeWait(u.session), true
 	if st.StartTimeWait > limit {
 		st.StartUnclean = true
 		u.r.prog.printf("    %s: step %d starts with %d sockets in TIME_WAIT (limit %d)%s: its result may be skewed by what ran before", loudness(u.r.Machine, st.StartTimeWait), st.Seq, st.StartTimeWait, limit, rangeShare(u.r.Machine, st.StartTimeWait))
