@@ -15,9 +15,9 @@ import "github.com/loadlab/loadlab/pin"
 // gen/h2) run on raw sockets in TCP loops (tcploop.go; epoll or io_uring,
 // uringio.go, as Config.IO says), plain or TLS behind
 // the byte-stream seam of gen/internal/sock (TLS: gen/internal/tlsfd,
-// configured by tlsconfig.go); HTTP/3 on quic-go (h3*.go). Results of the
-// shards of one run merge exactly (merge.go, with what makes a result
-// mergeable in mergeable.go).
+// configured by tlsconfig.go); HTTP/3 on quic-go (h3*.go). The result
+// model, and the exact merging of the shards of one run, are package
+// gen/result; a run's result is assembled in outcome.go.
 
 // engine is one protocol's part of a run.
 type engine interface {
