@@ -68,7 +68,7 @@ func (e *tcpEngine) outcome(o *outcome) {
 // tcpLoopOf is the TCP event loop under lc's driver (an h1Loop or an
 // h2Loop: both embed it). The run's one list of loops (run.loops) is the
 // only one; the engine reads its loops from there.
-func tcpLoopOf(lc *lifecycle) *tcpLoop { return lc.d.(interface{ tcpLoop() *tcpLoop }).tcpLoop() }
+func tcpLoopOf(lc *lifecycle) *tcpLoop { return lc.d.(interface{ loop() *tcpLoop }).loop() }
 
 func (e *tcpEngine) closes() int64 {
 	var n int64
