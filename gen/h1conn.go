@@ -180,16 +180,12 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 	}
 }
 
-// readFrom reads what c's stream has: into the loop's buffer, or, for a
-// plain socket on the ring, the received buffer itself (no copy; valid
-// until the loop next waits).
+// readFrom reads what c's stream has: into the loop's buffer, or the
+// stream's own (a plain socket on io_uring lends its received buffer: no
+// copy, valid until the loop next waits).
 func (l *h1Loop) readFrom(c *h1Conn) ([]byte, int, error) {
-	if c.s == &c.ring {
-		b, err := c.ring.Next()
-		return b, len(b), err
-	}
-	n, err := c.s.Read(l.buf)
-	return l.buf, n, err
+	b, err := c.s.View(l.buf)
+	return b, len(b), err
 }
 
 // complete records a finished response and moves c on.

@@ -32,12 +32,9 @@ type socketSlot struct {
 func (l *tcpLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
 	ss.connStart = now
 	ss.gen++
-	ss.fd, connected, class, err = l.dial(ss.idx, ss.gen)
+	ss.fd, connected, class, err = l.dial(ss)
 	if err == nil && !connected {
 		ss.connecting = true
-		if l.ur != nil {
-			l.ur.connect(&ss.ring, ss.fd, ss.idx, ss.gen)
-		}
 	}
 	return connected, class, err
 }
@@ -46,7 +43,7 @@ func (l *tcpLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class Err
 // and begins its setup.
 func (l *tcpLoop) openSock(ss *socketSlot) {
 	ss.connecting = false
-	ss.s = l.newSock(ss.fd, &ss.plain, &ss.ring)
+	ss.s = l.poll.stream(ss)
 	ss.handshake = true
 }
 
@@ -86,7 +83,7 @@ func (l *tcpLoop) trackSlot(ss *socketSlot, writing bool) {
 
 // closeSlot closes ss's socket and releases its stream.
 func (l *tcpLoop) closeSlot(ss *socketSlot) {
-	l.closeSocket(ss.fd, ss.s, &ss.ring)
+	l.closeSocket(ss)
 	ss.s = nil
 	ss.fd = -1
 	ss.connecting = false
@@ -168,7 +165,7 @@ func (l *tcpLoop) settingUp(ss *socketSlot, ev uint32, now int64) bool {
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return true
 		}
-		if err := l.connectResult(ss); err != nil {
+		if err := l.poll.connectResult(ss); err != nil {
 			l.proto.slotFailed(ss.idx, classify(err), err, now)
 			return true
 		}

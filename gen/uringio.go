@@ -8,6 +8,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/loadlab/loadlab/gen/internal/sock"
 	"github.com/loadlab/loadlab/internal/uring"
 	"golang.org/x/sys/unix"
 )
@@ -183,7 +184,7 @@ func (u *uringIO) sqe() *uring.SQE {
 var errSQFull = errors.New("the kernel took none of the queued entries")
 
 // fail records the ring's first failure: the loop ends the run with it
-// (see tcpLoop.ringFailed).
+// (see uringPoller.failed).
 func (u *uringIO) fail(err error) {
 	if u.err == nil {
 		u.err = fmt.Errorf("%w; the run stopped early: use {IO} epoll", err)
@@ -480,11 +481,11 @@ func (s *uringSock) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Next returns the oldest unread received bytes in place, as Read's
-// results otherwise: (nil, EAGAIN) when there are none, (nil, nil) at the
-// end of the stream. The bytes stay valid until the loop next reaps (the
-// buffer goes back to the kernel only then).
-func (s *uringSock) Next() ([]byte, error) {
+// View returns the oldest unread received bytes in place (b is not
+// used), as Read's results otherwise: (nil, EAGAIN) when there are none,
+// (nil, nil) at the end of the stream. The bytes stay valid until the loop
+// next reaps (the buffer goes back to the kernel only then).
+func (s *uringSock) View([]byte) ([]byte, error) {
 	if len(s.rx) == 0 {
 		_, err := s.Read(nil)
 		return nil, err
@@ -597,24 +598,57 @@ func chooseIO(r *run) (io, note string, err error) {
 	return IOUring, "io_uring: {IO} auto takes it for HTTP/1.1 closed loops and paced open loops, where it cost no more than epoll in bench-gen.sh and less in the lab; " + f.String(), nil
 }
 
-// setupUring makes the loop's ring on its locked thread, with the wake-up
-// eventfd the other goroutines write to.
-func (l *tcpLoop) setupUring() error {
-	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("eventfd: %w", err)
-	}
-	l.wakefd = wfd
-	if l.ur, err = newUringIO(l.nslots, l.batch, l.r.dst, wfd); err != nil {
-		return fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
-	}
-	l.ur.fault = l.r.cfg.uringFault
-	l.buf = make([]byte, readBufSize)
-	l.acct.init(l.cpu)
-	return nil
+// uringPoller is the TCP loop's I/O on io_uring (Config.IO uring): the
+// loop's ring, whose completions the loop handles as epoll's events
+// (uringIO.complete says which bits each one stands for).
+type uringPoller struct {
+	l *tcpLoop
+	u *uringIO
 }
 
-// waitUring is waitEvents on the ring: one io_uring_enter submits what the
+// newUringPoller makes the loop's ring on its locked thread, with the
+// wake-up eventfd the other goroutines write to.
+func newUringPoller(l *tcpLoop) (*uringPoller, error) {
+	u, err := newUringIO(l.nslots, l.batch, l.r.dst, l.wakefd)
+	if err != nil {
+		return nil, fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
+	}
+	u.fault = l.r.cfg.uringFault
+	return &uringPoller{l: l, u: u}, nil
+}
+
+func (p *uringPoller) close() { p.u.close() }
+
+// connect queues the connect on the ring: its completion says how it
+// went (connectResult).
+func (p *uringPoller) connect(ss *socketSlot, fd int) (bool, ErrorClass, error) {
+	p.u.connect(&ss.ring, fd, ss.idx, ss.gen)
+	return false, 0, nil
+}
+
+func (p *uringPoller) connectResult(ss *socketSlot) error { return ss.ring.connErr }
+
+// stream is the socket on the ring, with TLS over it for https://.
+func (p *uringPoller) stream(ss *socketSlot) sock.Stream {
+	if p.l.tls != nil {
+		return p.l.tls.NewConnVia(ss.fd, &ss.ring)
+	}
+	return &ss.ring
+}
+
+// closeSocket closes fd through the ring, after what it queued for it,
+// when the ring has the socket; else at once.
+func (p *uringPoller) closeSocket(ss *socketSlot, fd int) {
+	if ss.ring.u != nil && ss.ring.fd == fd {
+		p.u.closeSock(&ss.ring)
+		return
+	}
+	unix.Close(fd)
+}
+
+func (p *uringPoller) arrival() int64 { return p.u.take() }
+
+// wait is the loop's wait on the ring: one io_uring_enter submits what the
 // round queued and sleeps until a completion or the deadline.
 //
 // Batched pacing: the completions the last sleep ended with are handled
@@ -633,15 +667,15 @@ func (l *tcpLoop) setupUring() error {
 //
 // A ring that failed (this round or before it, in sqe or enter) breaks
 // the loop down: the run ends with the failure (lifecycle.breakDown).
-func (l *tcpLoop) waitUring(now, until int64, h handler, quiet func() bool) {
-	u := l.ur
+func (p *uringPoller) wait(now, until int64, h handler, quiet func() bool) {
+	l, u := p.l, p.u
 	at := min(until, l.nextScan)
 	if l.batch {
 		l.setWallOff()
 		u.reap(h)
 		if quiet() {
 			u.enter(u.ring.CQEntries(), at-l.now())
-			l.ringFailed()
+			p.failed()
 			return
 		}
 		now = l.now()
@@ -651,13 +685,13 @@ func (l *tcpLoop) waitUring(now, until int64, h handler, quiet func() bool) {
 		l.setWallOff()
 	}
 	u.reap(h)
-	l.ringFailed()
+	p.failed()
 }
 
-// ringFailed hands the ring's failure, if any, to the lifecycle.
-func (l *tcpLoop) ringFailed() {
-	if l.ur.err != nil && l.broken == nil {
-		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, l.ur.err)
+// failed hands the ring's failure, if any, to the lifecycle.
+func (p *uringPoller) failed() {
+	if l := p.l; p.u.err != nil && l.broken == nil {
+		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, p.u.err)
 	}
 }
 
