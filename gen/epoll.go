@@ -14,8 +14,9 @@ import (
 // epoll data indexes of the loop's own descriptors (a slot's events carry
 // its index, 0 or more).
 const (
-	eventWake  = -1 // the loop's wake-up eventfd
-	eventTimer = -2 // the fallback sleep timerfd
+	maxEvents  = 512 // events one wait takes at most
+	eventWake  = -1  // the loop's wake-up eventfd
+	eventTimer = -2  // the fallback sleep timerfd
 )
 
 // epollPoller is the TCP loop's I/O on epoll (Config.IO epoll): edge-
@@ -67,6 +68,7 @@ func newEpollPoller(l *tcpLoop) (p *epollPoller, err error) {
 		}
 	}
 	if l.batch {
+		l.rx.Init() // reads keep the receive timestamps
 		if p.quietfd, err = unix.EpollCreate1(unix.EPOLL_CLOEXEC); err != nil {
 			return nil, fmt.Errorf("epoll_create1: %w", err)
 		}
@@ -112,10 +114,10 @@ func (p *epollPoller) connect(ss *socketSlot, fd int) (bool, ErrorClass, error) 
 }
 
 // connectResult reads the socket's SO_ERROR (on EPOLLOUT).
-func (p *epollPoller) connectResult(ss *socketSlot) error { return connectResult(ss.fd) }
+func (p *epollPoller) connectResult(ss *socketSlot) error { return socketError(ss.fd) }
 
-// connectResult reads the outcome of a connect in progress (on EPOLLOUT).
-func connectResult(fd int) error {
+// socketError reads the outcome of a connect in progress (on EPOLLOUT).
+func socketError(fd int) error {
 	soerr, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
 	if err == nil && soerr != 0 {
 		err = unix.Errno(soerr)

@@ -23,7 +23,6 @@ type socketSlot struct {
 
 	s     sock.Stream // the byte stream of the current socket (nil when closed)
 	plain sock.Plain  // s when the target is plain TCP
-	ring  uringSock   // the socket on the loop's io_uring (--io uring)
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected

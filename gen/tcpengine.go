@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 
 	"golang.org/x/sys/unix"
 
@@ -148,3 +149,35 @@ var noPwait2 bool
 // probePwait2 reports whether the loops can sleep in epoll_pwait2 (see
 // rawio.ProbePwait2).
 func probePwait2() bool { return !noPwait2 && rawio.ProbePwait2() }
+
+// initLoop prepares the loop of lifecycle lc (nothing is opened yet: setup
+// does that on the loop's thread).
+func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
+	r := lc.r
+	l.proto = p
+	l.nslots = conns
+	l.newPoller = func(l *tcpLoop) (poller, error) { return newEpollPoller(l) }
+	if e.io == IOUring {
+		l.newPoller = func(l *tcpLoop) (poller, error) { return newUringPoller(l) }
+	}
+	l.lifecycle = lc
+	l.family, l.pwait2 = e.family, e.pwait2
+	l.wakefd = -1
+	l.batch = lc.open && r.cfg.PacingTolerance > 0
+	l.dst = sockaddr(r.dst)
+	for _, a := range r.cfg.SrcAddrs {
+		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
+	}
+	if len(l.src) > 0 {
+		l.srcNext = lc.id % len(l.src)
+	}
+	if r.tls != nil {
+		var rx *rawio.RxReader
+		if l.batch {
+			rx = &l.rx // records are read with their receive timestamps
+		}
+		l.tls = tlsfd.NewLoop(&r.tls.Client, rx)
+	}
+	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l.nextScan = l.scanEvery
+}

@@ -2,12 +2,11 @@ package gen
 
 import (
 	"fmt"
-	"net/netip"
 	"runtime"
 	"sync/atomic"
-	"time"
 
 	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/sock"
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 
 	"github.com/loadlab/loadlab/pin"
@@ -16,7 +15,6 @@ import (
 
 // Loop tuning.
 const (
-	maxEvents   = 512
 	readBufSize = 256 << 10 // per loop; every response is parsed in place here
 )
 
@@ -60,8 +58,8 @@ type tcpLoop struct {
 	wallOff   int64 // wall clock minus the run's clock, ns, at the last poll
 	unsettled int   // connections connecting, in their handshake or with bytes to write: they need prompt events
 
-	io     string // IOEpoll or IOUring: which poller setup makes
-	nslots int    // connection slots (sizes the ring)
+	newPoller func(*tcpLoop) (poller, error) // makes poll on the loop's thread (Config.IO: epoll or io_uring)
+	nslots    int                            // connection slots (sizes the ring)
 
 	proto slotProto // the protocol's slots (the driver that embeds the loop)
 }
@@ -69,34 +67,6 @@ type tcpLoop struct {
 // loop is the loop itself, for the engine (tcpLoopOf): h1Loop and h2Loop
 // embed it.
 func (l *tcpLoop) loop() *tcpLoop { return l }
-
-// initLoop prepares the loop of lifecycle lc (nothing is opened yet: setup
-// does that on the loop's thread).
-func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
-	r := lc.r
-	l.proto = p
-	l.nslots, l.io = conns, e.io
-	l.lifecycle = lc
-	l.family, l.pwait2 = e.family, e.pwait2
-	l.wakefd = -1
-	l.batch = lc.open && r.cfg.PacingTolerance > 0
-	l.dst = sockaddr(r.dst)
-	for _, a := range r.cfg.SrcAddrs {
-		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
-	}
-	if len(l.src) > 0 {
-		l.srcNext = lc.id % len(l.src)
-	}
-	if r.tls != nil {
-		var rx *rawio.RxReader
-		if l.batch {
-			rx = &l.rx // records are read with their receive timestamps
-		}
-		l.tls = tlsfd.NewLoop(&r.tls.Client, rx)
-	}
-	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
-	l.nextScan = l.scanEvery
-}
 
 // setup pins the thread, enters the network namespace and makes the
 // loop's poller.
@@ -115,16 +85,8 @@ func (l *tcpLoop) setup() error {
 		return fmt.Errorf("eventfd: %w", err)
 	}
 	l.wakefd = wfd
-	if l.io == IOUring {
-		l.poll, err = newUringPoller(l)
-	} else {
-		l.poll, err = newEpollPoller(l)
-	}
-	if err != nil {
+	if l.poll, err = l.newPoller(l); err != nil {
 		return err
-	}
-	if l.batch && l.io != IOUring {
-		l.rx.Init()
 	}
 	l.buf = make([]byte, readBufSize)
 	l.acct.init(l.cpu)
@@ -220,4 +182,37 @@ func (l *tcpLoop) closeSocket(ss *socketSlot) {
 		unix.SetsockoptLinger(ss.fd, unix.SOL_SOCKET, unix.SO_LINGER, &l.linger)
 	}
 	l.poll.closeSocket(ss, ss.fd)
+}
+
+// poller is the TCP loop's I/O seam: how a slot's new socket is
+// registered and connected, the byte stream a connected socket reads and
+// writes through, how it is closed, how the loop sleeps until something
+// arrives, and when the response just read arrived. epollPoller (epoll.go)
+// and uringPoller (uringio.go) implement it; the loop (tcploop.go) and the
+// protocols never ask which one they have. Not safe for concurrent use:
+// only the loop's thread calls it.
+type poller interface {
+	// connect registers fd, ss's new socket (bound, not yet connected),
+	// and starts connecting it to the target: connected reports a connect
+	// that completed at once, else an event says when it does.
+	connect(ss *socketSlot, fd int) (connected bool, class ErrorClass, err error)
+	// connectResult is the outcome of ss's connect in progress, once an
+	// event said it ended.
+	connectResult(ss *socketSlot) error
+	// stream is the byte stream of ss's connected socket: TLS over it for
+	// https://, else the socket itself.
+	stream(ss *socketSlot) sock.Stream
+	// closeSocket closes ss's socket fd, after what was queued for it.
+	closeSocket(ss *socketSlot, fd int)
+	// wait sleeps until until (ns on the run's clock) at the latest, or
+	// the next timeout scan, and hands every event that arrives to h.
+	// Batched pacing: if quiet() once the events already in are handled,
+	// it sleeps through socket events until the deadline.
+	wait(now, until int64, h handler, quiet func() bool)
+	// arrival is when the bytes just read arrived, the kernel's receive
+	// timestamp on the wall clock, ns (batched pacing; 0: not known).
+	arrival() int64
+	// close releases the poller's descriptors (the slots' sockets are
+	// closed before).
+	close()
 }
