@@ -77,11 +77,11 @@ func (s *Plain) Read(b []byte) (int, error) {
 	return rawio.Read(s.Fd, b)
 }
 func (s *Plain) View(b []byte) ([]byte, error) { return ReadView(s, b) }
-func (s *Plain) DrainsOnShortRead() bool     { return true }
-func (s *Plain) Write(b []byte) (int, error) { return rawio.Write(s.Fd, b) }
-func (s *Plain) Pending() bool               { return false }
-func (s *Plain) Flush() error                { return nil }
-func (s *Plain) Release()                    {}
+func (s *Plain) DrainsOnShortRead() bool       { return true }
+func (s *Plain) Write(b []byte) (int, error)   { return rawio.Write(s.Fd, b) }
+func (s *Plain) Pending() bool                 { return false }
+func (s *Plain) Flush() error                  { return nil }
+func (s *Plain) Release()                      {}
 
 // ReadView is View for a stream that has no bytes of its own to lend: a
 // Read into b.
