@@ -145,11 +145,11 @@ func (p *epollPoller) closeSocket(_ *socketSlot, fd int) { unix.Close(fd) }
 
 func (p *epollPoller) arrival() int64 { return p.l.rx.Take() }
 
-func (p *epollPoller) wait(now, until int64, h handler, quiet func() bool) {
+func (p *epollPoller) wait(now, until int64, h handler) {
 	l := p.l
 	if l.batch {
 		p.dispatch(p.pollWait(p.epfd, 0, 0), h)
-		if quiet() {
+		if h.quiet() {
 			at := min(until, l.nextScan)
 			p.pollWait(p.quietfd, at-l.now(), at)
 			p.drainWakeups()

@@ -61,7 +61,7 @@ func (l *h1Loop) giveUp(now int64, class ErrorClass, err error) int {
 
 // wait sleeps until until at the latest and handles the events of the
 // loop's connections.
-func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l, l.quiet) }
+func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l) }
 
 // quiet reports whether batched pacing may sleep through socket events:
 // nothing waits in the pending queue for a connection, and no connection is

@@ -151,7 +151,7 @@ func (l *h2Loop) giveUp(now int64, class ErrorClass, err error) int {
 // latest and handles the events of the loop's slots.
 func (l *h2Loop) wait(now, until int64) {
 	l.flushDirty()
-	l.waitEvents(now, until, l, l.quiet)
+	l.waitEvents(now, until, l)
 }
 
 // quiet reports whether batched pacing may sleep through socket events:

@@ -121,12 +121,16 @@ func (l *tcpLoop) wake() {
 // slot's index and socket generation.
 type handler interface {
 	event(idx, gen int32, ev uint32)
+	// quiet reports whether batched pacing may sleep through socket
+	// events: nothing waits in the pending queue for a connection, and no
+	// connection needs prompt events.
+	quiet() bool
 }
 
 // waitEvents sleeps until until at the latest (or the next timeout scan) and
 // hands every event that arrives to h (the poller's wait).
-func (l *tcpLoop) waitEvents(now, until int64, h handler, quiet func() bool) {
-	l.poll.wait(now, until, h, quiet)
+func (l *tcpLoop) waitEvents(now, until int64, h handler) {
+	l.poll.wait(now, until, h)
 }
 
 // doneAt returns when the response just read completed, on the run's
@@ -206,9 +210,9 @@ type poller interface {
 	closeSocket(ss *socketSlot, fd int)
 	// wait sleeps until until (ns on the run's clock) at the latest, or
 	// the next timeout scan, and hands every event that arrives to h.
-	// Batched pacing: if quiet() once the events already in are handled,
+	// Batched pacing: if h.quiet() once the events already in are handled,
 	// it sleeps through socket events until the deadline.
-	wait(now, until int64, h handler, quiet func() bool)
+	wait(now, until int64, h handler)
 	// arrival is when the bytes just read arrived, the kernel's receive
 	// timestamp on the wall clock, ns (batched pacing; 0: not known).
 	arrival() int64

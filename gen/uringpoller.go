@@ -63,7 +63,7 @@ func (p *uringPoller) arrival() int64 { return p.u.take() }
 // round queued and sleeps until a completion or the deadline.
 //
 // Batched pacing: the completions the last sleep ended with are handled
-// first (their data keeps its receive time); then, if quiet(), the loop
+// first (their data keeps its receive time); then, if h.quiet(), the loop
 // sleeps through completions until the deadline, asking the kernel for
 // more completions than can come, so that only the deadline (or a signal)
 // ends the sleep.
@@ -78,13 +78,13 @@ func (p *uringPoller) arrival() int64 { return p.u.take() }
 //
 // A ring that failed (this round or before it, in sqe or enter) breaks
 // the loop down: the run ends with the failure (lifecycle.breakDown).
-func (p *uringPoller) wait(now, until int64, h handler, quiet func() bool) {
+func (p *uringPoller) wait(now, until int64, h handler) {
 	l, u := p.l, p.u
 	at := min(until, l.nextScan)
 	if l.batch {
 		l.setWallOff()
 		u.reap(h)
-		if quiet() {
+		if h.quiet() {
 			u.enter(u.ring.CQEntries(), at-l.now())
 			p.failed()
 			return
