@@ -2,11 +2,12 @@ package gen
 
 import (
 	"fmt"
-	"math"
 	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // aggregator merges the loops' per-second reports into the per-second
@@ -16,13 +17,14 @@ type aggregator struct {
 	r       *run
 	nloops  int
 	open    map[int]*secondAcc
-	seconds []PerSecond
+	seconds []result.PerSecond
 	twPeak  int
 	log     *hdr.HistogramLogWriter
 	merged  *hdr.Histogram
 	next    int // next second to emit
 	spare   []*hdr.Histogram
 	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
+	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
 
 	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
 	// loop that is late with its report (e.g. blocked in a slow connect)
@@ -152,9 +154,9 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		a.twMu.Unlock()
 	}
 	a.merged.Merge(acc.hist)
-	ps := PerSecond{
+	ps := result.PerSecond{
 		T:        t,
-		DurS:     round3(float64(acc.dur) / 1e9),
+		DurS:     units.Round3(float64(acc.dur) / 1e9),
 		OK:       acc.counts.ok,
 		Non2xx:   acc.counts.non2xx,
 		Errors:   acc.counts.errors,
@@ -164,10 +166,12 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		TimeWait: tw,
 	}
 	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
-	if ref, ok := a.spill.put(ps.Hist); ok {
-		ps.Hist, ps.spill = "", ref
+	ref, ok := a.spill.put(ps.Hist)
+	if ok {
+		ps.Hist = ""
 	}
 	a.seconds = append(a.seconds, ps)
+	a.spilled = append(a.spilled, ref)
 	if a.log != nil {
 		a.logInterval(t, acc)
 	}
@@ -207,24 +211,18 @@ func (a *aggregator) logInterval(t int, acc *secondAcc) {
 
 // secondMergeable returns the wall-clock key and the encoded histogram of
 // second t of the run.
-func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) SecondMergeable {
-	s := SecondMergeable{AtMs: a.r.start.Add(time.Duration(t) * time.Second).UnixMilli()}
-	s.Hist, _ = EncodeHist(h) // cannot fail on a histogram the aggregator built
+func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) result.SecondMergeable {
+	s := result.SecondMergeable{AtMs: a.r.start.Add(time.Duration(t) * time.Second).UnixMilli()}
+	s.Hist, _ = result.EncodeHist(h) // cannot fail on a histogram the aggregator built
 	return s
 }
 
 // perSecond is the per-second series with every histogram back in memory
 // (from the spill file), for the result; call it once, after run.
-func (a *aggregator) perSecond() []PerSecond {
-	if err := a.spill.restore(a.seconds); err != nil {
+func (a *aggregator) perSecond() []result.PerSecond {
+	if err := a.spill.restore(a.seconds, a.spilled); err != nil {
 		a.r.notes = append(a.r.notes, "per-second histograms lost: reading them back from the temporary file failed: "+err.Error())
-		for i := range a.seconds {
-			a.seconds[i].spill = spillRef{}
-		}
 	}
-	a.spill = nil
+	a.spill, a.spilled = nil, nil
 	return a.seconds
 }
-
-// round3 rounds f to 3 decimals (the result's shares and rates).
-func round3(f float64) float64 { return math.Round(f*1000) / 1000 }

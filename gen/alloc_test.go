@@ -256,8 +256,8 @@ func allocsPerRequest(t *testing.T, cfg Config) float64 {
 	l := handLoop(t, cfg)
 	if !l.open {
 		now := l.now()
-		for i := range l.conns {
-			l.dispatch(&l.conns[i], now, l.closedTarget(), now)
+		for i := range l.slots {
+			l.dispatch(&l.slots[i], now, l.closedTarget(), now)
 		}
 	}
 	l.pump(t, 50) // connect, handshake, warm buffers
@@ -339,7 +339,7 @@ func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
 	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
 	now := l.now()
-	l.dispatch(&l.conns[0], now, 0, now)
+	l.dispatch(&l.slots[0], now, 0, now)
 	l.pump(b, 10)
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -12,6 +12,7 @@ import (
 	utls "github.com/refraction-networking/utls"
 
 	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -98,7 +99,7 @@ type Config struct {
 	Host string
 	// Thresholds are checked on the result at the end of the run
 	// (Result.Thresholds; see threshold.go).
-	Thresholds []Threshold
+	Thresholds []result.Threshold
 	// Stages, if set, ramp the open-loop rate (stages.go) instead of Rate,
 	// which must then be 0; Duration is their sum (Defaults sets it).
 	Stages []Stage
@@ -131,9 +132,10 @@ type TLSOptions struct {
 	ClientHello string   // "go" (default), "chrome" or "firefox" (uTLS presets)
 	Resume      bool     // allow session resumption on new connections
 	ZeroRTT     bool     // HTTP/3: send early data on resumed connections
-	// Engine runs the handshakes: "auto" (default: lean where it applies),
-	// "lean" (package tls13: TLS 1.3, --client-hello go, no --resume,
-	// x25519/p256) or "std" (crypto/tls, or uTLS for presets).
+	// Engine is the TLS implementation that runs the handshakes: "auto"
+	// (default: lean where it applies), "lean" (package tls13: TLS 1.3,
+	// ClientHello go, no Resume, x25519/p256) or "std" (crypto/tls, or
+	// uTLS for presets).
 	Engine        string
 	FreshKeyShare bool     // lean: a new key pair per handshake (default: one per loop, reused)
 	Ciphers       []string // lean: TLS 1.3 suites to offer, in order (default: all three)
@@ -358,7 +360,7 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 	default:
 		for _, n := range t.Curves {
 			if n := strings.ToLower(n); n != "x25519" && n != "p256" {
-				why = "{TLS.Curves} " + n + " (the lean engine has x25519 and p256)"
+				why = "{TLS.Curves} " + n + " (the lean TLS implementation has x25519 and p256)"
 				break
 			}
 		}
@@ -368,7 +370,7 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 		return false, why, fieldErr("TLS.Engine", "lean does not apply with %s: it runs TLS 1.3 handshakes with {TLS.ClientHello} go, no {TLS.Resume}, {TLS.Curves} x25519 or p256", why)
 	}
 	if len(t.Ciphers) > 0 && !lean {
-		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 engine, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
+		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 implementation, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
 	}
 	return lean, why, nil
 }
@@ -385,10 +387,10 @@ func unwrapPathError(err error) error {
 // the offered rate needs one (Rate or Stages).
 func (c *Config) validateThresholds() error {
 	for _, t := range c.Thresholds {
-		if t.needsOffered() && !c.openLoop() {
+		if t.NeedsOffered() && !c.openLoop() {
 			return fieldErr("Thresholds", "%s compares with the offered rate, and a closed-loop run has none: give {Rate} (or {Stages}), or a rate in requests/s such as rate>=5000", t)
 		}
-		if negate(t.Op) == "" {
+		if !t.KnownOp() {
 			return fieldErr("Thresholds", "%s: unknown operator %q: use <, <=, > or >=", t, t.Op)
 		}
 	}

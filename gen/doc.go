@@ -13,9 +13,13 @@
 // paced loops, targets, large bodies, TLS keep-alive; HTTP/2). HTTP/3 runs
 // quic-go connections from worker goroutines and has no allocation test.
 //
-// Run runs one Config and returns its Result; the Results of the shards of
-// one run add up exactly in a Merger. A caller that checks a Config before
+// Run runs one Config and returns its result.Result (package gen/result:
+// the result model, its text and JSON, thresholds, and the exact merging of
+// the shards of one run in a result.Merger). A caller that checks a Config before
 // it runs it (the CLI) calls Config.Prepare once and runs the Prepared: the
 // URL, the headers and the targets are parsed once for both. Usage errors
 // (usage.go) name Config fields. See engine.go for how a run is built.
+//
+// Imports: gen/result, its own internal packages, pin, internal/ and certs
+// among loadlab's packages; never lab, cmd, k8s or image.
 package gen

@@ -12,12 +12,12 @@ import "github.com/loadlab/loadlab/pin"
 // the run (probe, request, sockets), builds one driver per loop, and starts a
 // request on a connection when the lifecycle says one is due. HTTP/1.1
 // (h1*.go; parser gen/h1) and HTTP/2 (h2*.go; framing
-// gen/h2) run on raw sockets in event loops (epoll.go; epoll or io_uring,
+// gen/h2) run on raw sockets in TCP loops (tcploop.go, behind the poller seam: epoll.go or io_uring,
 // uringio.go, as Config.IO says), plain or TLS behind
 // the byte-stream seam of gen/internal/sock (TLS: gen/internal/tlsfd,
-// configured by tlsconfig.go); HTTP/3 on quic-go (h3*.go). Results of the
-// shards of one run merge exactly (merge.go, with what makes a result
-// mergeable in mergeable.go).
+// configured by tlsconfig.go); HTTP/3 on quic-go (h3*.go). The result
+// model, and the exact merging of the shards of one run, are package
+// gen/result; a run's result is assembled in outcome.go.
 
 // engine is one protocol's part of a run.
 type engine interface {

@@ -56,19 +56,19 @@ func (l *h1Loop) connect(c *h1Conn, now int64) {
 func (l *h1Loop) track(c *h1Conn) { l.trackSlot(&c.socketSlot, c.writing) }
 
 // The slot setup's edges (slotProto).
-func (l *h1Loop) slotTrack(idx int32) { l.track(&l.conns[idx]) }
+func (l *h1Loop) slotTrack(idx int32) { l.track(&l.slots[idx]) }
 func (l *h1Loop) slotFailed(idx int32, class ErrorClass, err error, now int64) {
-	l.fail(&l.conns[idx], class, err, now)
+	l.fail(&l.slots[idx], class, err, now)
 }
-func (l *h1Loop) slotOpened(idx int32)           { l.conns[idx].reqs = 0 }
-func (l *h1Loop) slotReady(idx int32, now int64) { l.writeRequest(&l.conns[idx], now) }
-func (l *h1Loop) slotClose(idx int32)            { l.closeConn(&l.conns[idx]) }
-func (l *h1Loop) slotOpen(idx int32) bool        { return l.conns[idx].fd >= 0 }
+func (l *h1Loop) slotOpened(idx int32)           { l.slots[idx].reqs = 0 }
+func (l *h1Loop) slotReady(idx int32, now int64) { l.writeRequest(&l.slots[idx], now) }
+func (l *h1Loop) slotClose(idx int32)            { l.closeConn(&l.slots[idx]) }
+func (l *h1Loop) slotOpen(idx int32) bool        { return l.slots[idx].fd >= 0 }
 func (l *h1Loop) slotBegin(idx int32, now int64) {
-	l.dispatch(&l.conns[idx], now, l.closedTarget(), now)
+	l.dispatch(&l.slots[idx], now, l.closedTarget(), now)
 }
 
-// handle processes the epoll events of c's socket.
+// handle processes the events of c's socket.
 func (l *h1Loop) handle(c *h1Conn, ev uint32) {
 	now := l.now()
 	if l.settingUp(&c.socketSlot, ev, now) {
@@ -180,16 +180,12 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 	}
 }
 
-// readFrom reads what c's stream has: into the loop's buffer, or, for a
-// plain socket on the ring, the received buffer itself (no copy; valid
-// until the loop next waits).
+// readFrom reads what c's stream has: into the loop's buffer, or the
+// stream's own (a plain socket on io_uring lends its received buffer: no
+// copy, valid until the loop next waits).
 func (l *h1Loop) readFrom(c *h1Conn) ([]byte, int, error) {
-	if c.s == &c.ring {
-		b, err := c.ring.Next()
-		return b, len(b), err
-	}
-	n, err := c.s.Read(l.buf)
-	return l.buf, n, err
+	b, err := c.s.View(l.buf)
+	return b, len(b), err
 }
 
 // complete records a finished response and moves c on.
@@ -222,7 +218,7 @@ func (l *h1Loop) fail(c *h1Conn, class ErrorClass, err error, now int64) {
 		l.retry(c, now)
 		return
 	}
-	l.rec.failure(c.tgt, class, err, c.intended, now)
+	l.rec.fail(c.tgt, class, err, c.intended, now)
 	if c.busy {
 		c.busy = false
 		l.busy--

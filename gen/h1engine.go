@@ -1,7 +1,7 @@
 package gen
 
 // h1Engine is HTTP/1.1, plain or over TLS, on raw non-blocking sockets: one
-// epoll loop (h1loop.go) per pinned CPU, each owning its connections
+// TCP loop (h1loop.go) per pinned CPU, each owning its connections
 // (h1conn.go), whose byte stream is a plain socket or TLS (package sock).
 type h1Engine struct {
 	tcpEngine

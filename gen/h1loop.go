@@ -1,12 +1,12 @@
 package gen
 
-// h1Loop is one HTTP/1.1 event loop (the engine's driver): the epoll loop and
+// h1Loop is one HTTP/1.1 event loop (the engine's driver): the TCP loop and
 // the connections it owns (h1conn.go), one request at a time each.
 type h1Loop struct {
-	epollLoop
+	tcpLoop
 	e *h1Engine
 
-	conns []h1Conn
+	slots []h1Conn
 	idles []int32
 	busy  int // requests in flight
 }
@@ -15,11 +15,11 @@ type h1Loop struct {
 func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 	cfg := e.r.cfg
 	l := &h1Loop{e: e}
-	l.initEpoll(lc, &e.tcpEngine, l, n)
-	l.conns = make([]h1Conn, n)
+	l.initLoop(lc, &e.tcpEngine, l, n)
+	l.slots = make([]h1Conn, n)
 	l.idles = make([]int32, 0, n)
-	for j := range l.conns {
-		l.conns[j].init(j, cfg.VerifySHA256 != nil, e.head[0])
+	for j := range l.slots {
+		l.slots[j].init(j, cfg.VerifySHA256 != nil, e.head[0])
 		if l.open {
 			l.idles = append(l.idles, int32(j))
 		}
@@ -36,7 +36,7 @@ func (l *h1Loop) idle() (int, bool) {
 }
 
 func (l *h1Loop) send(c int, intended int64, tgt int32, now int64) {
-	l.dispatch(&l.conns[c], intended, tgt, now)
+	l.dispatch(&l.slots[c], intended, tgt, now)
 }
 
 // tick fails requests past their timeout and restarts closed-loop
@@ -50,8 +50,8 @@ func (l *h1Loop) tick(now int64) {
 // giveUp fails every request in flight as a timeout (the drain is over).
 func (l *h1Loop) giveUp(now int64, class ErrorClass, err error) int {
 	n := 0
-	for i := range l.conns {
-		if c := &l.conns[i]; c.busy {
+	for i := range l.slots {
+		if c := &l.slots[i]; c.busy {
 			l.fail(c, class, err, now)
 			n++
 		}
@@ -61,7 +61,7 @@ func (l *h1Loop) giveUp(now int64, class ErrorClass, err error) int {
 
 // wait sleeps until until at the latest and handles the events of the
 // loop's connections.
-func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l, l.quiet) }
+func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l) }
 
 // quiet reports whether batched pacing may sleep through socket events:
 // nothing waits in the pending queue for a connection, and no connection is
@@ -70,7 +70,7 @@ func (l *h1Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 
 
 // event handles an epoll event of connection slot idx.
 func (l *h1Loop) event(idx, gen int32, ev uint32) {
-	c := &l.conns[idx]
+	c := &l.slots[idx]
 	if c.gen != gen || c.fd < 0 {
 		return // stale event of a closed socket
 	}
@@ -131,8 +131,8 @@ func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 func (l *h1Loop) scan(now int64) {
 	l.nextScan = now + l.scanEvery
 	to := int64(l.r.cfg.Timeout)
-	for i := range l.conns {
-		c := &l.conns[i]
+	for i := range l.slots {
+		c := &l.slots[i]
 		if c.busy && now-c.started > to {
 			l.fail(c, ErrTimeout, errTimeout, now)
 			continue

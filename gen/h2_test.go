@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -20,7 +21,7 @@ import (
 // that the target listens (tcpEngine.probe): servers count it.
 const probeConns = 1
 
-func runH2Test(t *testing.T, cfg Config) *Result {
+func runH2Test(t *testing.T, cfg Config) *result.Result {
 	t.Helper()
 	res := runLogged(t, cfg)
 	if res.Protocol != "h2" || res.Streams != cfg.Streams && cfg.Streams != 0 {

@@ -62,7 +62,7 @@ var (
 // out, and what came with the handshake is read.
 func (l *h2Loop) slotTrack(idx int32) { l.track(&l.slots[idx]) }
 func (l *h2Loop) slotFailed(idx int32, class ErrorClass, err error, now int64) {
-	l.connFail(&l.slots[idx], class, err, now)
+	l.failConn(&l.slots[idx], class, err, now)
 }
 func (l *h2Loop) slotOpened(int32)               {}
 func (l *h2Loop) slotClose(idx int32)            { l.closeH2(&l.slots[idx]) }
@@ -76,7 +76,7 @@ func (l *h2Loop) slotReady(idx int32, _ int64) {
 	}
 }
 
-// handle processes the epoll events of c's socket.
+// handle processes the events of c's socket.
 func (l *h2Loop) handle(c *h2Conn, ev uint32) {
 	if l.settingUp(&c.socketSlot, ev, l.now()) {
 		return
@@ -120,7 +120,7 @@ func (l *h2Loop) flush(c *h2Conn) {
 			break // EPOLLOUT comes when the socket drains
 		}
 		if err != nil {
-			l.connFail(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.now())
 			return
 		}
 		c.c.Wrote(n)
@@ -130,7 +130,7 @@ func (l *h2Loop) flush(c *h2Conn) {
 	}
 	if c.s.Pending() {
 		if err := c.s.Flush(); err != nil {
-			l.connFail(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.now())
 			return
 		}
 	}
@@ -156,7 +156,7 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 			case err == unix.EINTR:
 				continue
 			}
-			l.connFail(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.now())
 			return
 		}
 		l.readAt = l.now()
@@ -169,7 +169,7 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 		if err := c.c.Feed(l.buf[:n]); err != nil {
 			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
 			if c.fd >= 0 {
-				l.connFail(c, ErrParse, err, l.readAt)
+				l.failConn(c, ErrParse, err, l.readAt)
 			}
 			return
 		}
@@ -221,10 +221,10 @@ func (l *h2Loop) eof(c *h2Conn, now int64) {
 		return
 	}
 	if c.goAway && c.goAwayCode != http2.ErrCodeNo {
-		l.connFail(c, ErrGoAway, l.goAwayErr(c), now)
+		l.failConn(c, ErrGoAway, l.goAwayErr(c), now)
 		return
 	}
-	l.connFail(c, ErrClosed, errH2Closed, now)
+	l.failConn(c, ErrClosed, errH2Closed, now)
 }
 
 // goAwayErr describes the loss of c's streams after its GOAWAY (only the
@@ -236,13 +236,13 @@ func (l *h2Loop) goAwayErr(c *h2Conn) error {
 	return fmt.Errorf("the server sent GOAWAY %s (last stream %d) and closed the connection before the response", c.goAwayCode, c.goAwayLast)
 }
 
-// connFail fails every request on c's socket with class, closes it and
+// failConn fails every request on c's socket with class, closes it and
 // moves the slot on (in closed loop after a backoff).
-func (l *h2Loop) connFail(c *h2Conn, class ErrorClass, err error, now int64) {
+func (l *h2Loop) failConn(c *h2Conn, class ErrorClass, err error, now int64) {
 	for i := range c.reqs {
 		if c.c.Busy(i) {
 			l.busy--
-			l.rec.failure(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
+			l.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 		}
 	}
 	l.closeH2(c)
@@ -293,7 +293,7 @@ func (c *h2Conn) Done(i int) {
 		ok := string(r.sum.Sum(d[:0])) == string(l.r.cfg.VerifySHA256)
 		r.sum.Reset()
 		if !ok {
-			l.rec.failure(r.tgt, ErrBodyMismatch, errBodyMismatch, r.intended, now)
+			l.rec.fail(r.tgt, ErrBodyMismatch, errBodyMismatch, r.intended, now)
 			l.backoff(c, now)
 			return
 		}
@@ -316,7 +316,7 @@ func (c *h2Conn) Reset(i int, code http2.ErrCode) {
 	if l.rec.firstErr[ErrStreamReset] == nil {
 		err = fmt.Errorf("the server reset the stream: RST_STREAM %s", code)
 	}
-	l.rec.failure(r.tgt, ErrStreamReset, err, r.intended, now)
+	l.rec.fail(r.tgt, ErrStreamReset, err, r.intended, now)
 	l.backoff(c, now)
 }
 
@@ -335,7 +335,7 @@ func (c *h2Conn) Refused(i int, _ http2.ErrCode) {
 		if l.rec.owed(r.intended) {
 			l.rec.dropped++
 		}
-		l.rec.failure(r.tgt, ErrDropped, errDropped, r.intended, now)
+		l.rec.fail(r.tgt, ErrDropped, errDropped, r.intended, now)
 		return
 	}
 	if l.rec.owed(r.intended) {

@@ -5,11 +5,12 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/result"
 	"golang.org/x/net/http2"
 	"golang.org/x/net/http2/hpack"
 )
 
-// h2Engine is HTTP/2 on the same raw sockets, epoll loops and byte-stream
+// h2Engine is HTTP/2 on the same raw sockets, TCP loops and byte-stream
 // seam as HTTP/1.1: over TLS with ALPN h2 (the same handshakes, lean or
 // crypto/tls), or h2c with prior knowledge for http:// targets. Each loop
 // (h2loop.go) owns its connection slots (h2conn.go); each slot's socket
@@ -79,7 +80,7 @@ func (e *h2Engine) newDriver(lc *lifecycle, conns int) (driver, error) {
 func (e *h2Engine) outcome(o *outcome) {
 	e.tcpEngine.outcome(o)
 	o.streams = e.streams
-	inf := &H2Info{}
+	inf := &result.H2Info{}
 	var reset, goaway [h2CodeSlots]uint64
 	for _, lc := range e.r.loops {
 		k := &lc.d.(*h2Loop).h2c

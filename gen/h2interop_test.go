@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
@@ -25,7 +26,7 @@ func TestH2Interop(t *testing.T) {
 	dir := testutil.CertDir(t)
 	p := certs.PathsFor(dir, certs.P256)
 	sum := sha256.Sum256(tlsservers.Body1k())
-	run := func(t *testing.T, url string, mod func(*Config)) *Result {
+	run := func(t *testing.T, url string, mod func(*Config)) *result.Result {
 		t.Helper()
 		cfg := Config{URL: url, HTTP2: true, Connections: 2, Streams: 10, Duration: 500 * time.Millisecond, Timeout: 5 * time.Second,
 			VerifySHA256: sum[:], TLS: TLSOptions{CAFile: p.CA}}
@@ -38,7 +39,7 @@ func TestH2Interop(t *testing.T) {
 		}
 		return res
 	}
-	allOK := func(t *testing.T, what string, res *Result) {
+	allOK := func(t *testing.T, what string, res *result.Result) {
 		t.Helper()
 		if res.OK == 0 || res.ErrorCount() != 0 || res.Requests != res.OK || res.BytesRead != res.OK*1024 {
 			t.Fatalf("%s: ok %d of %d requests, %d bytes, errors %v %v", what, res.OK, res.Requests, res.BytesRead, res.Errors, res.ErrorSamples)

@@ -6,7 +6,7 @@ import (
 	"github.com/loadlab/loadlab/gen/h2"
 )
 
-// h2Loop is one HTTP/2 event loop (the engine's driver): the epoll loop and
+// h2Loop is one HTTP/2 event loop (the engine's driver): the TCP loop and
 // its connection slots (h2conn.go), each carrying up to Streams requests at
 // once on one h2.Conn.
 //
@@ -32,7 +32,7 @@ import (
 // pass (an admit, a read) leave together: the slot's bytes are flushed
 // once, after the pass.
 type h2Loop struct {
-	epollLoop
+	tcpLoop
 	e *h2Engine
 
 	slots   []h2Conn
@@ -59,7 +59,7 @@ type h2Counters struct {
 func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 	cfg := e.r.cfg
 	l := &h2Loop{e: e, streams: e.streams, newConn: cfg.NewConn}
-	l.initEpoll(lc, &e.tcpEngine, l, n)
+	l.initLoop(lc, &e.tcpEngine, l, n)
 	if !l.open {
 		// Closed loop has no schedule to queue, but refused requests
 		// wait here to be sent again; there are never more of them than
@@ -138,7 +138,7 @@ func (l *h2Loop) giveUp(now int64, class ErrorClass, err error) int {
 		for i := range c.reqs {
 			if c.c.Busy(i) {
 				c.c.Cancel(i)
-				l.rec.failure(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
+				l.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 				n++
 			}
 		}
@@ -151,7 +151,7 @@ func (l *h2Loop) giveUp(now int64, class ErrorClass, err error) int {
 // latest and handles the events of the loop's slots.
 func (l *h2Loop) wait(now, until int64) {
 	l.flushDirty()
-	l.waitEvents(now, until, l, l.quiet)
+	l.waitEvents(now, until, l)
 }
 
 // quiet reports whether batched pacing may sleep through socket events:
@@ -232,7 +232,7 @@ func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 	if c.fd < 0 {
 		c.goAway = false
 		if class, err := l.connectSlot(&c.socketSlot, intended, now); err != nil {
-			l.rec.failure(tgt, class, err, intended, now)
+			l.rec.fail(tgt, class, err, intended, now)
 			l.closeH2(c)
 			l.backoff(c, now)
 			return true
@@ -242,7 +242,7 @@ func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 	if i < 0 {
 		// canStart said there was a stream: not reached. Count the
 		// request rather than lose it.
-		l.rec.failure(tgt, ErrOther, errNoStream, intended, now)
+		l.rec.fail(tgt, ErrOther, errNoStream, intended, now)
 		return false
 	}
 	l.busy++
@@ -294,7 +294,7 @@ func (l *h2Loop) scan(now int64) {
 			if c.connecting || c.handshake {
 				for i := range c.reqs {
 					if c.c.Busy(i) && now-c.reqs[i].started > to {
-						l.connFail(c, ErrTimeout, errTimeout, now)
+						l.failConn(c, ErrTimeout, errTimeout, now)
 						break
 					}
 				}
@@ -304,7 +304,7 @@ func (l *h2Loop) scan(now int64) {
 					if c.c.Busy(i) && now-c.reqs[i].started > to {
 						c.c.Cancel(i)
 						l.busy--
-						l.rec.failure(c.reqs[i].tgt, ErrTimeout, errTimeout, c.reqs[i].intended, now)
+						l.rec.fail(c.reqs[i].tgt, ErrTimeout, errTimeout, c.reqs[i].intended, now)
 						cancelled = true
 					}
 				}

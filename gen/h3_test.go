@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/pin"
@@ -34,9 +35,9 @@ func h3Config(s *h3TestServer) Config {
 	}
 }
 
-func runH3Test(t *testing.T, cfg Config) *Result { return runLogged(t, cfg) }
+func runH3Test(t *testing.T, cfg Config) *result.Result { return runLogged(t, cfg) }
 
-func errorTotal(r *Result) uint64 { return r.ErrorCount() }
+func errorTotal(r *result.Result) uint64 { return r.ErrorCount() }
 
 func TestH3ClosedLoop(t *testing.T) {
 	s := startH3Server(t, fixedBody(1000))
@@ -471,7 +472,7 @@ func TestH3VerdictHealthy(t *testing.T) {
 	cfg.Rate = 200
 	cfg.Connections = 16
 	cfg.Duration = 2 * time.Second
-	checkHealthy(t, "200/s against a server answering in 20 ms", func() *Result {
+	checkHealthy(t, "200/s against a server answering in 20 ms", func() *result.Result {
 		res := runH3Test(t, cfg)
 		if res.Requests != 400 || res.OK != 400 {
 			t.Errorf("requests %d ok %d, want 400", res.Requests, res.OK)

@@ -21,7 +21,7 @@ import (
 // The HTTP/3 engine.
 //
 // quic-go owns its UDP sockets' reads and runs every QUIC connection on
-// goroutines of its own, so HTTP/3 cannot ride the epoll loops of the
+// goroutines of its own, so HTTP/3 cannot ride the TCP loops of the
 // HTTP/1.1 engine. It has the same shape and the same outputs instead:
 // one loop per CPU owns a recorder, the open-loop schedule (start + i/R,
 // loops interleaved), the bounded pending queue and the per-second

@@ -145,7 +145,7 @@ func (l *h3Loop) giveUp(now int64, class ErrorClass, err error) int {
 		if c.busy {
 			c.busy = false
 			l.busy--
-			l.rec.failure(0, class, err, c.intended, now)
+			l.rec.fail(0, class, err, c.intended, now)
 			n++
 		}
 	}
@@ -202,7 +202,7 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 		rec.zeroRTT++
 	}
 	if o.err != nil {
-		rec.failure(0, o.class, o.err, o.intended, o.failed)
+		rec.fail(0, o.class, o.err, o.intended, o.failed)
 	} else {
 		rec.response(0, o.status, o.intended, o.written, o.done, o.bytes)
 	}

@@ -47,7 +47,7 @@ func (lc *lifecycle) main() {
 	defer lc.r.loopsDone.Done()
 	defer d.teardown()
 	if err := d.setup(); err != nil {
-		lc.r.fail(err)
+		lc.r.breakDownAtSetup(err)
 		d.finish()
 		return
 	}
@@ -72,7 +72,7 @@ func (lc *lifecycle) main() {
 				break
 			}
 			if now >= lc.drainEnd {
-				lc.abandon(now)
+				lc.endDrain(now)
 				break
 			}
 		}
@@ -203,11 +203,11 @@ func (lc *lifecycle) windowEnd() int64 {
 	return lc.stopAt
 }
 
-// abandon ends the drain: every request still in flight or pending is given
+// endDrain ends the drain: every request still in flight or pending is given
 // up as a timeout at this moment (each has waited at least a timeout since
 // its intended time, or the shortened drain of an interrupted run), so no
 // owed request leaves the run without an outcome.
-func (lc *lifecycle) abandon(now int64) {
+func (lc *lifecycle) endDrain(now int64) {
 	lc.d.lock()
 	defer lc.d.unlock()
 	lc.ended = true

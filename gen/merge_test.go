@@ -11,6 +11,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 var testStart = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
@@ -20,7 +21,7 @@ var testStart = time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC)
 type shardSet struct {
 	whole, wholeU *hdr.Histogram
 	wholeSec      []*hdr.Histogram
-	shards        []*Result
+	shards        []*result.Result
 }
 
 // splitRun records n latencies (µs, spread over four orders of magnitude,
@@ -63,28 +64,28 @@ func splitRun(t *testing.T, seed uint64, n, nshards, secs int) shardSet {
 		record(set.wholeSec[sec], v)
 	}
 	for i, a := range accs {
-		r := &Result{
+		r := &result.Result{
 			Target: "http://127.0.0.1:8080/1k", Protocol: "http/1.1", Mode: "open",
 			Connections: Shard{i, nshards}.Share(50), DurationS: float64(secs), RequestedRate: 1000.0 / float64(nshards),
 			AchievedRate: float64(a.c.TotalCount()) / float64(secs), Requests: uint64(a.c.TotalCount()), OK: uint64(a.c.TotalCount()),
 			Status: map[string]uint64{"200": uint64(a.c.TotalCount())}, Errors: map[string]uint64{"timeout": 0},
-			Latency: latencyOf(a.c), LatencyUncorrected: latencyOf(a.u),
-			Generator: Generator{CPUs: []int{1}, Loops: 1, Busy: []float64{0.2}, Reason: ""},
+			Latency: result.LatencyOf(a.c), LatencyUncorrected: result.LatencyOf(a.u),
+			Generator: result.Generator{CPUs: []int{1}, Loops: 1, Busy: []float64{0.2}, Reason: ""},
 		}
-		r.Shard = &ShardInfo{Index: i, Count: nshards}
+		r.Shard = &result.ShardInfo{Index: i, Count: nshards}
 		r.Host = fmt.Sprintf("host-%d", i)
-		r.Schedule = &ScheduleInfo{Start: testStart, Rate: 1000, DurationS: float64(secs), Connections: 50, Shards: nshards}
+		r.Schedule = &result.ScheduleInfo{Start: testStart, Rate: 1000, DurationS: float64(secs), Connections: 50, Shards: nshards}
 		enc := func(h *hdr.Histogram) string {
-			s, err := EncodeHist(h)
+			s, err := result.EncodeHist(h)
 			if err != nil {
 				t.Fatal(err)
 			}
 			return s
 		}
-		r.Histograms = &EncodedHistograms{Corrected: enc(a.c), OK: enc(a.c), Uncorrected: enc(a.u)}
+		r.Histograms = &result.EncodedHistograms{Corrected: enc(a.c), OK: enc(a.c), Uncorrected: enc(a.u)}
 		for s := 0; s < secs; s++ {
-			r.PerSecond = append(r.PerSecond, PerSecond{T: s, OK: a.cnt[s], P99us: a.sec[s].ValueAtQuantile(99),
-				SecondMergeable: SecondMergeable{AtMs: testStart.Add(time.Duration(s) * time.Second).UnixMilli(), Hist: enc(a.sec[s])}})
+			r.PerSecond = append(r.PerSecond, result.PerSecond{T: s, OK: a.cnt[s], P99us: a.sec[s].ValueAtQuantile(99),
+				SecondMergeable: result.SecondMergeable{AtMs: testStart.Add(time.Duration(s) * time.Second).UnixMilli(), Hist: enc(a.sec[s])}})
 		}
 		set.shards = append(set.shards, r)
 	}
@@ -93,7 +94,7 @@ func splitRun(t *testing.T, seed uint64, n, nshards, secs int) shardSet {
 
 // asLogs returns the results as `kubectl logs` prints a Job's pods: each
 // pod's indented JSON result, one after the other.
-func asLogs(t *testing.T, rs []*Result) []byte {
+func asLogs(t *testing.T, rs []*result.Result) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	for _, r := range rs {
@@ -106,9 +107,9 @@ func asLogs(t *testing.T, rs []*Result) []byte {
 	return b.Bytes()
 }
 
-func mergeAll(t *testing.T, rs []*Result) (*Result, error) {
+func mergeAll(t *testing.T, rs []*result.Result) (*result.Result, error) {
 	t.Helper()
-	var m Merger
+	var m result.Merger
 	for i, r := range rs {
 		if err := m.Add(fmt.Sprintf("shard%d.json", i), r); err != nil {
 			return nil, err
@@ -146,7 +147,7 @@ func TestMergeIsExact(t *testing.T) {
 	for _, n := range []int{1, 2, 4, 7} {
 		t.Run(fmt.Sprintf("shards=%d", n), func(t *testing.T) {
 			set := splitRun(t, uint64(n), 60_000, n, 5)
-			rs, err := ReadResults("shards.jsonl", asLogs(t, set.shards))
+			rs, err := result.ReadResults("shards.jsonl", asLogs(t, set.shards))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -164,8 +165,8 @@ func TestMergeIsExact(t *testing.T) {
 			}
 			checkPercentiles(t, "corrected", m.CorrectedHist, set.whole)
 			checkPercentiles(t, "uncorrected", m.UncorrectedHist, set.wholeU)
-			if m.Latency != latencyOf(set.whole) || m.Latency2xx != latencyOf(set.whole) || m.LatencyUncorrected != latencyOf(set.wholeU) {
-				t.Fatalf("latency %+v / %+v, whole run %+v / %+v", m.Latency, m.LatencyUncorrected, latencyOf(set.whole), latencyOf(set.wholeU))
+			if m.Latency != result.LatencyOf(set.whole) || m.Latency2xx != result.LatencyOf(set.whole) || m.LatencyUncorrected != result.LatencyOf(set.wholeU) {
+				t.Fatalf("latency %+v / %+v, whole run %+v / %+v", m.Latency, m.LatencyUncorrected, result.LatencyOf(set.whole), result.LatencyOf(set.wholeU))
 			}
 			if m.Requests != uint64(set.whole.TotalCount()) || m.Status["200"] != m.Requests {
 				t.Fatalf("requests %d (200: %d), whole run %d", m.Requests, m.Status["200"], set.whole.TotalCount())
@@ -190,11 +191,11 @@ func TestMergeIsExact(t *testing.T) {
 			}
 			// The merged JSON is itself a mergeable result: read back, its
 			// histogram is still the whole run's.
-			again, err := ReadResults("merged.json", asLogs(t, []*Result{m}))
+			again, err := result.ReadResults("merged.json", asLogs(t, []*result.Result{m}))
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, err := DecodeHist(again[0].Histograms.Corrected)
+			h, err := result.DecodeHist(again[0].Histograms.Corrected)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -211,7 +212,7 @@ func TestMergeOfMerges(t *testing.T) {
 	if err == nil {
 		t.Fatalf("a merge of 2 of 4 shards succeeded without Partial: %+v", a.Shards)
 	}
-	var m1, m2 Merger
+	var m1, m2 result.Merger
 	m1.Partial, m2.Partial = true, true
 	for i, r := range set.shards {
 		m := &m1
@@ -241,9 +242,9 @@ func TestMergeOfMerges(t *testing.T) {
 }
 
 // asResults round-trips results through JSON, as files would.
-func asResults(t *testing.T, rs ...*Result) []*Result {
+func asResults(t *testing.T, rs ...*result.Result) []*result.Result {
 	t.Helper()
-	out, err := ReadResults("x", asLogs(t, rs))
+	out, err := result.ReadResults("x", asLogs(t, rs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,30 +276,34 @@ func TestMergeVerdictNamesTheShard(t *testing.T) {
 // TestMergeRefuses: results that are not the shards of one run are
 // refused with a one-line reason.
 func TestMergeRefuses(t *testing.T) {
-	fresh := func() []*Result { return splitRun(t, 5, 2000, 4, 2).shards }
+	fresh := func() []*result.Result { return splitRun(t, 5, 2000, 4, 2).shards }
 	cases := map[string]struct {
-		edit func(rs []*Result) []*Result
+		edit func(rs []*result.Result) []*result.Result
 		want string
 	}{
-		"overlap": {func(rs []*Result) []*Result { rs[3].Shard.Index = 1; return rs }, "both hold shard 1/4"},
-		"count":   {func(rs []*Result) []*Result { rs[1].Shard.Count = 3; rs[1].Schedule.Shards = 3; return rs }, "shard count 4 vs 3"},
-		"mode": {func(rs []*Result) []*Result {
+		"overlap": {func(rs []*result.Result) []*result.Result { rs[3].Shard.Index = 1; return rs }, "both hold shard 1/4"},
+		"count": {func(rs []*result.Result) []*result.Result {
+			rs[1].Shard.Count = 3
+			rs[1].Schedule.Shards = 3
+			return rs
+		}, "shard count 4 vs 3"},
+		"mode": {func(rs []*result.Result) []*result.Result {
 			rs[1].Mode = "closed"
 			return rs
 		}, "shard0.json and shard1.json are not shards of one run: mode open loop vs closed loop"},
-		"target":   {func(rs []*Result) []*Result { rs[2].Target = "http://127.0.0.1:9/"; return rs }, "target http://127.0.0.1:8080/1k vs http://127.0.0.1:9/"},
-		"rate":     {func(rs []*Result) []*Result { rs[2].Schedule.Rate = 2000; return rs }, "schedule rate 1000/s vs 2000/s"},
-		"duration": {func(rs []*Result) []*Result { rs[2].Schedule.DurationS = 3; return rs }, "schedule duration 2s vs 3s"},
-		"skew": {func(rs []*Result) []*Result {
+		"target":   {func(rs []*result.Result) []*result.Result { rs[2].Target = "http://127.0.0.1:9/"; return rs }, "target http://127.0.0.1:8080/1k vs http://127.0.0.1:9/"},
+		"rate":     {func(rs []*result.Result) []*result.Result { rs[2].Schedule.Rate = 2000; return rs }, "schedule rate 1000/s vs 2000/s"},
+		"duration": {func(rs []*result.Result) []*result.Result { rs[2].Schedule.DurationS = 3; return rs }, "schedule duration 2s vs 3s"},
+		"skew": {func(rs []*result.Result) []*result.Result {
 			rs[3].Schedule.Start = testStart.Add(450 * time.Millisecond)
 			return rs
 		}, "started 450ms apart (more than 400ms)"},
-		"missing":      {func(rs []*Result) []*Result { return rs[:3] }, "shard 3/4 missing (3 of 4 given)"},
-		"damaged":      {func(rs []*Result) []*Result { rs[0].Histograms.Corrected = "HISTFAAAA!!"; return rs }, "corrected histogram"},
-		"nohist":       {func(rs []*Result) []*Result { rs[0].Histograms = nil; return rs }, "carries no latency histograms"},
-		"inconsistent": {func(rs []*Result) []*Result { rs[0].Schedule.Shards = 2; return rs }, "its schedule says 2 shards"},
-		"nothing":      {func(rs []*Result) []*Result { return nil }, "nothing to merge"},
-		"streams":      {func(rs []*Result) []*Result { rs[2].Streams = 5; return rs }, "streams per connection 0 vs 5"},
+		"missing":      {func(rs []*result.Result) []*result.Result { return rs[:3] }, "shard 3/4 missing (3 of 4 given)"},
+		"damaged":      {func(rs []*result.Result) []*result.Result { rs[0].Histograms.Corrected = "HISTFAAAA!!"; return rs }, "corrected histogram"},
+		"nohist":       {func(rs []*result.Result) []*result.Result { rs[0].Histograms = nil; return rs }, "carries no latency histograms"},
+		"inconsistent": {func(rs []*result.Result) []*result.Result { rs[0].Schedule.Shards = 2; return rs }, "its schedule says 2 shards"},
+		"nothing":      {func(rs []*result.Result) []*result.Result { return nil }, "nothing to merge"},
+		"streams":      {func(rs []*result.Result) []*result.Result { rs[2].Streams = 5; return rs }, "streams per connection 0 vs 5"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -334,12 +339,12 @@ func TestReadResultsErrors(t *testing.T) {
 		"text":         {"hello world", `shards.jsonl:1: not a gen result: "hello world"`},
 	}
 	for name, c := range cases {
-		_, err := ReadResults("shards.jsonl", []byte(c.in))
+		_, err := result.ReadResults("shards.jsonl", []byte(c.in))
 		if err == nil || !IsUsage(err) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%s: error %v, want a one-line usage error containing %q", name, err, c.want)
 		}
 	}
-	_, err := ReadResults("shards.jsonl", []byte(string(good)+"loadlab: start time is 3s in the past\n"))
+	_, err := result.ReadResults("shards.jsonl", []byte(string(good)+"loadlab: start time is 3s in the past\n"))
 	if want := fmt.Sprintf("shards.jsonl:%d: not a gen result: \"loadlab: start time is 3s in the past\"", bytes.Count(good, []byte("\n"))+1); err == nil || err.Error() != want {
 		t.Errorf("error %v, want %s", err, want)
 	}
@@ -350,7 +355,7 @@ func TestReadResultsErrors(t *testing.T) {
 		lines.Write(b)
 		lines.WriteByte('\n')
 	}
-	if rs, err := ReadResults("x", lines.Bytes()); err != nil || len(rs) != 3 {
+	if rs, err := result.ReadResults("x", lines.Bytes()); err != nil || len(rs) != 3 {
 		t.Fatalf("JSON lines: %d results, %v", len(rs), err)
 	}
 }
@@ -383,14 +388,14 @@ func writeHdrLog(t *testing.T, start time.Time, hists []*hdr.Histogram) []byte {
 // run's histogram, second by second.
 func TestMergeHdrLogs(t *testing.T) {
 	set := splitRun(t, 11, 30_000, 3, 4)
-	var m Merger
+	var m result.Merger
 	for i, r := range set.shards {
 		var hists []*hdr.Histogram
 		for _, ps := range r.PerSecond {
-			h, _ := DecodeHist(ps.Hist)
+			h, _ := result.DecodeHist(ps.Hist)
 			hists = append(hists, h)
 		}
-		lr, err := ReadHdrLog(fmt.Sprintf("s%d.hlog", i), writeHdrLog(t, testStart, hists))
+		lr, err := result.ReadHdrLog(fmt.Sprintf("s%d.hlog", i), writeHdrLog(t, testStart, hists))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -411,7 +416,7 @@ func TestMergeHdrLogs(t *testing.T) {
 			t.Fatalf("second %d p99 %d, whole run %d", s, ps.P99us, set.wholeSec[s].ValueAtQuantile(99))
 		}
 	}
-	if _, err := ReadHdrLog("x.hlog", []byte("#[StartTime: 12]\nnot an interval\n")); err == nil || !IsUsage(err) {
+	if _, err := result.ReadHdrLog("x.hlog", []byte("#[StartTime: 12]\nnot an interval\n")); err == nil || !IsUsage(err) {
 		t.Fatalf("garbage log: %v", err)
 	}
 }
@@ -421,14 +426,14 @@ func FuzzReadResults(f *testing.F) {
 	f.Add([]byte("{}\n{}"))
 	f.Add([]byte("loadlab: boom\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		rs, err := ReadResults("f", data)
+		rs, err := result.ReadResults("f", data)
 		if err != nil {
 			if !IsUsage(err) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("not a one-line usage error: %v", err)
 			}
 			return
 		}
-		var m Merger
+		var m result.Merger
 		m.Partial = true
 		for _, r := range rs {
 			if m.Add("f", r) != nil {
@@ -445,7 +450,7 @@ func FuzzReadHdrLog(f *testing.F) {
 	f.Add([]byte("#[StartTime: 1714564800.000 (seconds since epoch)]\n0.000,1.000,0.5,HISTFAAAACh4nJNpmSzMwMDAxQABzFCaEUzOmLLsMIQFAEkbA1w=\n"))
 	f.Add([]byte("Tag=x\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		if _, err := ReadHdrLog("f", data); err != nil && (!IsUsage(err) || strings.Contains(err.Error(), "\n")) {
+		if _, err := result.ReadHdrLog("f", data); err != nil && (!IsUsage(err) || strings.Contains(err.Error(), "\n")) {
 			t.Fatalf("not a one-line usage error: %v", err)
 		}
 	})
@@ -480,7 +485,7 @@ func TestMergeH2(t *testing.T) {
 	rs := splitRun(t, 9, 1000, 3, 2).shards
 	for i, r := range rs {
 		r.Protocol, r.Streams = "h2", 10
-		r.H2 = &H2Info{GoAways: uint64(i + 1), Refused: 2, ResetCodes: map[string]uint64{"INTERNAL_ERROR": 1},
+		r.H2 = &result.H2Info{GoAways: uint64(i + 1), Refused: 2, ResetCodes: map[string]uint64{"INTERNAL_ERROR": 1},
 			GoAwayCodes: map[string]uint64{"NO_ERROR": uint64(i + 1)}}
 	}
 	rs[1].H2.ServerMaxStreams = 8

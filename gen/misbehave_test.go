@@ -15,6 +15,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen/h1"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // Misbehaving-server suite: one server behaviour per case, each driven in
@@ -216,11 +217,11 @@ func misConfig(srv *testServer, https bool, ca string, open bool) Config {
 
 // runOnTime runs cfg and fails the test unless Run returns a result within
 // duration + timeout + margin.
-func runOnTime(t *testing.T, cfg Config) *Result { return runWithin(t, cfg, misMargin) }
+func runOnTime(t *testing.T, cfg Config) *result.Result { return runWithin(t, cfg, misMargin) }
 
 // checkClasses asserts the expected error class (and only it) and the
 // status counts.
-func checkClasses(t *testing.T, res *Result, tc misCase) {
+func checkClasses(t *testing.T, res *result.Result, tc misCase) {
 	t.Helper()
 	for _, name := range ErrorClasses() {
 		n := res.Errors[name]
@@ -253,7 +254,7 @@ func checkClasses(t *testing.T, res *Result, tc misCase) {
 // still queued or in flight when the drain ended as timeout). The schedule
 // does not wait for the server: rate x duration requests fall due whatever
 // it does.
-func checkOpenAccounting(t *testing.T, res *Result, cfg Config) {
+func checkOpenAccounting(t *testing.T, res *result.Result, cfg Config) {
 	t.Helper()
 	g := res.Generator
 	due := uint64(cfg.Rate * cfg.Duration.Seconds())
@@ -277,7 +278,7 @@ func checkOpenAccounting(t *testing.T, res *Result, cfg Config) {
 	}
 }
 
-func nonOK(res *Result) uint64 {
+func nonOK(res *result.Result) uint64 {
 	var n uint64
 	for code, v := range res.Status {
 		if code[0] != '2' {

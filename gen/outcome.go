@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"strconv"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // outcome is what result assembles: each loop's recorder and the end of its
@@ -16,36 +17,37 @@ type outcome struct {
 	recs        []*recorder
 	ends        []int64    // per loop: end of the measured window, ns since start
 	shares      []cpuShare // per loop (HTTP/1.1) or per CPU (HTTP/3)
-	g           Generator
+	g           result.Generator
 	protocol    string // "http/1.1", "h2" or "h3"
 	quicVersion string
-	streams     int     // h2: streams per connection
-	h2          *H2Info // h2: what the loops saw of the protocol
+	streams     int            // h2: streams per connection
+	h2          *result.H2Info // h2: what the loops saw of the protocol
 }
 
 // wakeFloor gives res the machine's wake floor: the one measured during
 // the window (Config.WakeProbe), or, when the lag rule fired in a run that
 // ran to its end, one probed now, after the run and its assembly, so that
 // the probe's sleeps are not part of either.
-func (r *run) wakeFloor(res *Result) {
+func (r *run) wakeFloor(res *result.Result) {
 	g := &res.Generator
 	switch {
 	case r.wake != nil:
-		f := r.wake.wait()
-		f.During = true
-		g.WakeFloor = f
-		g.noteWakeFloor(f)
-	case g.lagFired != nil && !res.Interrupted:
-		g.noteWakeFloor(probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
+		m := r.wake.wait()
+		m.During = true
+		g.WakeFloor = m.WakeFloor
+		r.lag.noteWakeFloor(g, m)
+	case r.lag.fired != nil && !res.Interrupted:
+		r.lag.noteWakeFloor(g, probeWakeFloor(g.CPUs, WakeProbeSleeps, WakeProbeSleep))
 	}
 }
 
 // result merges the loops' recorders into the Result.
-func (r *run) result(agg *aggregator, o outcome) *Result {
+func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	cfg := r.cfg
 	perSecond := agg.perSecond() // first: it may add a note
 	total := newRecorder(r.warmup, r.histMax)
 	var lagMerged = newHist()
+	var sum result.Tally // the loops' counts (result.Tally.Add: the sum the Merger uses too)
 	g := o.g
 	interrupted := r.stopped.Load()
 	var window float64
@@ -55,27 +57,12 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		total.uncorrected.Merge(rec.uncorrected)
 		total.handshake.Merge(rec.handshake)
 		lagMerged.Merge(rec.lag)
-		for i, v := range rec.status {
-			total.status[i] += v
-		}
-		for i, v := range rec.errors {
-			total.errors[i] += v
-			if total.firstErr[i] == nil {
-				total.firstErr[i] = rec.firstErr[i]
-			}
-		}
-		total.ok += rec.ok
-		total.non2xx += rec.non2xx
-		total.bytes += rec.bytes
+		sum.Add(rec.tally())
 		total.okInWindow += rec.okInWindow
 		total.bytesInWindow += rec.bytesInWindow
 		total.lateSends += rec.lateSends
 		total.dropped += rec.dropped
-		total.retries += rec.retries
-		total.handshakes += rec.handshakes
-		total.resumed += rec.resumed
 		total.unsolicited += rec.unsolicited
-		total.zeroRTT += rec.zeroRTT
 		if w := float64(o.ends[i]-r.warmup) / 1e9; w > window {
 			window = w
 		}
@@ -84,18 +71,17 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		window = math.SmallestNonzeroFloat64
 	}
 	for _, s := range o.shares {
-		g.Busy = append(g.Busy, round3(s.busy))
-		g.Starved = append(g.Starved, round3(s.starved()))
-		g.Idle = append(g.Idle, round3(s.idle()))
-		g.CPUSeconds = append(g.CPUSeconds, round3(s.cpuS))
+		g.Busy = append(g.Busy, units.Round3(s.busy))
+		g.Starved = append(g.Starved, units.Round3(s.starved()))
+		g.Idle = append(g.Idle, units.Round3(s.idle()))
+		g.CPUSeconds = append(g.CPUSeconds, units.Round3(s.cpuS))
 	}
 	g.LagP50us = lagMerged.ValueAtQuantile(50)
 	g.LagP95us = lagMerged.ValueAtQuantile(95)
 	g.LagP99us = lagMerged.ValueAtQuantile(99)
 	g.LagP999us = lagMerged.ValueAtQuantile(99.9)
 	g.LagMaxus = lagMerged.Max()
-	g.lagSamples = lagMerged.TotalCount()
-	g.lagHist = lagMerged
+	r.lag = lagJudge{samples: lagMerged.TotalCount(), hist: lagMerged}
 	g.LateSends = total.lateSends
 	g.Dropped = total.dropped
 	g.Unfinished = r.unfinished.Load()
@@ -109,7 +95,7 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		g.Notes = append(g.Notes, fmt.Sprintf("interrupted: %d requests still unanswered after the shortened drain are counted as timeouts", g.Unfinished))
 	}
 
-	res := &Result{
+	res := &result.Result{
 		Target:             cfg.reqs[0].url,
 		Protocol:           o.protocol,
 		QUICVersion:        o.quicVersion,
@@ -117,18 +103,12 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 		H2:                 o.h2,
 		Mode:               "closed",
 		Connections:        cfg.Connections,
-		DurationS:          round3(window),
+		DurationS:          units.Round3(window),
 		WarmupS:            cfg.Warmup.Seconds(),
 		RequestedRate:      cfg.Rate,
-		OK:                 total.ok,
-		Retries:            total.retries,
-		Status:             map[string]uint64{},
-		Errors:             map[string]uint64{},
-		BytesRead:          total.bytes,
-		Latency:            latencyOf(total.corrected),
-		Latency2xx:         latencyOf(total.corrected2x),
-		LatencyUncorrected: latencyOf(total.uncorrected),
-		Handshakes:         total.handshakes,
+		Latency:            result.LatencyOf(total.corrected),
+		Latency2xx:         result.LatencyOf(total.corrected2x),
+		LatencyUncorrected: result.LatencyOf(total.uncorrected),
 		PerSecond:          perSecond,
 		Interrupted:        interrupted,
 		CorrectedHist:      total.corrected,
@@ -140,50 +120,33 @@ func (r *run) result(agg *aggregator, o outcome) *Result {
 	}
 	res.Stages = stagesInfo(cfg.Stages)
 	res.Targets = targetResults(cfg, o.recs)
-	g.verdict(o.shares, res)
+	r.lag.verdict(&g, o.shares, res)
 	res.Generator = g
-	res.AchievedRate = round3(float64(total.okInWindow) / window)
-	res.ThroughputGbps = round3(float64(total.bytesInWindow) * 8 / window / 1e9)
-	for code, v := range total.status {
-		if v > 0 {
-			res.Status[strconv.Itoa(code)] = v
-		}
-	}
-	var nerr uint64
-	for i, v := range total.errors {
-		name := ErrorClass(i).String()
-		res.Errors[name] = v
-		nerr += v
-		if total.firstErr[i] != nil {
-			if res.ErrorSamples == nil {
-				res.ErrorSamples = map[string]string{}
-			}
-			res.ErrorSamples[name] = total.firstErr[i].Error()
-		}
-	}
-	res.Requests = total.ok + total.non2xx + nerr
-	if total.handshakes > 0 || cfg.NewConn || r.tls != nil {
-		res.HandshakeRate = round3(float64(total.handshakes) / window)
-		hs := latencyOf(total.handshake)
+	res.AchievedRate = units.Round3(float64(total.okInWindow) / window)
+	res.ThroughputGbps = units.Round3(float64(total.bytesInWindow) * 8 / window / 1e9)
+	if sum.Handshakes > 0 || cfg.NewConn || r.tls != nil {
+		res.HandshakeRate = units.Round3(float64(sum.Handshakes) / window)
+		hs := result.LatencyOf(total.handshake)
 		res.HandshakeUs = &hs
 	}
 	if r.tls != nil {
-		res.TLS = r.tls.info(total.resumed, total.zeroRTT)
+		res.TLS = r.tls.info(sum.Resumed, sum.ZeroRTT)
 	}
+	sum.Set(res)
 	r.mergeable(res, total)
 	return res
 }
 
 // targetResults merges the loops' per-target tallies, in file order (nil
 // with one request).
-func targetResults(cfg *Prepared, recs []*recorder) []TargetResult {
+func targetResults(cfg *Prepared, recs []*recorder) []result.TargetResult {
 	if len(cfg.reqs) <= 1 || len(recs) == 0 || recs[0].targets == nil {
 		return nil
 	}
-	out := make([]TargetResult, len(cfg.reqs))
+	out := make([]result.TargetResult, len(cfg.reqs))
 	for i, rq := range cfg.reqs {
 		h := hdr.New(histMin, recs[0].targets[i].corrected.HighestTrackableValue(), targetSigFigs)
-		t := TargetResult{Method: rq.method, URL: rq.url}
+		t := result.TargetResult{Method: rq.method, URL: rq.url}
 		for _, rec := range recs {
 			tt := &rec.targets[i]
 			t.OK += tt.ok
@@ -192,8 +155,8 @@ func targetResults(cfg *Prepared, recs []*recorder) []TargetResult {
 			h.Merge(tt.corrected)
 		}
 		t.Requests = t.OK + t.Non2xx + t.Errors
-		t.Latency = latencyOf(h)
-		t.Hist, _ = EncodeHist(h)
+		t.Latency = result.LatencyOf(h)
+		t.Hist, _ = result.EncodeHist(h)
 		if cfg.pick != nil {
 			t.Weight = cfg.TargetWeights[i]
 		}
@@ -205,17 +168,17 @@ func targetResults(cfg *Prepared, recs []*recorder) []TargetResult {
 // mergeable fills what makes res mergeable: shard, host, schedule and the
 // encoded histograms, and sets the shard's own share of the rate and the
 // connections (res carries the whole run's from the Config).
-func (r *run) mergeable(res *Result, total *recorder) {
+func (r *run) mergeable(res *result.Result, total *recorder) {
 	cfg := r.cfg
 	n := cfg.Shard.count()
 	if n > 1 {
-		res.Shard = &ShardInfo{Index: cfg.Shard.Index, Count: n}
+		res.Shard = &result.ShardInfo{Index: cfg.Shard.Index, Count: n}
 	}
 	res.Host = cfg.Host
 	if res.Host == "" {
 		res.Host, _ = os.Hostname()
 	}
-	res.Schedule = &ScheduleInfo{
+	res.Schedule = &result.ScheduleInfo{
 		Start: r.start.UTC(), Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
 		Requests: cfg.Requests, Connections: cfg.Connections, Shards: n,
 	}
@@ -224,18 +187,18 @@ func (r *run) mergeable(res *Result, total *recorder) {
 		// Staged: the mean offered rate over the measured window.
 		from, to := cfg.Warmup.Seconds(), cfg.Warmup.Seconds()+res.DurationS
 		if to > from {
-			res.RequestedRate = round3((cfg.offeredBy(to) - cfg.offeredBy(from)) / (to - from) / float64(n))
+			res.RequestedRate = units.Round3((cfg.offeredBy(to) - cfg.offeredBy(from)) / (to - from) / float64(n))
 		}
 	}
 	if cfg.openLoop() {
 		for i := range res.PerSecond {
 			t := float64(res.PerSecond[i].T)
-			v := round3((cfg.offeredBy(t+1) - cfg.offeredBy(t)) / float64(n))
+			v := units.Round3((cfg.offeredBy(t+1) - cfg.offeredBy(t)) / float64(n))
 			res.PerSecond[i].Offered = &v
 		}
 	}
 	res.Connections = cfg.shardConnections()
-	enc := &EncodedHistograms{}
+	enc := &result.EncodedHistograms{}
 	var err error
 	for _, e := range []struct {
 		h   *hdr.Histogram
@@ -244,7 +207,7 @@ func (r *run) mergeable(res *Result, total *recorder) {
 		if e.h == nil || e.h.TotalCount() == 0 && e.dst == &enc.Handshake {
 			continue
 		}
-		if *e.dst, err = EncodeHist(e.h); err != nil {
+		if *e.dst, err = result.EncodeHist(e.h); err != nil {
 			// The library only fails on a histogram it cannot represent:
 			// say so rather than write a result that cannot merge.
 			res.Generator.Notes = append(res.Generator.Notes, "histograms not written: "+err.Error())

@@ -5,7 +5,7 @@ import (
 	"sync"
 )
 
-// The epoll loops of every run in the process hold a P each (raw system
+// The TCP loops of every run in the process hold a P each (raw system
 // calls keep it while they sleep), so GOMAXPROCS must cover all of them
 // plus one for everything else, or a run started beside another would
 // leave its own loops, or the process's other goroutines (a library

@@ -2,9 +2,11 @@ package gen
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // Histogram range: 1 µs up to a run's ceiling, at 3 significant figures,
@@ -211,12 +213,12 @@ func (r *recorder) response(tgt int32, status int, intended, written, done int64
 	r.bytes += uint64(nbytes)
 }
 
-// failure records a request for target tgt of class c given up at done. Its corrected
+// fail records a request for target tgt of class c given up at done. Its corrected
 // latency is the time it had waited when it was given up: a lower bound of
 // what a client would have seen (vegeta and k6 record failures the same
 // way), so a server that stops answering shows in the percentiles instead
 // of vanishing from them.
-func (r *recorder) failure(tgt int32, c ErrorClass, err error, intended, done int64) {
+func (r *recorder) fail(tgt int32, c ErrorClass, err error, intended, done int64) {
 	if r.firstErr[c] == nil {
 		r.firstErr[c] = err
 	}
@@ -239,4 +241,34 @@ func (r *recorder) wokeLate(now, due int64) {
 	if r.owed(due) {
 		record(r.lag, (now-due)/1000)
 	}
+}
+
+// tally is what of the loop's counts adds up into the result
+// (result.Tally): the owed requests by outcome, bytes, retries and
+// handshakes, with every error class (a class of 0 too) and the first
+// message of each.
+func (r *recorder) tally() result.Tally {
+	t := result.Tally{
+		OK: r.ok, Retries: r.retries, BytesRead: r.bytes, Handshakes: r.handshakes, Resumed: r.resumed, ZeroRTT: r.zeroRTT,
+		Status: map[string]uint64{}, Errors: make(map[string]uint64, numErrorClasses),
+	}
+	for code, v := range r.status {
+		if v > 0 {
+			t.Status[strconv.Itoa(code)] = v
+		}
+	}
+	var nerr uint64
+	for i, v := range r.errors {
+		name := ErrorClass(i).String()
+		t.Errors[name] = v
+		nerr += v
+		if r.firstErr[i] != nil {
+			if t.Samples == nil {
+				t.Samples = map[string]string{}
+			}
+			t.Samples[name] = r.firstErr[i].Error()
+		}
+	}
+	t.Requests = r.ok + r.non2xx + nerr
+	return t
 }

@@ -13,6 +13,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -33,6 +34,7 @@ type run struct {
 	stopped atomic.Bool // interrupted (the context ended)
 	aborted atomic.Bool // a loop's setup failed: the others leave at once
 	broken  atomic.Bool // a loop's I/O failed mid-run: every loop stops (failErr says why)
+	lag     lagJudge    // the lag rule's samples and what it judged (set when the result is assembled)
 
 	loopsDone  sync.WaitGroup
 	unfinished atomic.Int64
@@ -58,10 +60,10 @@ type secondReport struct {
 	dur    int64 // ns of the second the loop covered (1 s but for the last)
 }
 
-// fail records a loop's setup failure (the first one wins) and counts the
+// breakDownAtSetup records a loop's setup failure (the first one wins) and counts the
 // loop as ready: it leaves without sending.
-func (r *run) fail(err error) {
-	r.abortStart(err)
+func (r *run) breakDownAtSetup(err error) {
+	r.breakDownAtStart(err)
 	r.ready.Done()
 }
 
@@ -69,7 +71,7 @@ func (r *run) fail(err error) {
 // (the first one wins, as in fail) and stops every loop: Run returns the
 // result with that error.
 func (r *run) breakDown(err error) {
-	r.abortStart(err)
+	r.breakDownAtStart(err)
 	if !r.broken.Swap(true) {
 		for _, lc := range r.loops {
 			lc.d.wake()
@@ -97,7 +99,7 @@ func (r *run) fillHistPool(nloops int) {
 // io_uring), the run stops at once and Run returns both its result, in
 // which every owed request has its one outcome, and that error. Cancelling
 // ctx stops the run early; the result then has Interrupted set.
-func Run(ctx context.Context, cfg Config) (*Result, error) {
+func Run(ctx context.Context, cfg Config) (*result.Result, error) {
 	cfg.Defaults()
 	p, err := cfg.Prepare()
 	if err != nil {
@@ -108,7 +110,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 
 // Run runs the prepared run p (see Run: the same results and errors, but
 // for the checks Prepare made already).
-func (p *Prepared) Run(ctx context.Context) (*Result, error) {
+func (p *Prepared) Run(ctx context.Context) (*result.Result, error) {
 	r, err := newRun(ctx, p)
 	if err != nil {
 		return nil, err
@@ -119,29 +121,9 @@ func (p *Prepared) Run(ctx context.Context) (*Result, error) {
 	}
 	res, err := r.execute(ctx)
 	if err == nil && len(p.Thresholds) > 0 {
-		res.Thresholds, _ = CheckThresholds(p.Thresholds, res)
+		res.Thresholds, _ = result.CheckThresholds(p.Thresholds, res)
 	}
 	return res, err
-}
-
-// newEngine builds the engine of the run's protocol.
-func newEngine(r *run) (engine, error) {
-	switch {
-	case r.cfg.HTTP3:
-		return asEngine(newH3Engine(r))
-	case r.cfg.HTTP2:
-		return asEngine(newH2Engine(r))
-	}
-	return asEngine(newH1Engine(r))
-}
-
-// asEngine passes an engine constructor's result on as an engine (and a
-// failed one as a nil interface, not a nil pointer in one).
-func asEngine[E engine](e E, err error) (engine, error) {
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
 }
 
 // newRun resolves the target and prepares what every engine shares: the
@@ -225,7 +207,7 @@ func (r *run) startDiag() {
 }
 
 // execute builds and starts the loops, aggregates, and assembles the result.
-func (r *run) execute(ctx context.Context) (*Result, error) {
+func (r *run) execute(ctx context.Context) (*result.Result, error) {
 	cfg, eng := r.cfg, r.eng
 	cpus := cfg.CPUs
 	if len(cpus) == 0 {
@@ -268,7 +250,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 	}
 	r.ready.Wait()
 	if err := r.awaitStart(ctx); err != nil {
-		r.abortStart(err)
+		r.breakDownAtStart(err)
 	}
 	if r.failErr != nil {
 		r.aborted.Store(true)
@@ -277,7 +259,7 @@ func (r *run) execute(ctx context.Context) (*Result, error) {
 		return nil, r.failErr
 	}
 	agg := r.drive(ctx)
-	o := outcome{protocol: eng.protocol(), g: Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
+	o := outcome{protocol: eng.protocol(), g: result.Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
 		PacingToleranceUs: cfg.PacingTolerance.Microseconds()}}
 	for _, lc := range r.loops {
 		o.recs = append(o.recs, lc.rec)
@@ -377,10 +359,10 @@ func (r *run) awaitStart(ctx context.Context) error {
 	return nil
 }
 
-// abortStart ends a run whose loops are ready but must not start: they
+// breakDownAtStart ends a run whose loops are ready but must not start: they
 // see the failure when released and return without sending.
 // The first failure wins, as in fail.
-func (r *run) abortStart(err error) {
+func (r *run) breakDownAtStart(err error) {
 	r.failMu.Lock()
 	if r.failErr == nil {
 		r.failErr = err

@@ -122,7 +122,7 @@ func (s *schedule) enqueue(rec *recorder, due int64, tgt int32, now int64) {
 		if rec.owed(old) {
 			rec.dropped++
 		}
-		rec.failure(otgt, ErrDropped, errDropped, old, now)
+		rec.fail(otgt, ErrDropped, errDropped, old, now)
 	}
 	s.pending.push(due, tgt)
 }
@@ -134,7 +134,7 @@ func (s *schedule) abandonPending(rec *recorder, now int64, class ErrorClass, er
 	n := int64(s.pending.len())
 	for s.pending.len() > 0 {
 		due, tgt := s.pending.pop()
-		rec.failure(tgt, class, err, due, now)
+		rec.fail(tgt, class, err, due, now)
 	}
 	return n
 }

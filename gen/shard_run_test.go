@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // TestAwaitStart: the run's origin is the start time itself (its wall
@@ -76,7 +78,7 @@ func TestShardRun(t *testing.T) {
 		t.Fatalf("requested rate %g, want the shard's 250", res.RequestedRate)
 	}
 	s := res.Schedule
-	if res.Shard == nil || *res.Shard != (ShardInfo{1, 4}) || res.Host != "node-b" || s == nil || !s.Start.Equal(at.Round(0)) ||
+	if res.Shard == nil || *res.Shard != (result.ShardInfo{Index: 1, Count: 4}) || res.Host != "node-b" || s == nil || !s.Start.Equal(at.Round(0)) ||
 		s.Rate != 1000 || s.Connections != 10 || s.Shards != 4 || s.DurationS != 2 {
 		t.Fatalf("shard %+v host %q schedule %+v (start want %v)", res.Shard, res.Host, s, at)
 	}
@@ -87,7 +89,7 @@ func TestShardRun(t *testing.T) {
 	if h == nil || h.Corrected == "" || h.OK == "" || h.Uncorrected == "" {
 		t.Fatalf("histograms %+v", h)
 	}
-	c, err := DecodeHist(h.Corrected)
+	c, err := result.DecodeHist(h.Corrected)
 	if err != nil || c.TotalCount() != int64(res.Requests) || c.ValueAtQuantile(99) != res.Latency.P99 {
 		t.Fatalf("encoded corrected histogram: %v, %d values, p99 %d (result %d)", err, c.TotalCount(), c.ValueAtQuantile(99), res.Latency.P99)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // socketSlot is the socket part of a connection slot, the same for every
-// engine on the epoll loop: the descriptor (closed and reopened many times:
+// engine on the TCP loop: the descriptor (closed and reopened many times:
 // new connection per request, Connection: close or GOAWAY, errors) with a
 // generation that tells events of an old socket from the current one, the
 // byte stream, the connect and setup phases, and whether the loop counts
@@ -23,30 +23,26 @@ type socketSlot struct {
 
 	s     sock.Stream // the byte stream of the current socket (nil when closed)
 	plain sock.Plain  // s when the target is plain TCP
-	ring  uringSock   // the socket on the loop's io_uring (--io uring)
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected
 // reports a connect that completed at once (call openSock), else the
 // slot is connecting until EPOLLOUT.
-func (l *epollLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
+func (l *tcpLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class ErrorClass, err error) {
 	ss.connStart = now
 	ss.gen++
-	ss.fd, connected, class, err = l.dial(ss.idx, ss.gen)
+	ss.fd, connected, class, err = l.dial(ss)
 	if err == nil && !connected {
 		ss.connecting = true
-		if l.ur != nil {
-			l.ur.connect(&ss.ring, ss.fd, ss.idx, ss.gen)
-		}
 	}
 	return connected, class, err
 }
 
 // openSock chooses the byte stream of a connected socket (plain or TLS)
 // and begins its setup.
-func (l *epollLoop) openSock(ss *socketSlot) {
+func (l *tcpLoop) openSock(ss *socketSlot) {
 	ss.connecting = false
-	ss.s = l.newSock(ss.fd, &ss.plain, &ss.ring)
+	ss.s = l.poll.stream(ss)
 	ss.handshake = true
 }
 
@@ -55,7 +51,7 @@ func (l *epollLoop) openSock(ss *socketSlot) {
 // connect and the setup took, ns, when they count as a handshake (TLS, or a
 // new connection per request; -1 otherwise): the driver records it. The
 // returned now is then fresh.
-func (l *epollLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ int64, err error) {
+func (l *tcpLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ int64, err error) {
 	done, err = ss.s.Handshake(l.buf)
 	if err != nil || !done {
 		return false, -1, now, err
@@ -72,7 +68,7 @@ func (l *epollLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ 
 // (connecting, in the setup, or with bytes still to write; writing says
 // whether the protocol has some): batched pacing sleeps through socket
 // events only while there are none.
-func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
+func (l *tcpLoop) trackSlot(ss *socketSlot, writing bool) {
 	u := ss.fd >= 0 && (ss.connecting || ss.handshake || writing || ss.s != nil && ss.s.Pending())
 	if u != ss.unsettled {
 		ss.unsettled = u
@@ -85,8 +81,8 @@ func (l *epollLoop) trackSlot(ss *socketSlot, writing bool) {
 }
 
 // closeSlot closes ss's socket and releases its stream.
-func (l *epollLoop) closeSlot(ss *socketSlot) {
-	l.closeSocket(ss.fd, ss.s, &ss.ring)
+func (l *tcpLoop) closeSlot(ss *socketSlot) {
+	l.closeSocket(ss)
 	ss.s = nil
 	ss.fd = -1
 	ss.connecting = false
@@ -121,7 +117,7 @@ type slotProto interface {
 // connectSlot opens a new socket for ss, the slot of the request intended
 // at intended, and starts connecting. A connect that fails at once is
 // returned: the protocol fails what it owes on the slot.
-func (l *epollLoop) connectSlot(ss *socketSlot, intended, now int64) (ErrorClass, error) {
+func (l *tcpLoop) connectSlot(ss *socketSlot, intended, now int64) (ErrorClass, error) {
 	ss.openedFor = intended
 	connected, class, err := l.dialSlot(ss, now)
 	switch {
@@ -137,7 +133,7 @@ func (l *epollLoop) connectSlot(ss *socketSlot, intended, now int64) (ErrorClass
 
 // slotConnected continues after ss's TCP connection is up: the stream is
 // chosen (plain or TLS) and set up.
-func (l *epollLoop) slotConnected(ss *socketSlot, now int64) {
+func (l *tcpLoop) slotConnected(ss *socketSlot, now int64) {
 	l.proto.slotOpened(ss.idx)
 	l.openSock(ss)
 	l.setUpSlot(ss, now)
@@ -145,7 +141,7 @@ func (l *epollLoop) slotConnected(ss *socketSlot, now int64) {
 
 // setUpSlot advances ss's stream setup; once it is done (at once for a
 // plain socket) the handshake is counted and the protocol takes over.
-func (l *epollLoop) setUpSlot(ss *socketSlot, now int64) {
+func (l *tcpLoop) setUpSlot(ss *socketSlot, now int64) {
 	done, took, now, err := l.advanceSetup(ss, now)
 	if err != nil {
 		l.proto.slotFailed(ss.idx, classifyHandshake(err), err, now)
@@ -162,13 +158,13 @@ func (l *epollLoop) setUpSlot(ss *socketSlot, now int64) {
 // settingUp handles an event ev of ss while it connects or sets up its
 // stream, and reports whether it did; false: ss is set up, and the event
 // is the protocol's.
-func (l *epollLoop) settingUp(ss *socketSlot, ev uint32, now int64) bool {
+func (l *tcpLoop) settingUp(ss *socketSlot, ev uint32, now int64) bool {
 	switch {
 	case ss.connecting:
 		if ev&(unix.EPOLLOUT|unix.EPOLLERR|unix.EPOLLHUP) == 0 {
 			return true
 		}
-		if err := l.connectResult(ss); err != nil {
+		if err := l.poll.connectResult(ss); err != nil {
 			l.proto.slotFailed(ss.idx, classify(err), err, now)
 			return true
 		}
@@ -183,18 +179,18 @@ func (l *epollLoop) settingUp(ss *socketSlot, ev uint32, now int64) bool {
 
 // begin: in closed loop every slot starts its first request, until the
 // quota is spent.
-func (l *epollLoop) begin(now int64) {
+func (l *tcpLoop) begin(now int64) {
 	if l.open {
 		return
 	}
-	for i := 0; i < l.conns && !l.quotaSpent(); i++ {
+	for i := 0; i < l.nslots && !l.quotaSpent(); i++ {
 		l.proto.slotBegin(int32(i), now)
 	}
 }
 
 // teardown closes every slot's socket and the loop's descriptors.
-func (l *epollLoop) teardown() {
-	for i := 0; i < l.conns; i++ {
+func (l *tcpLoop) teardown() {
+	for i := 0; i < l.nslots; i++ {
 		if l.proto.slotOpen(int32(i)) {
 			l.proto.slotClose(int32(i))
 		}

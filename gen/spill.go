@@ -3,6 +3,8 @@ package gen
 import (
 	"io"
 	"os"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // histSpill keeps the run's encoded per-second histograms (a few KB each:
@@ -21,7 +23,7 @@ type histSpill struct {
 // spillRef is where one histogram is in the spill file.
 type spillRef struct {
 	off int64
-	n   int32 // 0: not spilled (the histogram is in SecondMergeable.Hist)
+	n   int32 // 0: not spilled (the histogram is in its SecondMergeable.Hist)
 }
 
 // newHistSpill makes the unlinked temporary file (nil when it cannot).
@@ -56,14 +58,15 @@ func (s *histSpill) put(enc string) (spillRef, bool) {
 	return ref, true
 }
 
-// restore fills in the spilled histograms of secs and closes the file.
-func (s *histSpill) restore(secs []PerSecond) error {
+// restore fills in the spilled histograms of secs (refs[i] is where
+// secs[i]'s is) and closes the file.
+func (s *histSpill) restore(secs []result.PerSecond, refs []spillRef) error {
 	if s == nil {
 		return nil
 	}
 	defer s.f.Close()
 	for i := range secs {
-		ref := secs[i].spill
+		ref := refs[i]
 		if ref.n == 0 {
 			continue
 		}
@@ -71,7 +74,7 @@ func (s *histSpill) restore(secs []PerSecond) error {
 		if _, err := s.f.ReadAt(b, ref.off); err != nil {
 			return err
 		}
-		secs[i].Hist, secs[i].spill = string(b), spillRef{}
+		secs[i].Hist = string(b)
 	}
 	return nil
 }

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // Spilled histograms come back byte for byte, in order; the spill file is
@@ -19,34 +21,35 @@ func TestHistSpillRoundTrip(t *testing.T) {
 	if ents, _ := os.ReadDir(os.Getenv("TMPDIR")); len(ents) != 0 {
 		t.Fatalf("the spill file is visible: %v", ents)
 	}
-	secs := make([]PerSecond, 50)
+	secs := make([]result.PerSecond, 50)
+	refs := make([]spillRef, len(secs))
 	for i := range secs {
 		h := newHist()
 		for v := int64(1); v <= int64(i+1)*100; v++ {
 			h.RecordValue(v)
 		}
-		enc, err := EncodeHist(h)
+		enc, err := result.EncodeHist(h)
 		if err != nil {
 			t.Fatal(err)
 		}
 		secs[i].Hist = enc
 		if ref, ok := s.put(enc); ok {
-			secs[i].Hist, secs[i].spill = "", ref
+			secs[i].Hist, refs[i] = "", ref
 		} else {
 			t.Fatalf("put %d refused", i)
 		}
 	}
-	if err := s.restore(secs); err != nil {
+	if err := s.restore(secs, refs); err != nil {
 		t.Fatal(err)
 	}
 	for i, ps := range secs {
-		h, err := DecodeHist(ps.Hist)
-		if err != nil || h == nil || h.TotalCount() != int64(i+1)*100 || ps.spill.n != 0 {
-			t.Fatalf("second %d: %v, count %v, ref %+v", i, err, h, ps.spill)
+		h, err := result.DecodeHist(ps.Hist)
+		if err != nil || h == nil || h.TotalCount() != int64(i+1)*100 {
+			t.Fatalf("second %d: %v, count %v", i, err, h)
 		}
 	}
 	var none *histSpill
-	if _, ok := none.put("x"); ok || none.restore(secs) != nil {
+	if _, ok := none.put("x"); ok || none.restore(secs, refs) != nil {
 		t.Fatal("a nil spill must keep histograms in memory")
 	}
 	if _, ok := s.put(""); ok {
@@ -72,13 +75,15 @@ func TestAggregatorSpillsWhileRunning(t *testing.T) {
 	}
 	h := newHist()
 	h.RecordValue(42)
-	ps := PerSecond{}
-	ps.Hist, _ = EncodeHist(h)
+	ps := result.PerSecond{}
+	ps.Hist, _ = result.EncodeHist(h)
 	want := ps.Hist
-	if ref, ok := a.spill.put(ps.Hist); ok {
-		ps.Hist, ps.spill = "", ref
+	ref, ok := a.spill.put(ps.Hist)
+	if ok {
+		ps.Hist = ""
 	}
 	a.seconds = append(a.seconds, ps)
+	a.spilled = append(a.spilled, ref)
 	if a.seconds[0].Hist != "" {
 		t.Fatal("the histogram stayed in memory")
 	}

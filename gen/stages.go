@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // Rate stages (k6's stages): the offered rate ramps linearly over each
@@ -22,12 +24,6 @@ import (
 type Stage struct {
 	Duration time.Duration
 	Rate     float64 // requests/s at the end of the stage
-}
-
-// StageInfo is a stage as results.json records it.
-type StageInfo struct {
-	DurationS float64 `json:"duration_s"`
-	Rate      float64 `json:"rate"` // requests/s of the whole run at the stage's end
 }
 
 // maxStages bounds a stages list (a typo, not a program).
@@ -119,13 +115,13 @@ func validateStages(st []Stage) error {
 }
 
 // stagesInfo is st as results.json records it, for the whole run.
-func stagesInfo(st []Stage) []StageInfo {
+func stagesInfo(st []Stage) []result.StageInfo {
 	if len(st) == 0 {
 		return nil
 	}
-	out := make([]StageInfo, len(st))
+	out := make([]result.StageInfo, len(st))
 	for i, s := range st {
-		out[i] = StageInfo{DurationS: s.Duration.Seconds(), Rate: s.Rate}
+		out[i] = result.StageInfo{DurationS: s.Duration.Seconds(), Rate: s.Rate}
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // TestStagesLive: a staged run against a server that notes when each
@@ -57,7 +59,7 @@ func TestStagesLive(t *testing.T) {
 	if res.Requests != 2500 || res.OK != 2500 {
 		t.Fatalf("requests %d ok %d, want the stages' 2500 answered (errors %v)", res.Requests, res.OK, res.Errors)
 	}
-	if len(res.Stages) != 3 || res.Stages[0] != (StageInfo{DurationS: 2, Rate: 1000}) || res.Stages[2] != (StageInfo{DurationS: 1, Rate: 0}) {
+	if len(res.Stages) != 3 || res.Stages[0] != (result.StageInfo{DurationS: 2, Rate: 1000}) || res.Stages[2] != (result.StageInfo{DurationS: 1, Rate: 0}) {
 		t.Errorf("stages %+v", res.Stages)
 	}
 	if res.Mode != "open" || res.RequestedRate < 620 || res.RequestedRate > 630 {

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // Targets: several requests in one run (vegeta's targets file). The run
@@ -77,7 +79,7 @@ func ParseTargets(r io.Reader, readFile func(path string) ([]byte, error)) ([]Re
 			out = append(out, Request{Method: method, URL: rawURL})
 			cur = &out[len(out)-1]
 		case cur == nil:
-			return nil, bad("%q is not a target: a target starts with METHOD URL, e.g. GET http://127.0.0.1:8080/", clip(line))
+			return nil, bad("%q is not a target: a target starts with METHOD URL, e.g. GET http://127.0.0.1:8080/", units.Clip(line, 60))
 		case line[0] == '@':
 			path := strings.TrimSpace(line[1:])
 			if path == "" {
@@ -95,7 +97,7 @@ func ParseTargets(r io.Reader, readFile func(path string) ([]byte, error)) ([]Re
 		default:
 			name, val, ok := strings.Cut(line, ":")
 			if _, err := parseHeaders([]string{line}); err != nil || !ok || strings.TrimSpace(val) == "" || strings.TrimSpace(name) == "" {
-				return nil, bad("bad header %q: use \"Name: value\"", clip(line))
+				return nil, bad("bad header %q: use \"Name: value\"", units.Clip(line, 60))
 			}
 			cur.Headers = append(cur.Headers, line)
 		}
@@ -125,14 +127,6 @@ func startsWithMethod(line string) bool {
 		}
 	}
 	return true
-}
-
-// clip shortens s for an error message.
-func clip(s string) string {
-	if len(s) > 60 {
-		return s[:57] + "..."
-	}
-	return s
 }
 
 // ParseTargetWeights parses "5,1,1": one integer weight of at least 1 per

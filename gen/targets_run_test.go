@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
 
@@ -47,7 +48,7 @@ func testTargets(base string) ([]Request, []string) {
 
 // checkTargets compares what the server saw and what the result says with
 // the exact count each target is owed.
-func checkTargets(t *testing.T, res *Result, srv *targetCounter, keys []string, want []uint64) {
+func checkTargets(t *testing.T, res *result.Result, srv *targetCounter, keys []string, want []uint64) {
 	t.Helper()
 	srv.mu.Lock()
 	defer srv.mu.Unlock()
@@ -132,7 +133,7 @@ func TestStagedTargetsShardsMerge(t *testing.T) {
 	ts, keys := testTargets(hs.URL + "/")
 	st, _ := ParseStages("1s:600,1s:600")
 	at := time.Now().Add(400 * time.Millisecond)
-	res := make([]*Result, 2)
+	res := make([]*result.Result, 2)
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for i := range res {
@@ -167,8 +168,8 @@ func TestStagedTargetsShardsMerge(t *testing.T) {
 		}
 	}
 	other := *res[1]
-	other.Stages = []StageInfo{{DurationS: 2, Rate: 600}}
-	if _, err := mergeAll(t, []*Result{res[0], &other}); err == nil || !strings.Contains(err.Error(), "stages") {
+	other.Stages = []result.StageInfo{{DurationS: 2, Rate: 600}}
+	if _, err := mergeAll(t, []*result.Result{res[0], &other}); err == nil || !strings.Contains(err.Error(), "stages") {
 		t.Errorf("shards with other stages merged: %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 
 	"golang.org/x/sys/unix"
 
@@ -15,7 +16,7 @@ import (
 )
 
 // tcpEngine is what the engines on raw TCP sockets (HTTP/1.1, HTTP/2) have
-// in common besides their epoll loops: the target's address family, whether
+// in common besides their TCP loops: the target's address family, whether
 // the kernel lets the loops call epoll_pwait2, the check that the target
 // accepts connections and that the source addresses exist, a P per loop,
 // and the loops' CPU accounts and socket closes.
@@ -68,7 +69,7 @@ func (e *tcpEngine) outcome(o *outcome) {
 // tcpLoopOf is the TCP event loop under lc's driver (an h1Loop or an
 // h2Loop: both embed it). The run's one list of loops (run.loops) is the
 // only one; the engine reads its loops from there.
-func tcpLoopOf(lc *lifecycle) *epollLoop { return lc.d.(interface{ tcpLoop() *epollLoop }).tcpLoop() }
+func tcpLoopOf(lc *lifecycle) *tcpLoop { return lc.d.(interface{ loop() *tcpLoop }).loop() }
 
 func (e *tcpEngine) closes() int64 {
 	var n int64
@@ -148,3 +149,35 @@ var noPwait2 bool
 // probePwait2 reports whether the loops can sleep in epoll_pwait2 (see
 // rawio.ProbePwait2).
 func probePwait2() bool { return !noPwait2 && rawio.ProbePwait2() }
+
+// initLoop prepares the loop of lifecycle lc (nothing is opened yet: setup
+// does that on the loop's thread).
+func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) {
+	r := lc.r
+	l.proto = p
+	l.nslots = conns
+	l.newPoller = func(l *tcpLoop) (poller, error) { return newEpollPoller(l) }
+	if e.io == IOUring {
+		l.newPoller = func(l *tcpLoop) (poller, error) { return newUringPoller(l) }
+	}
+	l.lifecycle = lc
+	l.family, l.pwait2 = e.family, e.pwait2
+	l.wakefd = -1
+	l.batch = lc.open && r.cfg.PacingTolerance > 0
+	l.dst = sockaddr(r.dst)
+	for _, a := range r.cfg.SrcAddrs {
+		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
+	}
+	if len(l.src) > 0 {
+		l.srcNext = lc.id % len(l.src)
+	}
+	if r.tls != nil {
+		var rx *rawio.RxReader
+		if l.batch {
+			rx = &l.rx // records are read with their receive timestamps
+		}
+		l.tls = tlsfd.NewLoop(&r.tls.Client, rx)
+	}
+	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l.nextScan = l.scanEvery
+}

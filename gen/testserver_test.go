@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
 
@@ -49,7 +50,7 @@ var (
 
 // runWithin runs cfg and fails the test unless Run returns a result within
 // duration + timeout + margin.
-func runWithin(t *testing.T, cfg Config, margin time.Duration) *Result {
+func runWithin(t *testing.T, cfg Config, margin time.Duration) *result.Result {
 	t.Helper()
 	start := time.Now()
 	res, err := Run(context.Background(), cfg)
@@ -65,7 +66,7 @@ func runWithin(t *testing.T, cfg Config, margin time.Duration) *Result {
 
 // runLogged is runWithin with a margin for a shared machine under -race,
 // and the result logged as JSON when the test failed or runs verbose.
-func runLogged(t *testing.T, cfg Config) *Result {
+func runLogged(t *testing.T, cfg Config) *result.Result {
 	t.Helper()
 	res := runWithin(t, cfg, 5*time.Second)
 	if t.Failed() || testing.Verbose() {

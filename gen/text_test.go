@@ -3,6 +3,8 @@ package gen
 import (
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // TestResultWords: the generator's notes name Config fields as {Field};
@@ -10,11 +12,11 @@ import (
 // result's own generator and in every merged shard's, or as the plain
 // field names with nil, and leaves other braces alone.
 func TestResultWords(t *testing.T) {
-	mk := func() *Result {
-		r := &Result{}
+	mk := func() *result.Result {
+		r := &result.Result{}
 		r.Generator.IONote = "epoll: {IO} auto fell back from io_uring"
 		r.Generator.Notes = []string{"groups are the preset's, not {TLS.Curves}", "{not a field} stays"}
-		r.Shards = []ShardSummary{{Generator: Generator{IONote: "asked for ({IO} epoll)"}}}
+		r.Shards = []result.ShardSummary{{Generator: result.Generator{IONote: "asked for ({IO} epoll)"}}}
 		return r
 	}
 	flag := map[string]string{"IO": "--io", "TLS.Curves": "--curves"}

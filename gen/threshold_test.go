@@ -3,25 +3,27 @@ package gen
 import (
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 func TestParseThreshold(t *testing.T) {
 	for _, tc := range []struct {
 		in    string
-		want  Threshold
+		want  result.Threshold
 		canon string
 	}{
-		{"p99<50ms", Threshold{Metric: MetricP99, Op: "<", Limit: 50_000}, "p99<50ms"},
-		{" p95 <= 1.5s ", Threshold{Metric: MetricP95, Op: "<=", Limit: 1_500_000}, "p95<=1.5s"},
-		{"P99.9<800µs", Threshold{Metric: MetricP999, Op: "<", Limit: 800}, "p99.9<800µs"},
-		{"p999<800us", Threshold{Metric: MetricP999, Op: "<", Limit: 800}, "p99.9<800µs"},
-		{"errors<1%", Threshold{Metric: MetricErrors, Op: "<", Limit: 0.01, Share: true}, "errors<1%"},
-		{"errors<=0", Threshold{Metric: MetricErrors, Op: "<=", Limit: 0}, "errors<=0"},
-		{"rate>=97%", Threshold{Metric: MetricRate, Op: ">=", Limit: 0.97, Share: true}, "rate>=97%"},
-		{"rate>5000", Threshold{Metric: MetricRate, Op: ">", Limit: 5000}, "rate>5000"},
-		{"mean<2ms", Threshold{Metric: MetricMean, Op: "<", Limit: 2000}, "mean<2ms"},
+		{"p99<50ms", result.Threshold{Metric: result.MetricP99, Op: "<", Limit: 50_000}, "p99<50ms"},
+		{" p95 <= 1.5s ", result.Threshold{Metric: result.MetricP95, Op: "<=", Limit: 1_500_000}, "p95<=1.5s"},
+		{"P99.9<800µs", result.Threshold{Metric: result.MetricP999, Op: "<", Limit: 800}, "p99.9<800µs"},
+		{"p999<800us", result.Threshold{Metric: result.MetricP999, Op: "<", Limit: 800}, "p99.9<800µs"},
+		{"errors<1%", result.Threshold{Metric: result.MetricErrors, Op: "<", Limit: 0.01, Share: true}, "errors<1%"},
+		{"errors<=0", result.Threshold{Metric: result.MetricErrors, Op: "<=", Limit: 0}, "errors<=0"},
+		{"rate>=97%", result.Threshold{Metric: result.MetricRate, Op: ">=", Limit: 0.97, Share: true}, "rate>=97%"},
+		{"rate>5000", result.Threshold{Metric: result.MetricRate, Op: ">", Limit: 5000}, "rate>5000"},
+		{"mean<2ms", result.Threshold{Metric: result.MetricMean, Op: "<", Limit: 2000}, "mean<2ms"},
 	} {
-		got, err := ParseThreshold(tc.in)
+		got, err := result.ParseThreshold(tc.in)
 		if err != nil {
 			t.Errorf("%q: %v", tc.in, err)
 			continue
@@ -34,7 +36,7 @@ func TestParseThreshold(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "p99", "p98<5ms", "p99<", "p99<5", "p99<-5ms", "errors<101%", "errors<x", "rate>=-1", "rate>=NaN", "p99=5ms", "p99<<5ms", strings.Repeat("p", 100) + "<1ms"} {
-		if _, err := ParseThreshold(in); err == nil || !IsUsage(err) {
+		if _, err := result.ParseThreshold(in); err == nil || !IsUsage(err) {
 			t.Errorf("%q: err %v, want a usage error", in, err)
 		}
 	}
@@ -43,7 +45,7 @@ func TestParseThreshold(t *testing.T) {
 // Each metric compares the value the result holds, on both sides of the
 // limit, and says why it failed.
 func TestThresholdCheck(t *testing.T) {
-	o := Observed{Latency: Latency{P50: 900, P90: 2000, P95: 3000, P99: 49_999, P999: 80_000, Max: 120_000, Mean: 1500.4},
+	o := result.Observed{Latency: result.Latency{P50: 900, P90: 2000, P95: 3000, P99: 49_999, P999: 80_000, Max: 120_000, Mean: 1500.4},
 		Requests: 10_000, OK: 9_900, Offered: 1000, Achieved: 970}
 	for _, tc := range []struct {
 		expr   string
@@ -65,7 +67,7 @@ func TestThresholdCheck(t *testing.T) {
 		{"rate>97%", false, 0.97, "delivered 970/s, 97.0% of 1,000/s offered (<= 97%)"},
 		{"rate>=971", false, 970, "rate 970/s < 971/s"},
 	} {
-		th, err := ParseThreshold(tc.expr)
+		th, err := result.ParseThreshold(tc.expr)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -74,23 +76,23 @@ func TestThresholdCheck(t *testing.T) {
 			t.Errorf("%s: pass %v value %v reason %q, want %v %v %q", tc.expr, r.Pass, r.Value, r.Reason, tc.pass, tc.value, tc.reason)
 		}
 	}
-	th, _ := ParseThreshold("p99<1s")
-	if r := th.Check(Observed{}); r.Pass || !strings.Contains(r.Reason, "no requests") {
+	th, _ := result.ParseThreshold("p99<1s")
+	if r := th.Check(result.Observed{}); r.Pass || !strings.Contains(r.Reason, "no requests") {
 		t.Errorf("no requests: %+v, want a failure", r)
 	}
-	th, _ = ParseThreshold("rate>=97%")
-	if r := th.Check(Observed{Requests: 5, OK: 5, Achieved: 5}); !r.Pass || !strings.Contains(r.Reason, "closed loop") {
+	th, _ = result.ParseThreshold("rate>=97%")
+	if r := th.Check(result.Observed{Requests: 5, OK: 5, Achieved: 5}); !r.Pass || !strings.Contains(r.Reason, "closed loop") {
 		t.Errorf("closed loop rate share: %+v, want a pass noted as not judged", r)
 	}
 }
 
 func TestCheckThresholds(t *testing.T) {
-	ts, err := ParseThresholds([]string{"p99<50ms", "errors<1%"})
+	ts, err := result.ParseThresholds([]string{"p99<50ms", "errors<1%"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &Result{Requests: 100, OK: 100, Latency: Latency{P99: 60_000}}
-	got, pass := CheckThresholds(ts, res)
+	res := &result.Result{Requests: 100, OK: 100, Latency: result.Latency{P99: 60_000}}
+	got, pass := result.CheckThresholds(ts, res)
 	if pass || len(got) != 2 || got[0].Pass || !got[1].Pass {
 		t.Fatalf("%+v %v", got, pass)
 	}
@@ -105,7 +107,7 @@ func FuzzParseThreshold(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		th, err := ParseThreshold(s)
+		th, err := result.ParseThreshold(s)
 		if err != nil {
 			if !IsUsage(err) || strings.Contains(err.Error(), "\n") {
 				t.Fatalf("%q: error %v is not a one-line usage error", s, err)
@@ -113,13 +115,13 @@ func FuzzParseThreshold(f *testing.F) {
 			return
 		}
 		// What String writes parses back to the same check.
-		again, err := ParseThreshold(th.String())
+		again, err := result.ParseThreshold(th.String())
 		if err != nil {
 			t.Fatalf("%q -> %q: %v", s, th.String(), err)
 		}
 		if again.Metric != th.Metric || again.Op != th.Op || again.Share != th.Share {
 			t.Fatalf("%q -> %q: %+v, want %+v", s, th.String(), again, th)
 		}
-		_ = th.Check(Observed{Requests: 1, OK: 1, Offered: 1, Achieved: 1})
+		_ = th.Check(result.Observed{Requests: 1, OK: 1, Offered: 1, Achieved: 1})
 	})
 }

@@ -13,13 +13,14 @@ import (
 	"sync/atomic"
 
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+	"github.com/loadlab/loadlab/gen/result"
 
 	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 )
 
 // tlsClient builds the TLS state of new connections (tlsfd.Client, which
-// the epoll loops' connections share; HTTP/3 uses its crypto/tls
+// the TCP loops' connections share; HTTP/3 uses its crypto/tls
 // configuration) and remembers what the first handshake negotiated: it is
 // the Client's Observer.
 type tlsClient struct {
@@ -28,7 +29,7 @@ type tlsClient struct {
 
 	once     sync.Once
 	captured atomic.Bool
-	inf      TLSInfo
+	inf      result.TLSInfo
 }
 
 func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
@@ -141,12 +142,12 @@ func (c *tlsClient) notes() []string {
 		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not {TLS.Curves}")
 	}
 	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
-		n = append(n, "TLS handshakes by "+c.engineName()+", not the lean TLS 1.3 engine: "+(&UsageError{Msg: c.why}).Words(nil))
+		n = append(n, "TLS handshakes by "+c.implementation()+", not the lean TLS 1.3 implementation: "+(&UsageError{Msg: c.why}).Words(nil))
 	}
 	return n
 }
 
-func (c *tlsClient) engineName() string {
+func (c *tlsClient) implementation() string {
 	switch {
 	case c.Lean != nil:
 		return "lean"
@@ -168,7 +169,7 @@ func (c *tlsClient) Capture(s tlsfd.Session) {
 	}
 	c.once.Do(func() {
 		defer c.captured.Store(true)
-		c.inf = TLSInfo{
+		c.inf = result.TLSInfo{
 			Version: tls.VersionName(s.Version),
 			Cipher:  tls.CipherSuiteName(s.Suite),
 			ALPN:    s.ALPN,
@@ -193,11 +194,11 @@ func curveName(id tls.CurveID) string {
 	return strings.ToLower(id.String())
 }
 
-func (c *tlsClient) info(resumed, zeroRTT uint64) *TLSInfo {
+func (c *tlsClient) info(resumed, zeroRTT uint64) *result.TLSInfo {
 	inf := c.inf
 	inf.Resumed = resumed
 	inf.ZeroRTT = zeroRTT
-	inf.Engine = c.engineName()
+	inf.Engine = c.implementation()
 	inf.ClientKeyShare = "fresh"
 	if c.Lean != nil && !c.Lean.FreshKeyShare {
 		inf.ClientKeyShare = "reused"

@@ -6,13 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/tlsservers"
 )
 
-// Interop of the lean TLS 1.3 engine with real servers: nginx, HAProxy and
+// Interop of the lean TLS 1.3 implementation with real servers: nginx, HAProxy and
 // h2o (OpenSSL) and Caddy (Go), each with P-256, RSA 2048 and RSA 4096
 // certificates and each TLS 1.3 cipher suite (the client offers one, so
 // the server must pick it); a server limited to P-256 (a HelloRetryRequest
@@ -27,14 +28,14 @@ func TestLeanInterop(t *testing.T) {
 	dir := testutil.CertDir(t)
 	wrongCA := testutil.OtherCA(t)
 	sum := sha256.Sum256(tlsservers.Body1k())
-	run := func(t *testing.T, s *tlsservers.Server, mod func(*Config)) *Result {
+	run := func(t *testing.T, s *tlsservers.Server, mod func(*Config)) *result.Result {
 		t.Helper()
 		cfg := Config{URL: s.URL(), Connections: 2, Duration: 300 * time.Millisecond, Timeout: 5 * time.Second,
 			NewConn: true, VerifySHA256: sum[:]}
 		mod(&cfg)
 		return runOnTime(t, cfg)
 	}
-	ok := func(t *testing.T, what string, res *Result) {
+	ok := func(t *testing.T, what string, res *result.Result) {
 		t.Helper()
 		if res.OK == 0 || res.ErrorCount() != 0 || res.Handshakes != res.Requests {
 			t.Fatalf("%s: ok %d of %d requests, %d handshakes, errors %v %v", what, res.OK, res.Requests, res.Handshakes, res.Errors, res.ErrorSamples)

@@ -15,7 +15,7 @@ import (
 	"github.com/loadlab/loadlab/gen/tls13"
 )
 
-// The lean TLS 1.3 engine makes no allocation of its own per handshake:
+// The lean TLS 1.3 implementation makes no allocation of its own per handshake:
 // dial, handshake, request, response and close, in steady state, allocate
 // exactly what the standard library's constructors do for the AEADs of the
 // handshake's four traffic keys (the standard library cannot re-key an

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 func TestLeanEngineChoice(t *testing.T) {
@@ -52,7 +54,7 @@ func TestLeanEngineChoice(t *testing.T) {
 				t.Fatal(err)
 			}
 			if (c.Lean != nil) != tc.lean {
-				t.Fatalf("lean engine %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
+				t.Fatalf("lean TLS implementation %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
 			}
 		})
 	}
@@ -67,7 +69,7 @@ func leanTarget(t *testing.T, cfg *tls.Config) *testServer {
 	})
 }
 
-func leanRun(t *testing.T, srv *testServer, mod func(*Config)) *Result {
+func leanRun(t *testing.T, srv *testServer, mod func(*Config)) *result.Result {
 	t.Helper()
 	cfg := Config{URL: srv.url("https"), Connections: 4, Duration: 400 * time.Millisecond, Timeout: 2 * time.Second, NewConn: true}
 	mod(&cfg)

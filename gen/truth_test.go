@@ -23,6 +23,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -491,7 +492,7 @@ func TestVerdictSaturatedServer(t *testing.T) {
 func TestVerdictHealthy(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, reply(okResp))
-	checkHealthy(t, "500/s against a fast server", func() *Result {
+	checkHealthy(t, "500/s against a fast server", func() *result.Result {
 		res := runOnTime(t, Config{URL: srv.url("http"), Rate: 500, Connections: 10, Duration: 2 * time.Second, Timeout: time.Second})
 		if res.Requests != 1000 || res.OK != 1000 {
 			t.Errorf("requests %d ok %d, want 1000", res.Requests, res.OK)
@@ -510,7 +511,7 @@ const healthyAttempts = 3
 // any program late, and the verdict rightly says so then. A generator that
 // is late by itself, or a busy/starved rule that fires at such a load,
 // fails every run.
-func checkHealthy(t *testing.T, load string, run func() *Result) {
+func checkHealthy(t *testing.T, load string, run func() *result.Result) {
 	t.Helper()
 	var why []string
 	for i := range healthyAttempts {
@@ -536,11 +537,11 @@ func checkHealthy(t *testing.T, load string, run func() *Result) {
 // judged explains the lag when it is at least half of it, and the reason
 // says which; a run whose lag rule did not fire keeps no floor.
 func TestWakeFloorJudged(t *testing.T) {
-	floor := func(late int64) *WakeFloor {
+	floor := func(late int64) measuredFloor {
 		h := newHist()
 		h.RecordValues(60, 900)
 		h.RecordValues(late, 100) // the worst tenth
-		return &WakeFloor{hist: h}
+		return measuredFloor{WakeFloor: &result.WakeFloor{}, hist: h}
 	}
 	for _, tc := range []struct {
 		late    int64
@@ -552,12 +553,13 @@ func TestWakeFloorJudged(t *testing.T) {
 		{late: 800, explain: false, words: "the machine itself woke on time just after the run"},
 		{late: 100, explain: false, words: "the lateness was the generator's own"},
 	} {
-		g := Generator{LagP99us: 1_800, lagSamples: 5000}
-		g.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 4_000}})
-		if !g.Bottleneck || g.lagFired == nil || g.lagFired.name != "p99" || g.lagFired.beyond != 1_800 {
-			t.Fatalf("lag p99 1.8 ms beside 4 ms: bottleneck %v, fired %+v", g.Bottleneck, g.lagFired)
+		g := result.Generator{LagP99us: 1_800}
+		j := lagJudge{samples: 5000}
+		j.verdict(&g, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: 4_000}})
+		if !g.Bottleneck || j.fired == nil || j.fired.name != "p99" || j.fired.beyond != 1_800 {
+			t.Fatalf("lag p99 1.8 ms beside 4 ms: bottleneck %v, fired %+v", g.Bottleneck, j.fired)
 		}
-		g.noteWakeFloor(floor(tc.late))
+		j.noteWakeFloor(&g, floor(tc.late))
 		f := g.WakeFloor
 		if f == nil || f.Explains != tc.explain || f.Quantile != "p99" || f.LagUs != 1_800 || f.AtQuantileUs != tc.late {
 			t.Errorf("floor %d µs at p99 against lag 1.8 ms: %+v, want explains %v", tc.late, f, tc.explain)
@@ -566,10 +568,11 @@ func TestWakeFloorJudged(t *testing.T) {
 			t.Errorf("floor %d µs: reason %q lacks %q", tc.late, g.Reason, tc.words)
 		}
 	}
-	healthy := Generator{LagP99us: 300, lagSamples: 5000}
-	healthy.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 4_000}})
-	healthy.noteWakeFloor(floor(2_000))
-	if healthy.lagFired != nil || healthy.WakeFloor != nil || healthy.Reason != "" {
+	healthy := result.Generator{LagP99us: 300}
+	hj := lagJudge{samples: 5000}
+	hj.verdict(&healthy, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: 4_000}})
+	hj.noteWakeFloor(&healthy, floor(2_000))
+	if hj.fired != nil || healthy.WakeFloor != nil || healthy.Reason != "" {
 		t.Errorf("no lag judged, yet %+v %q", healthy.WakeFloor, healthy.Reason)
 	}
 }
@@ -608,26 +611,30 @@ func TestVerdictLagRule(t *testing.T) {
 		{lag: 2_000, lat: 6_000, want: true},      // a third of a 6 ms latency
 		{lag: 800, lat: 1_000, want: false},       // under the 1 ms floor
 	} {
-		g := Generator{LagP99us: tc.lag, lagSamples: 5000}
-		g.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: tc.lat}})
+		g := result.Generator{LagP99us: tc.lag}
+		gJ := lagJudge{samples: 5000}
+		gJ.verdict(&g, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: tc.lat}})
 		if g.Bottleneck != tc.want {
 			t.Errorf("lag p99 %d µs, latency p99 %d µs: bottleneck %v, want %v (%s)", tc.lag, tc.lat, g.Bottleneck, tc.want, g.Reason)
 		}
 	}
 	// Lag within the pacing tolerance is the user's choice.
-	tol := Generator{LagP99us: 1_050, lagSamples: 5000, PacingToleranceUs: 1_000}
-	tol.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 1_200}})
+	tol := result.Generator{LagP99us: 1_050, PacingToleranceUs: 1_000}
+	tolJ := lagJudge{samples: 5000}
+	tolJ.verdict(&tol, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: 1_200}})
 	if tol.Bottleneck {
 		t.Errorf("lag 1.05 ms at a 1 ms tolerance: %s", tol.Reason)
 	}
-	tol = Generator{LagP99us: 3_500, lagSamples: 5000, PacingToleranceUs: 1_000}
-	tol.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 6_000}})
+	tol = result.Generator{LagP99us: 3_500, PacingToleranceUs: 1_000}
+	tolJ = lagJudge{samples: 5000}
+	tolJ.verdict(&tol, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: 6_000}})
 	if !tol.Bottleneck || !strings.Contains(tol.Reason, "beyond the pacing tolerance") {
 		t.Errorf("lag 3.5 ms at a 1 ms tolerance beside 6 ms: %v %q", tol.Bottleneck, tol.Reason)
 	}
 	// p99 of 500 wakeups is 5 samples: not judged.
-	few := Generator{LagP99us: 2_000, lagSamples: 500}
-	few.verdict(nil, &Result{Mode: "open", Latency: Latency{P99: 6_000}})
+	few := result.Generator{LagP99us: 2_000}
+	fewJ := lagJudge{samples: 500}
+	fewJ.verdict(&few, nil, &result.Result{Mode: "open", Latency: result.Latency{P99: 6_000}})
 	if few.Bottleneck {
 		t.Errorf("p99 judged on 5 samples: %s", few.Reason)
 	}
@@ -637,18 +644,19 @@ func TestVerdictLagRule(t *testing.T) {
 	lagH.RecordValues(9_000, 180)
 	lagH.RecordValues(50_000, 20)
 	latH.RecordValues(10_000, 400)
-	late := Generator{lagSamples: 200, lagHist: lagH, PacingToleranceUs: 10_000}
-	late.verdict(nil, &Result{Mode: "open", CorrectedHist: latH, Latency: Latency{P50: 10_000, P99: 10_000}})
+	late := result.Generator{PacingToleranceUs: 10_000}
+	lateJ := lagJudge{samples: 200, hist: lagH}
+	lateJ.verdict(&late, nil, &result.Result{Mode: "open", CorrectedHist: latH, Latency: result.Latency{P50: 10_000, P99: 10_000}})
 	if !late.Bottleneck || !strings.Contains(late.Reason, "p95") {
 		t.Errorf("10 of 200 wakeups 40 ms late: %v %q, want p95 judged", late.Bottleneck, late.Reason)
 	}
-	g := Generator{CPUs: []int{3}}
-	g.verdict([]cpuShare{{busy: 0.5, wait: 0.45}}, &Result{Mode: "closed"})
+	g := result.Generator{CPUs: []int{3}}
+	new(lagJudge).verdict(&g, []cpuShare{{busy: 0.5, wait: 0.45}}, &result.Result{Mode: "closed"})
 	if !g.Bottleneck || !strings.Contains(g.Reason, "loop 0 (cpu 3)") || !strings.Contains(g.Reason, "starved") {
 		t.Errorf("busy 0.5 + wait 0.45: %v %q", g.Bottleneck, g.Reason)
 	}
-	g = Generator{CPUs: []int{3}}
-	g.verdict([]cpuShare{{busy: 0.7, wait: 0.1, softirq: 0.05}}, &Result{Mode: "closed"})
+	g = result.Generator{CPUs: []int{3}}
+	new(lagJudge).verdict(&g, []cpuShare{{busy: 0.7, wait: 0.1, softirq: 0.05}}, &result.Result{Mode: "closed"})
 	if g.Bottleneck {
 		t.Errorf("busy 0.7 + starved 0.1 is under 90%%: %q", g.Reason)
 	}
@@ -676,8 +684,8 @@ func TestAccountDisjoint(t *testing.T) {
 			t.Errorf("%+v: busy %.3f starved %.3f: want the thread's own run and run-queue wait", s, b, st)
 		}
 	}
-	g := Generator{CPUs: []int{0}}
-	g.verdict([]cpuShare{{busy: 0.288, wait: 0.574, softirq: 0.182}}, &Result{Mode: "closed"})
+	g := result.Generator{CPUs: []int{0}}
+	new(lagJudge).verdict(&g, []cpuShare{{busy: 0.288, wait: 0.574, softirq: 0.182}}, &result.Result{Mode: "closed"})
 	if g.Bottleneck {
 		t.Errorf("busy 28.8%% + starved 57.4%% (idle 13.8%%) is under 90%%: %s", g.Reason)
 	}
@@ -711,8 +719,9 @@ func TestLagRuleAtReportedQuantiles(t *testing.T) {
 	rare.RecordValues(2_200, 20)
 	lat.RecordValues(600, 9_900)
 	lat.RecordValues(8_000, 100)
-	g := Generator{LagP50us: 40, LagP99us: 40, LagP999us: 2_200, lagSamples: 10_000, lagHist: rare}
-	g.verdict(nil, &Result{Mode: "open", CorrectedHist: lat, Latency: Latency{P50: 600, P95: 600, P99: 800, P999: 8_000}})
+	g := result.Generator{LagP50us: 40, LagP99us: 40, LagP999us: 2_200}
+	gJ := lagJudge{samples: 10_000, hist: rare}
+	gJ.verdict(&g, nil, &result.Result{Mode: "open", CorrectedHist: lat, Latency: result.Latency{P50: 600, P95: 600, P99: 800, P999: 8_000}})
 	if g.Bottleneck {
 		t.Errorf("rare lag at p99.9 only made the run generator-limited: %s", g.Reason)
 	}
@@ -723,8 +732,9 @@ func TestLagRuleAtReportedQuantiles(t *testing.T) {
 	often := newHist()
 	often.RecordValues(40, 9_400)
 	often.RecordValues(2_200, 600)
-	g = Generator{LagP50us: 40, LagP99us: 2_200, LagP999us: 2_200, lagSamples: 10_000, lagHist: often}
-	g.verdict(nil, &Result{Mode: "open", CorrectedHist: lat, Latency: Latency{P50: 600, P95: 3_000, P99: 8_000, P999: 9_000}})
+	g = result.Generator{LagP50us: 40, LagP99us: 2_200, LagP999us: 2_200}
+	gJ = lagJudge{samples: 10_000, hist: often}
+	gJ.verdict(&g, nil, &result.Result{Mode: "open", CorrectedHist: lat, Latency: result.Latency{P50: 600, P95: 3_000, P99: 8_000, P999: 9_000}})
 	if !g.Bottleneck || !strings.Contains(g.Reason, "send lag p95") || len(g.LagCaveats) != 0 {
 		t.Errorf("lag at p95: bottleneck %v %q caveats %+v, want p95 judged", g.Bottleneck, g.Reason, g.LagCaveats)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/loadlab/loadlab/internal/uring"
@@ -147,6 +146,18 @@ func (u *uringIO) close() {
 	u.ring.Close()
 }
 
+// connect starts connecting fd (slot idx, socket generation gen) through
+// the ring; its completion is the slot's EPOLLOUT.
+func (u *uringIO) connect(s *uringSock, fd int, idx, gen int32) {
+	s.open(u, fd, idx, gen)
+	for int(idx) >= len(u.socks) {
+		u.socks = append(u.socks, nil)
+	}
+	u.socks[idx] = s
+	u.sqe().PrepConnect(fd, unsafe.Pointer(&u.dst[0]), u.dstLen, uud(uopConnect, idx, gen))
+	s.connecting = true
+}
+
 // sqe returns a free submission entry, submitting what is queued when the
 // queue is full. A ring that refuses even that is broken beyond the run's
 // repair: sqe records the failure (u.err, which ends the run at the end of
@@ -183,23 +194,11 @@ func (u *uringIO) sqe() *uring.SQE {
 var errSQFull = errors.New("the kernel took none of the queued entries")
 
 // fail records the ring's first failure: the loop ends the run with it
-// (see epollLoop.ringFailed).
+// (see uringPoller.failed).
 func (u *uringIO) fail(err error) {
 	if u.err == nil {
 		u.err = fmt.Errorf("%w; the run stopped early: use {IO} epoll", err)
 	}
-}
-
-// connect starts connecting fd (slot idx, socket generation gen) through
-// the ring; its completion is the slot's EPOLLOUT.
-func (u *uringIO) connect(s *uringSock, fd int, idx, gen int32) {
-	s.open(u, fd, idx, gen)
-	for int(idx) >= len(u.socks) {
-		u.socks = append(u.socks, nil)
-	}
-	u.socks[idx] = s
-	u.sqe().PrepConnect(fd, unsafe.Pointer(&u.dst[0]), u.dstLen, uud(uopConnect, idx, gen))
-	s.connecting = true
 }
 
 // arm starts the socket's multishot receive.
@@ -480,11 +479,11 @@ func (s *uringSock) Read(b []byte) (int, error) {
 	return n, nil
 }
 
-// Next returns the oldest unread received bytes in place, as Read's
-// results otherwise: (nil, EAGAIN) when there are none, (nil, nil) at the
-// end of the stream. The bytes stay valid until the loop next reaps (the
-// buffer goes back to the kernel only then).
-func (s *uringSock) Next() ([]byte, error) {
+// View returns the oldest unread received bytes in place (b is not
+// used), as Read's results otherwise: (nil, EAGAIN) when there are none,
+// (nil, nil) at the end of the stream. The bytes stay valid until the loop
+// next reaps (the buffer goes back to the kernel only then).
+func (s *uringSock) View([]byte) ([]byte, error) {
 	if len(s.rx) == 0 {
 		_, err := s.Read(nil)
 		return nil, err
@@ -595,75 +594,4 @@ func chooseIO(r *run) (io, note string, err error) {
 	// 32,000 req/s over its veth, 1 ms: generator busy 0.28-0.43 against
 	// epoll's 0.41-0.42.
 	return IOUring, "io_uring: {IO} auto takes it for HTTP/1.1 closed loops and paced open loops, where it cost no more than epoll in bench-gen.sh and less in the lab; " + f.String(), nil
-}
-
-// setupUring makes the loop's ring on its locked thread, with the wake-up
-// eventfd the other goroutines write to.
-func (l *epollLoop) setupUring() error {
-	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
-	if err != nil {
-		return fmt.Errorf("eventfd: %w", err)
-	}
-	l.wakefd = wfd
-	if l.ur, err = newUringIO(l.conns, l.batch, l.r.dst, wfd); err != nil {
-		return fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
-	}
-	l.ur.fault = l.r.cfg.uringFault
-	l.buf = make([]byte, readBufSize)
-	l.acct.init(l.cpu)
-	return nil
-}
-
-// waitUring is waitEvents on the ring: one io_uring_enter submits what the
-// round queued and sleeps until a completion or the deadline.
-//
-// Batched pacing: the completions the last sleep ended with are handled
-// first (their data keeps its receive time); then, if quiet(), the loop
-// sleeps through completions until the deadline, asking the kernel for
-// more completions than can come, so that only the deadline (or a signal)
-// ends the sleep.
-//
-// The deadline is io_uring_enter's own timeout, not an IORING_OP_TIMEOUT
-// request kept at it (measured side by side, issue 22: a tie on CPU per
-// request, the lag's median about 5 µs later). A batched sleep could not
-// rely on such a request anyway: one that fires between the clock reading
-// and the kernel's start of the wait does not end a wait for more
-// completions (Linux 6.18 counts fired timeouts from the start of the
-// wait), so the sleep would need this timeout as a backstop.
-//
-// A ring that failed (this round or before it, in sqe or enter) breaks
-// the loop down: the run ends with the failure (lifecycle.breakDown).
-func (l *epollLoop) waitUring(now, until int64, h handler, quiet func() bool) {
-	u := l.ur
-	at := min(until, l.nextScan)
-	if l.batch {
-		l.setWallOff()
-		u.reap(h)
-		if quiet() {
-			u.enter(u.ring.CQEntries(), at-l.now())
-			l.ringFailed()
-			return
-		}
-		now = l.now()
-	}
-	u.enter(1, at-now)
-	if l.batch {
-		l.setWallOff()
-	}
-	u.reap(h)
-	l.ringFailed()
-}
-
-// ringFailed hands the ring's failure, if any, to the lifecycle.
-func (l *epollLoop) ringFailed() {
-	if l.ur.err != nil && l.broken == nil {
-		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, l.ur.err)
-	}
-}
-
-// setWallOff notes the wall clock's offset from the run's clock, which
-// turns receive timestamps into the run's time.
-func (l *epollLoop) setWallOff() {
-	t := time.Now()
-	l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
 }

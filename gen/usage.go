@@ -1,51 +1,19 @@
 package gen
 
-import (
-	"errors"
-	"fmt"
-
-	"github.com/loadlab/loadlab/internal/fields"
-)
+import "github.com/loadlab/loadlab/internal/fields"
 
 // UsageError is an error in a Config: the caller's input, not the run, is at
-// fault. The CLI exits 2 on it.
-//
-// Msg names the Config fields it is about as {Field}, e.g. "{TLS.ZeroRTT}
-// needs {TLS.Resume}". Error writes them as the field names; a caller with
-// other names for them (the CLI: its flags) words the message with Words.
-type UsageError struct {
-	Field string // the Config field at fault, "" if none in particular
-	Msg   string
-}
-
-func (e *UsageError) Error() string { return e.Words(nil) }
-
-// Words renders the message with name(field) for every field it names
-// (nil: the Config field names), prefixed by the field at fault.
-func (e *UsageError) Words(name func(field string) string) string {
-	msg := fields.Words(e.Msg, name)
-	if e.Field == "" {
-		return msg
-	}
-	f := e.Field
-	if name != nil {
-		f = name(f)
-	}
-	return f + ": " + msg
-}
+// fault (the CLI exits 2 on it). Its message names the Config fields it is
+// about as {Field}; Words renders them (see internal/fields).
+type UsageError = fields.UsageError
 
 // usage is a UsageError not tied to one field.
-func usage(format string, args ...any) error {
-	return &UsageError{Msg: fmt.Sprintf(format, args...)}
-}
+func usage(format string, args ...any) error { return fields.Usagef(format, args...) }
 
 // fieldErr is a UsageError about field; format may name fields as {Field}.
 func fieldErr(field, format string, args ...any) error {
-	return &UsageError{Field: field, Msg: fmt.Sprintf(format, args...)}
+	return fields.FieldErrorf(field, format, args...)
 }
 
 // IsUsage reports whether err is a UsageError.
-func IsUsage(err error) bool {
-	var u *UsageError
-	return errors.As(err, &u)
-}
+func IsUsage(err error) bool { return fields.IsUsage(err) }

@@ -3,6 +3,10 @@ package gen
 import (
 	"fmt"
 	"strings"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // The self-check: was the generator the bottleneck?
@@ -51,21 +55,21 @@ const (
 // lab's tables report and rank by.
 var JudgedLagQuantiles = []string{"p50", "p95", "p99"}
 
-// lagMaterial reports whether lag beyond the tolerance is a material part
+// material reports whether lag beyond the tolerance is a material part
 // of the latency at q, and how much lag that is.
-func (g *Generator) lagMaterial(q lagQuantile) (bool, int64) {
-	if float64(g.lagSamples)*q.tail < LagTailSamples-1e-9 {
+func (j *lagJudge) material(g *result.Generator, q lagQuantile) (bool, int64) {
+	if float64(j.samples)*q.tail < LagTailSamples-1e-9 {
 		return false, 0
 	}
 	beyond := q.lag - g.PacingToleranceUs
 	return beyond > LagFloorUs && float64(beyond) > LagShare*float64(q.lat), beyond
 }
 
-// verdict sets Bottleneck and Reason from the accounts (one per loop, or one
+// verdict sets g's Bottleneck and Reason from the accounts (one per loop, or one
 // per CPU for HTTP/3) and, in open loop, the lag against the latency.
-func (g *Generator) verdict(shares []cpuShare, res *Result) {
+func (j *lagJudge) verdict(g *result.Generator, shares []cpuShare, res *result.Result) {
 	var reasons []string
-	g.lagFired = nil
+	j.fired = nil
 	perCPU := res.Protocol == "h3"
 	for i, s := range shares {
 		busy, starved, idle := s.split()
@@ -90,47 +94,64 @@ func (g *Generator) verdict(shares []cpuShare, res *Result) {
 	if res.Mode == "open" {
 		lat := res.Latency
 		lagP95 := int64(-1)
-		if g.lagHist != nil {
-			lagP95 = g.lagHist.ValueAtQuantile(95)
+		if j.hist != nil {
+			lagP95 = j.hist.ValueAtQuantile(95)
 		}
 		qs := []lagQuantile{{name: "p50", tail: 0.5, lag: g.LagP50us, lat: lat.P50}}
 		if lagP95 >= 0 {
 			qs = append(qs, lagQuantile{name: "p95", tail: 0.05, lag: lagP95, lat: lat.P95})
 		}
 		qs = append(qs, lagQuantile{name: "p99", tail: 0.01, lag: g.LagP99us, lat: lat.P99})
-		if n := float64(g.lagSamples); n*0.01 < LagTailSamples && n >= 2*LagTailSamples && g.lagHist != nil && res.CorrectedHist != nil {
+		if n := float64(j.samples); n*0.01 < LagTailSamples && n >= 2*LagTailSamples && j.hist != nil && res.CorrectedHist != nil {
 			// Too few wakeups to judge p99 (a long pacing tick, a short
 			// run): judge the highest quantile that still has
 			// LagTailSamples beyond it.
 			tail := LagTailSamples / n
 			p := 100 * (1 - tail)
-			qs = append(qs, lagQuantile{name: fmt.Sprintf("p%.3g", p), tail: tail, lag: g.lagHist.ValueAtQuantile(p), lat: res.CorrectedHist.ValueAtQuantile(p)})
+			qs = append(qs, lagQuantile{name: fmt.Sprintf("p%.3g", p), tail: tail, lag: j.hist.ValueAtQuantile(p), lat: res.CorrectedHist.ValueAtQuantile(p)})
 		}
 		judged := false
 		for _, q := range qs {
-			ok, beyond := g.lagMaterial(q)
+			ok, beyond := j.material(g, q)
 			if !ok {
 				continue
 			}
 			tol := ""
 			if g.PacingToleranceUs > 0 {
-				tol = fmt.Sprintf(" (%s beyond the pacing tolerance %s)", fmtUs(beyond), fmtUs(g.PacingToleranceUs))
+				tol = fmt.Sprintf(" (%s beyond the pacing tolerance %s)", units.Micros(beyond), units.Micros(g.PacingToleranceUs))
 			}
 			reasons = append(reasons, fmt.Sprintf("send lag %s %s%s is %.0f%% of the corrected %s %s (limits: %s and %.0f%%): the generator's own lateness is a material part of the latency it reports",
-				q.name, fmtUs(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, fmtUs(q.lat), fmtUs(LagFloorUs), 100*LagShare))
+				q.name, units.Micros(q.lag), tol, 100*float64(beyond)/float64(max(q.lat, 1)), q.name, units.Micros(q.lat), units.Micros(LagFloorUs), 100*LagShare))
 			q.beyond = beyond
-			g.lagFired = &q
+			j.fired = &q
 			judged = true
 			break
 		}
 		if !judged {
 			// Above the judged quantiles: a caveat on that quantile.
 			q := lagQuantile{name: "p99.9", tail: 0.001, lag: g.LagP999us, lat: lat.P999}
-			if ok, beyond := g.lagMaterial(q); ok {
-				g.LagCaveats = append(g.LagCaveats, LagCaveat{Quantile: q.name, LagUs: beyond, LatencyUs: q.lat, Share: round3(float64(beyond) / float64(max(q.lat, 1)))})
+			if ok, beyond := j.material(g, q); ok {
+				g.LagCaveats = append(g.LagCaveats, result.LagCaveat{Quantile: q.name, LagUs: beyond, LatencyUs: q.lat, Share: units.Round3(float64(beyond) / float64(max(q.lat, 1)))})
 			}
 		}
 	}
 	g.Bottleneck = len(reasons) > 0
 	g.Reason = strings.Join(reasons, "; ")
+}
+
+// lagQuantile is one quantile the lag rule looks at.
+type lagQuantile struct {
+	name     string
+	tail     float64 // fraction of samples beyond the quantile
+	lag, lat int64
+	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
+}
+
+// lagJudge is the lag rule's working state in a run: the send-lag samples
+// of every loop and the quantile the rule judged material (nil: none),
+// which the wake floor is then judged at.
+type lagJudge struct {
+	samples int64          // wakeups the lag was sampled on
+	hist    *hdr.Histogram // their distribution
+	fired   *lagQuantile
 }

@@ -10,6 +10,8 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"golang.org/x/sys/unix"
 
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -52,7 +54,7 @@ const (
 // a thread of its own pinned there (a CPU it may not pin to is probed
 // unpinned), and returns the overshoot's distribution. It takes about
 // n x d.
-func probeWakeFloor(cpus []int, n int, d time.Duration) *WakeFloor {
+func probeWakeFloor(cpus []int, n int, d time.Duration) measuredFloor {
 	p := startWakeProbe(cpus, d, n, time.Time{}, time.Time{})
 	return p.wait()
 }
@@ -97,7 +99,7 @@ func (p *wakeProbe) sleeper(cpu, n int, from, until time.Time) {
 	if cpu >= 0 {
 		pin.PinThread(cpu) //nolint:errcheck // probed unpinned if the CPU is not ours to pin
 	}
-	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (epoll.go); the default 50 µs otherwise
+	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0) //nolint:errcheck // the loops' slack (tcploop.go); the default 50 µs otherwise
 	h := newHist()
 	for i := 0; n <= 0 || i < n; i++ {
 		if p.stopped() {
@@ -140,30 +142,29 @@ func (p *wakeProbe) stopped() bool {
 func (p *wakeProbe) stop() { p.once.Do(func() { close(p.quit) }) }
 
 // wait waits for the probe's threads to end and returns what they saw.
-func (p *wakeProbe) wait() *WakeFloor {
+func (p *wakeProbe) wait() measuredFloor {
 	p.wg.Wait()
 	releasePs(p.held)
 	h := p.h
-	return &WakeFloor{
+	return measuredFloor{WakeFloor: &result.WakeFloor{
 		CPUs: p.cpus, Sleeps: h.TotalCount(), SleepUs: p.d.Microseconds(),
 		P50us: h.ValueAtQuantile(50), P95us: h.ValueAtQuantile(95), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
-		hist: h,
-	}
+	}, hist: h}
 }
 
 // noteWakeFloor judges f against the lag quantile the verdict found
-// material (g.lagFired) and says so in the reason.
-func (g *Generator) noteWakeFloor(f *WakeFloor) {
-	q := g.lagFired
-	if q == nil || f == nil || f.hist == nil || f.hist.TotalCount() == 0 {
+// material (j.fired) and says so in g's reason.
+func (j *lagJudge) noteWakeFloor(g *result.Generator, m measuredFloor) {
+	q, f := j.fired, m.WakeFloor
+	if q == nil || f == nil || m.hist == nil || m.hist.TotalCount() == 0 {
 		return
 	}
 	f.Quantile, f.LagUs = q.name, q.beyond
-	f.AtQuantileUs = f.hist.ValueAtQuantile(100 * (1 - q.tail))
+	f.AtQuantileUs = m.hist.ValueAtQuantile(100 * (1 - q.tail))
 	f.Explains = float64(f.AtQuantileUs) >= WakeFloorShare*float64(q.beyond)
 	g.WakeFloor = f
 	probe := fmt.Sprintf("bare %s sleeps on CPUs %s overshot p50 %s, p95 %s, p99 %s (%d sleeps), %s at %s",
-		fmtUs(f.SleepUs), cpuList(f.CPUs), fmtUs(f.P50us), fmtUs(f.P95us), fmtUs(f.P99us), f.Sleeps, fmtUs(f.AtQuantileUs), q.name)
+		units.Micros(f.SleepUs), cpuList(f.CPUs), units.Micros(f.P50us), units.Micros(f.P95us), units.Micros(f.P99us), f.Sleeps, units.Micros(f.AtQuantileUs), q.name)
 	when, passed := "just after the run", ", or the host's in a burst that had passed (run again and compare)"
 	if f.During {
 		when, passed = "during the run", ""
@@ -182,4 +183,11 @@ func cpuList(cpus []int) string {
 		return "(any)"
 	}
 	return pin.NewCPUSet(cpus...).String()
+}
+
+// measuredFloor is a wake floor as measured, with its distribution (to
+// judge it at the lag's quantile).
+type measuredFloor struct {
+	*result.WakeFloor
+	hist *hdr.Histogram
 }

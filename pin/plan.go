@@ -20,7 +20,7 @@ type Plan struct {
 	Server  CPUSet   `json:"server"`
 	Backend CPUSet   `json:"backend"`
 	Loadgen CPUSet   `json:"loadgen"`
-	Notes   []string `json:"notes"`
+	Notes   []string `json:"notes,omitempty"`
 }
 
 // MakePlan splits the online CPUs of t that are also in allowed between the

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/spf13/cobra"
@@ -60,7 +61,7 @@ Go 1.26 would otherwise offer X25519MLKEM768 first, a larger and slower
 handshake. --client-hello chrome|firefox sends a uTLS preset instead, with the
 preset's own groups.
 
-TLS 1.3 handshakes run on loadlab's lean engine (--tls-engine auto): one
+TLS 1.3 handshakes run on loadlab's lean TLS implementation (--tls-engine auto): one
 ClientHello serialized per run, one key pair per loop reused across
 handshakes (--fresh-key-share for a new one each time), the chain verified
 once per distinct certificate and the server's signature on every handshake
@@ -154,8 +155,8 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&c.TLS.ClientHello, "client-hello", gen.DefaultClientHello, "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
 	fl.StringVar(&c.TLS.Engine, "tls-engine", "auto", "TLS handshakes: auto (lean where it applies: TLS 1.3, --client-hello go, no --resume, x25519/p256), lean, or std (crypto/tls and uTLS)")
-	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS engine: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
-	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS engine: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
+	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS implementation: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
+	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS implementation: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.WakeProbe, "wake-probe", false, "measure how late this machine wakes a sleeping thread during the run (1 ms sleeps beside each loop on its CPU, about 0.5% of a core): the result's wake_floor, during: true")
 	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
@@ -251,7 +252,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		}
 	}
 	if len(f.threshold) > 0 {
-		ts, err := gen.ParseThresholds(f.threshold)
+		ts, err := result.ParseThresholds(f.threshold)
 		if err != nil {
 			return usageError{err}
 		}
@@ -348,7 +349,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 
 // thresholdExit is exit status 3 with the failed thresholds named, when
 // one of res's failed (gen --threshold, merge --threshold).
-func thresholdExit(res *gen.Result) error {
+func thresholdExit(res *result.Result) error {
 	if !res.ThresholdsFailed() {
 		return nil
 	}
@@ -426,7 +427,7 @@ const caHint = "pass --ca FILE (the CA that signed the server's certificate), or
 
 // hintUnknownCA adds caHint to the tls error sample of a run whose
 // handshakes failed on an unknown certificate authority.
-func hintUnknownCA(res *gen.Result) {
+func hintUnknownCA(res *result.Result) {
 	s, ok := res.ErrorSamples["tls"]
 	if ok && strings.Contains(s, "certificate signed by unknown authority") && !strings.Contains(s, caHint) {
 		res.ErrorSamples["tls"] = s + ": " + caHint

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
@@ -76,7 +77,7 @@ func TestGenH2ServerMaxStreams(t *testing.T) {
 }
 
 // genJSON runs loadlab gen with args and returns its JSON result.
-func genJSON(t *testing.T, args ...string) *gen.Result {
+func genJSON(t *testing.T, args ...string) *result.Result {
 	t.Helper()
 	out := filepath.Join(t.TempDir(), "out.json")
 	start := time.Now()

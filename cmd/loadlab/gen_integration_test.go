@@ -15,6 +15,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/backend"
 )
 
@@ -31,7 +32,7 @@ func startBackend(t *testing.T) *backend.Server {
 	return srv
 }
 
-func runGenCfg(t *testing.T, cfg gen.Config) *gen.Result {
+func runGenCfg(t *testing.T, cfg gen.Config) *result.Result {
 	t.Helper()
 	res, err := gen.Run(context.Background(), cfg)
 	if err != nil {

@@ -15,7 +15,7 @@ import (
 
 // TestGenTLSPerKeyType drives `loadlab serve` with TLS for each key type:
 // keep-alive (a handful of handshakes, one per connection), --new-conn (a full
-// handshake per request, none resumed) on the lean TLS 1.3 engine with each
+// handshake per request, none resumed) on the lean TLS 1.3 implementation with each
 // cipher suite, with --fresh-key-share, with a wrong CA (every handshake a
 // tls error; --insecure works), on crypto/tls (--tls-engine std), and
 // --new-conn --resume (resumed, crypto/tls).
@@ -45,7 +45,7 @@ func TestGenTLSPerKeyType(t *testing.T) {
 			}
 
 			if res.TLS.Engine != "lean" || res.TLS.ALPN != "http/1.1" {
-				t.Fatalf("keep-alive: tls %+v, want the lean engine and ALPN http/1.1", *res.TLS)
+				t.Fatalf("keep-alive: tls %+v, want the lean TLS implementation and ALPN http/1.1", *res.TLS)
 			}
 
 			nc := base

@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/pidstate"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
 )
 
 // faultPlan is a plan for the fault tests: one closed-loop sustained run
@@ -125,7 +126,7 @@ func TestLabRunProxyKilledMidStep(t *testing.T) {
 	if x == nil || x.Signal != "SIGKILL" || x.OOM || x.ExitCode != nil || !x.Restarted || x.T < 2 || x.T > 10 || x.FailedAfter == 0 {
 		t.Fatalf("proxy_exit %+v\n%s", x, progress.text())
 	}
-	if dead.Status != results.StatusDone || dead.Steps[0].Verdict != string(results.VerdictDied) || dead.Steps[0].BackendExit != nil {
+	if dead.Status != results.StatusDone || dead.Steps[0].Verdict != string(search.Died) || dead.Steps[0].BackendExit != nil {
 		t.Errorf("dead unit %s, step verdict %s, backend_exit %+v", dead.Status, dead.Steps[0].Verdict, dead.Steps[0].BackendExit)
 	}
 	if alive.Steps[0].ProxyExit != nil || alive.Steps[0].BackendExit != nil {

@@ -9,6 +9,8 @@
 // statuses and the words of usage errors. Imports run cmd -> lab -> gen ->
 // pin (certs, k8s, image and internal/ beside them): this package is at the
 // top, may import every library package, and no package may import it.
+// Of the lab it imports package lab (the lab's entry point), lab/backend
+// (serve) and lab/compare (compare) only.
 package main
 
 import (

@@ -6,7 +6,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/spf13/cobra"
 )
 
@@ -64,11 +64,11 @@ whole run, not to each shard.`,
 }
 
 func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
-	ts, err := gen.ParseThresholds(f.threshold)
+	ts, err := result.ParseThresholds(f.threshold)
 	if err != nil {
 		return usageError{err}
 	}
-	m := gen.Merger{Partial: f.partial}
+	m := result.Merger{Partial: f.partial}
 	stdinUsed := false
 	for _, name := range files {
 		var data []byte
@@ -86,14 +86,14 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 		if err != nil {
 			return usageError{err}
 		}
-		var rs []*gen.Result
+		var rs []*result.Result
 		if strings.HasSuffix(name, ".hlog") {
-			var r *gen.Result
-			if r, err = gen.ReadHdrLog(name, data); err == nil {
-				rs = []*gen.Result{r}
+			var r *result.Result
+			if r, err = result.ReadHdrLog(name, data); err == nil {
+				rs = []*result.Result{r}
 			}
 		} else {
-			rs, err = gen.ReadResults(name, data)
+			rs, err = result.ReadResults(name, data)
 		}
 		if err != nil {
 			return usageError{err}
@@ -114,7 +114,7 @@ func runMerge(cmd *cobra.Command, f *mergeFlags, files []string) error {
 	}
 	res.Words(flagOf)
 	if len(ts) > 0 {
-		res.Thresholds, _ = gen.CheckThresholds(ts, res)
+		res.Thresholds, _ = result.CheckThresholds(ts, res)
 	}
 	jsonW, closeJSON, err := openOut(f.jsonOut, cmd.OutOrStdout())
 	if err != nil {

@@ -10,33 +10,33 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // shardResult returns shard i of n of a made-up open-loop run whose
 // requests all took 100+i µs (so the merged histogram is known).
-func shardResult(t *testing.T, i, n int) *gen.Result {
+func shardResult(t *testing.T, i, n int) *result.Result {
 	t.Helper()
 	h := hdr.New(1, 60_000_000, 3)
 	for k := 0; k < 100; k++ {
 		h.RecordValue(int64(100 + i))
 	}
-	enc, err := gen.EncodeHist(h)
+	enc, err := result.EncodeHist(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &gen.Result{Target: "http://127.0.0.1:8080/", Protocol: "http/1.1", Mode: "open", Connections: 1,
+	r := &result.Result{Target: "http://127.0.0.1:8080/", Protocol: "http/1.1", Mode: "open", Connections: 1,
 		DurationS: 1, RequestedRate: 100.0 / float64(n), AchievedRate: 100, Requests: 100, OK: 100,
-		Status: map[string]uint64{"200": 100}, Errors: map[string]uint64{}, Generator: gen.Generator{CPUs: []int{0}, Loops: 1, Busy: []float64{0.1}}}
-	r.Shard = &gen.ShardInfo{Index: i, Count: n}
+		Status: map[string]uint64{"200": 100}, Errors: map[string]uint64{}, Generator: result.Generator{CPUs: []int{0}, Loops: 1, Busy: []float64{0.1}}}
+	r.Shard = &result.ShardInfo{Index: i, Count: n}
 	r.Host = fmt.Sprintf("node-%d", i)
-	r.Schedule = &gen.ScheduleInfo{Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Rate: 100, DurationS: 1, Connections: n, Shards: n}
-	r.Histograms = &gen.EncodedHistograms{Corrected: enc, OK: enc, Uncorrected: enc}
-	r.PerSecond = []gen.PerSecond{{T: 0, OK: 100, SecondMergeable: gen.SecondMergeable{Hist: enc}}}
+	r.Schedule = &result.ScheduleInfo{Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Rate: 100, DurationS: 1, Connections: n, Shards: n}
+	r.Histograms = &result.EncodedHistograms{Corrected: enc, OK: enc, Uncorrected: enc}
+	r.PerSecond = []result.PerSecond{{T: 0, OK: 100, SecondMergeable: result.SecondMergeable{Hist: enc}}}
 	return r
 }
 
-func writeResult(t *testing.T, path string, rs ...*gen.Result) string {
+func writeResult(t *testing.T, path string, rs ...*result.Result) string {
 	t.Helper()
 	f, err := os.Create(path)
 	if err != nil {
@@ -55,7 +55,7 @@ func writeResult(t *testing.T, path string, rs ...*gen.Result) string {
 
 func TestMergeCLI(t *testing.T) {
 	dir := t.TempDir()
-	var all []*gen.Result
+	var all []*result.Result
 	for i := 0; i < 4; i++ {
 		all = append(all, shardResult(t, i, 4))
 	}
@@ -74,7 +74,7 @@ func TestMergeCLI(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var m gen.Result
+	var m result.Result
 	if err := json.Unmarshal(b, &m); err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +103,7 @@ func TestMergeCLI(t *testing.T) {
 // TestMergeCLIRefuses: bad merges end with a one-line reason and exit 2.
 func TestMergeCLIRefuses(t *testing.T) {
 	dir := t.TempDir()
-	file := func(name string, edit func(r *gen.Result), i, n int) string {
+	file := func(name string, edit func(r *result.Result), i, n int) string {
 		r := shardResult(t, i, n)
 		if edit != nil {
 			edit(r)
@@ -117,7 +117,7 @@ func TestMergeCLIRefuses(t *testing.T) {
 	}{
 		{[]string{s0, file("dup.json", nil, 0, 2)}, "both hold shard 0/2"},
 		{[]string{s0, file("of3.json", nil, 1, 3)}, "shard count 2 vs 3"},
-		{[]string{s0, file("closed.json", func(r *gen.Result) { r.Mode = "closed" }, 1, 2)}, "mode open loop vs closed loop"},
+		{[]string{s0, file("closed.json", func(r *result.Result) { r.Mode = "closed" }, 1, 2)}, "mode open loop vs closed loop"},
 		{[]string{s0}, "shard 1/2 missing"},
 		{[]string{s0, filepath.Join(dir, "nope.json")}, "no such file"},
 		{[]string{s0, writeFile(t, filepath.Join(dir, "failed.log"), "loadlab: start time 2026-05-01T12:00:00Z is 3s in the past\n")}, `failed.log:1: not a gen result: "loadlab: start time`},
@@ -147,7 +147,7 @@ func writeFile(t *testing.T, path, s string) string {
 // written with each threshold's outcome.
 func TestMergeThreshold(t *testing.T) {
 	dir := t.TempDir()
-	var all []*gen.Result
+	var all []*result.Result
 	for i := 0; i < 4; i++ {
 		all = append(all, shardResult(t, i, 4))
 	}

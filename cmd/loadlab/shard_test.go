@@ -12,16 +12,16 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
-func loadResult(t *testing.T, path string) *gen.Result {
+func loadResult(t *testing.T, path string) *result.Result {
 	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var r gen.Result
+	var r result.Result
 	if err := json.Unmarshal(b, &r); err != nil {
 		t.Fatalf("%s: %v", path, err)
 	}
@@ -123,7 +123,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	}
 	halves := [2]*hdr.Histogram{hdr.New(1, 60_000_000, 3), hdr.New(1, 60_000_000, 3)}
 	for _, s := range one.PerSecond {
-		h, err := gen.DecodeHist(s.Hist)
+		h, err := result.DecodeHist(s.Hist)
 		if err != nil || h == nil {
 			t.Fatalf("single run second %d: %v", s.T, err)
 		}

@@ -3,7 +3,7 @@
 // bytes to write (Pending, Wrote), opens streams for one pre-encoded request
 // (Start) and reports responses to a Handler (status, body bytes, done,
 // reset, refused, GOAWAY). It never touches a socket, a clock or a
-// goroutine, so the epoll engine drives it with a thin adapter, and tests
+// goroutine, so the TCP loop drives it with a thin adapter, and tests
 // and fuzzers drive it with recorded bytes.
 //
 // # What it speaks
@@ -25,7 +25,7 @@
 // dynamic table in step without storing strings (see statusDecoder);
 // Huffman coding comes from golang.org/x/net/http2/hpack.
 //
-// # Driving it from the epoll engine
+// # Driving it from the TCP loop
 //
 // A connection slot of a loop holds its socket (behind the same byte-stream
 // seam as HTTP/1.1, plain or TLS), one Conn with MaxStreams = --streams

@@ -468,7 +468,7 @@ func (h *Handshake) message(m, out []byte) ([]byte, error) {
 var (
 	errALPN          = fail(alertNoApplicationProtocol, "tls: the server selected an ALPN protocol the client did not offer")
 	errCertContext   = fail(alertIllegalParameter, "tls: the server's Certificate has a non-empty request context")
-	errVersion       = fail(alertProtocolVersion, "tls: the server did not select TLS 1.3 (it may support only older versions; use --tls 1.2)")
+	errVersion       = fail(alertProtocolVersion, "tls: the server did not select TLS 1.3 (it may support only older versions: offer TLS 1.2, with the standard implementation)")
 	errLegacyVersion = fail(alertIllegalParameter, "tls: the server sent an incorrect legacy version")
 	errSessionID     = fail(alertIllegalParameter, "tls: the server did not echo the legacy session id")
 	errCompression   = fail(alertIllegalParameter, "tls: the server selected a compression method")

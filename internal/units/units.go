@@ -116,3 +116,16 @@ func FormatBytes(n int64) string {
 	}
 	return strconv.FormatInt(n, 10)
 }
+
+// Round3 rounds f to 3 decimals: the fractions and seconds results.json
+// records.
+func Round3(f float64) float64 { return math.Round(f*1000) / 1000 }
+
+// Clip shortens s to at most n bytes for a one-line message, marking the
+// cut with "...".
+func Clip(s string, n int) string {
+	if len(s) > n {
+		return s[:n-3] + "..."
+	}
+	return s
+}

@@ -9,37 +9,37 @@ import (
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // mkResult is a gen result of len(lat) measured seconds after one second
 // of warmup: in second i, ok[i] 2xx responses, each with latency lat[i] µs
 // (so every percentile of that second is lat[i]).
-func mkResult(t *testing.T, ok []uint64, lat []int64) *gen.Result {
+func mkResult(t *testing.T, ok []uint64, lat []int64) *result.Result {
 	t.Helper()
-	r := &gen.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(len(lat))}
+	r := &result.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(len(lat))}
 	total := hdr.New(1, 60_000_000, 3)
-	secs := []gen.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
+	secs := []result.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
 	for i := range lat {
 		h := hdr.New(1, 60_000_000, 3)
 		h.RecordValues(lat[i], int64(ok[i]))
 		total.RecordValues(lat[i], int64(ok[i]))
-		enc, err := gen.EncodeHist(h)
+		enc, err := result.EncodeHist(h)
 		if err != nil {
 			t.Fatal(err)
 		}
-		secs = append(secs, gen.PerSecond{T: i + 1, DurS: 1, OK: ok[i], P99us: lat[i], SecondMergeable: gen.SecondMergeable{Hist: enc}})
+		secs = append(secs, result.PerSecond{T: i + 1, DurS: 1, OK: ok[i], P99us: lat[i], SecondMergeable: result.SecondMergeable{Hist: enc}})
 		r.OK += ok[i]
 	}
 	r.PerSecond = secs
 	r.Requests = r.OK
 	r.AchievedRate = float64(r.OK) / r.DurationS
-	r.Latency = gen.Latency{P50: total.ValueAtQuantile(50), P99: total.ValueAtQuantile(99), P999: total.ValueAtQuantile(99.9)}
+	r.Latency = result.Latency{P50: total.ValueAtQuantile(50), P99: total.ValueAtQuantile(99), P999: total.ValueAtQuantile(99.9)}
 	return r
 }
 
 // writeResult writes r as gen --json would and returns the path.
-func writeResult(t *testing.T, dir, name string, r *gen.Result) string {
+func writeResult(t *testing.T, dir, name string, r *result.Result) string {
 	t.Helper()
 	b, err := json.Marshal(r)
 	if err != nil {

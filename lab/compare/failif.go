@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // Rule is one --fail-if check: a metric's change B/A-1 beyond a
@@ -60,19 +62,11 @@ func ParseRules(s string) ([]Rule, error) {
 	for i, part := range parts {
 		r, err := parseRule(strings.TrimSpace(part))
 		if err != nil {
-			return nil, inputErr("--fail-if rule %d %s: %v; %s", i+1, strconv.Quote(clip(part)), err, ruleHelp)
+			return nil, inputErr("--fail-if rule %d %s: %v; %s", i+1, strconv.Quote(units.Clip(strings.TrimSpace(part), 43)), err, ruleHelp)
 		}
 		out = append(out, r)
 	}
 	return out, nil
-}
-
-func clip(s string) string {
-	s = strings.TrimSpace(s)
-	if len(s) > 40 {
-		return s[:40] + "..."
-	}
-	return s
 }
 
 func parseRule(s string) (Rule, error) {
@@ -86,21 +80,21 @@ func parseRule(s string) (Rule, error) {
 		if name == "" {
 			return Rule{}, fmt.Errorf("no metric before %c", s[i])
 		}
-		return Rule{}, fmt.Errorf("unknown metric %s", strconv.Quote(clip(name)))
+		return Rule{}, fmt.Errorf("unknown metric %s", strconv.Quote(units.Clip(strings.TrimSpace(name), 43)))
 	}
 	op := s[i : i+1]
 	rest := strings.TrimSpace(s[i+1:])
 	num, ok := strings.CutSuffix(rest, "%")
 	if !ok {
-		return Rule{}, fmt.Errorf("the threshold must be a percentage (%s)", strconv.Quote(clip(rest)))
+		return Rule{}, fmt.Errorf("the threshold must be a percentage (%s)", strconv.Quote(units.Clip(strings.TrimSpace(rest), 43)))
 	}
 	num = strings.TrimSpace(num)
 	if !percentRE.MatchString(num) {
-		return Rule{}, fmt.Errorf("bad percentage %s", strconv.Quote(clip(num)))
+		return Rule{}, fmt.Errorf("bad percentage %s", strconv.Quote(units.Clip(strings.TrimSpace(num), 43)))
 	}
 	v, err := strconv.ParseFloat(num, 64)
 	if err != nil || v < -100 || v > 1e6 {
-		return Rule{}, fmt.Errorf("bad percentage %s (want a number from -100 to 1000000)", strconv.Quote(clip(num)))
+		return Rule{}, fmt.Errorf("bad percentage %s (want a number from -100 to 1000000)", strconv.Quote(units.Clip(strings.TrimSpace(num), 43)))
 	}
 	if v == 0 {
 		v = 0 // no -0

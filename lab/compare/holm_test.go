@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // drawResult is one run of a server drawn from a seeded distribution:
@@ -16,16 +16,16 @@ import (
 // requests (±10%), each failing with probability 1%, each answered in a
 // log-normal latency (median 2 ms·lat, σ 0.5). Two runs with the same rate
 // and lat are two runs of one server, identical by construction.
-func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *gen.Result {
+func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *result.Result {
 	t.Helper()
 	const perSec = 200
-	r := &gen.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(secs)}
+	r := &result.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(secs)}
 	total := hdr.New(1, 60_000_000, 3)
-	r.PerSecond = []gen.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
+	r.PerSecond = []result.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
 	for i := range secs {
 		h := hdr.New(1, 60_000_000, 3)
 		n := int(math.Round(perSec * rate * (1 + 0.1*rng.NormFloat64())))
-		ps := gen.PerSecond{T: i + 1, DurS: 1}
+		ps := result.PerSecond{T: i + 1, DurS: 1}
 		for range n {
 			if rng.Float64() < 0.01 {
 				ps.Non2xx++
@@ -36,7 +36,7 @@ func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *gen.
 			total.RecordValue(v)
 			ps.OK++
 		}
-		enc, err := gen.EncodeHist(h)
+		enc, err := result.EncodeHist(h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -46,7 +46,7 @@ func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *gen.
 		r.Requests += ps.OK + ps.Non2xx
 	}
 	r.AchievedRate = float64(r.OK) / r.DurationS
-	r.Latency = gen.Latency{P50: total.ValueAtQuantile(50), P99: total.ValueAtQuantile(99), P999: total.ValueAtQuantile(99.9)}
+	r.Latency = result.Latency{P50: total.ValueAtQuantile(50), P99: total.ValueAtQuantile(99), P999: total.ValueAtQuantile(99.9)}
 	return r
 }
 

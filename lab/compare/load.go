@@ -9,7 +9,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
@@ -82,8 +83,7 @@ func inputErr(format string, args ...any) error {
 // IsInput reports whether err is bad input (exit status 2 on the CLI).
 func IsInput(err error) bool {
 	var ie *InputError
-	var ue *gen.UsageError
-	return errors.As(err, &ie) || errors.As(err, &ue)
+	return errors.As(err, &ie) || fields.IsUsage(err)
 }
 
 // Load reads one side: a comma-separated list of gen result files (JSON
@@ -147,20 +147,20 @@ func (s *Side) loadPath(p string) (string, error) {
 		return "", inputErr("%v", err)
 	}
 	if strings.HasSuffix(p, ".hlog") {
-		r, err := gen.ReadHdrLog(p, data)
+		r, err := result.ReadHdrLog(p, data)
 		if err != nil {
 			return "", err
 		}
 		s.add("run", "", 0, genRun(p, r, true, nil))
 		return KindGen, nil
 	}
-	rs, err := gen.ReadResults(p, data)
+	rs, err := result.ReadResults(p, data)
 	if err != nil {
 		return "", err
 	}
 	r := rs[0]
 	if len(rs) > 1 { // the shards of one run, as kubectl logs prints them
-		var m gen.Merger
+		var m result.Merger
 		for i, x := range rs {
 			if err := m.Add(fmt.Sprintf("%s#%d", p, i+1), x); err != nil {
 				return "", inputErr("%s holds %d results that are not the shards of one run: %s", p, len(rs), oneLine(err.Error()))
@@ -202,9 +202,9 @@ type proxyData struct {
 
 // genRun takes the metrics of one gen result. hlog: an HdrHistogram log
 // (latency only: no status, so no 2xx rate or errors).
-func genRun(src string, r *gen.Result, hlog bool, px *proxyData) *Run {
+func genRun(src string, r *result.Result, hlog bool, px *proxyData) *Run {
 	run := &Run{Source: src, vals: map[Metric]value{}}
-	var secs []gen.PerSecond
+	var secs []result.PerSecond
 	for _, ps := range r.PerSecond {
 		if !hlog && float64(ps.T) < r.WarmupS {
 			continue
@@ -214,7 +214,7 @@ func genRun(src string, r *gen.Result, hlog bool, px *proxyData) *Run {
 		}
 		secs = append(secs, ps)
 	}
-	dur := func(ps gen.PerSecond) float64 {
+	dur := func(ps result.PerSecond) float64 {
 		if ps.DurS > 0 {
 			return ps.DurS
 		}
@@ -241,10 +241,10 @@ func genRun(src string, r *gen.Result, hlog bool, px *proxyData) *Run {
 		m     Metric
 		v     int64
 		q     float64
-		ofSec func(gen.PerSecond) int64
+		ofSec func(result.PerSecond) int64
 	}{
 		{P50, r.Latency.P50, 50, nil},
-		{P99, r.Latency.P99, 99, func(ps gen.PerSecond) int64 { return ps.P99us }},
+		{P99, r.Latency.P99, 99, func(ps result.PerSecond) int64 { return ps.P99us }},
 		{P999, r.Latency.P999, 99.9, nil},
 	} {
 		if m.v <= 0 {
@@ -253,7 +253,7 @@ func genRun(src string, r *gen.Result, hlog bool, px *proxyData) *Run {
 		v := value{v: float64(m.v), ok: true}
 		for _, ps := range secs {
 			var x int64
-			if h, err := gen.DecodeHist(ps.Hist); err == nil && h != nil && h.TotalCount() > 0 {
+			if h, err := result.DecodeHist(ps.Hist); err == nil && h != nil && h.TotalCount() > 0 {
 				x = h.ValueAtQuantile(m.q)
 			} else if m.ofSec != nil {
 				x = m.ofSec(ps)

@@ -4,8 +4,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/search"
 )
 
 // A proxy killed 6 s into a step: its row is marked ✗, left out of the
@@ -15,8 +16,8 @@ func TestProxyDiedRowMarkedAndFinding(t *testing.T) {
 	f := synthFile(t)
 	ok := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 4000)
 	dead := searchUnit("keepalive-1k", "nginx-keepalive", "p256", "1cpu", 12000)
-	secs := []gen.PerSecond{{T: 4, OK: 20000}, {T: 5, OK: 20000}, {T: 6, OK: 5000, Errors: 15000}, {T: 7, Errors: 16024}}
-	st := mkStep(len(dead.Steps)+1, spec{rate: 20000, verdict: string(results.VerdictDied), ok: 45000, bad: 31024, secs: secs})
+	secs := []result.PerSecond{{T: 4, OK: 20000}, {T: 5, OK: 20000}, {T: 6, OK: 5000, Errors: 15000}, {T: 7, Errors: 16024}}
+	st := mkStep(len(dead.Steps)+1, spec{rate: 20000, verdict: string(search.Died), ok: 45000, bad: 31024, secs: secs})
 	st.ProxyExit = &results.ProcessExit{T: 6.2, Signal: "SIGKILL", FailedAfter: 31024, Restarted: true}
 	dead.Steps = append(dead.Steps, st)
 	f.Units = append(f.Units, ok, dead)

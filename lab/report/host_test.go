@@ -4,8 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
-
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
@@ -15,10 +14,10 @@ func TestHostLine(t *testing.T) {
 		t.Fatalf("no steps: %q", s)
 	}
 	mk := func(seq int, steal, iowait float64) *results.Step {
-		return &results.Step{Seq: seq, Result: &gen.Result{}, Host: &results.HostCPU{CPUs: 2, Steal: steal, IOWait: iowait}}
+		return &results.Step{Seq: seq, Result: &result.Result{}, Host: &results.HostCPU{CPUs: 2, Steal: steal, IOWait: iowait}}
 	}
 	f.Units = []*results.Unit{
-		{ID: "a", Status: results.StatusDone, Steps: []*results.Step{mk(1, 0.01, 0), mk(2, 0.05, 0.002), {Seq: 3, Result: &gen.Result{}}}},
+		{ID: "a", Status: results.StatusDone, Steps: []*results.Step{mk(1, 0.01, 0), mk(2, 0.05, 0.002), {Seq: 3, Result: &result.Result{}}}},
 		{ID: "b", Status: results.StatusDone, Steps: []*results.Step{mk(1, 0.02, 0.001)}},
 	}
 	f.Units[0].Steps[1].Noisy = true
@@ -56,8 +55,8 @@ func TestHostLineForeign(t *testing.T) {
 // (not During) is not the step's and is left out.
 func TestHostLineWakeFloor(t *testing.T) {
 	mk := func(seq int, p99 int64, during bool) *results.Step {
-		res := &gen.Result{}
-		res.Generator.WakeFloor = &gen.WakeFloor{During: during, Sleeps: 900, SleepUs: 1000, P99us: p99}
+		res := &result.Result{}
+		res.Generator.WakeFloor = &result.WakeFloor{During: during, Sleeps: 900, SleepUs: 1000, P99us: p99}
 		return &results.Step{Seq: seq, Result: res, Host: &results.HostCPU{CPUs: 2}}
 	}
 	f := &results.File{Units: []*results.Unit{

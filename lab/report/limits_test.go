@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
@@ -69,7 +69,7 @@ func TestLagCaveatIsNotGeneratorLimited(t *testing.T) {
 	f := synthFile(t)
 	u := fullFile(t).Units[len(fullFile(t).Units)-2]
 	for _, st := range u.Steps {
-		st.Result.Generator = gen.Generator{LagP999us: 2_200, LagCaveats: []gen.LagCaveat{{Quantile: "p99.9", LagUs: 2_200, LatencyUs: 8_000, Share: 0.275}}}
+		st.Result.Generator = result.Generator{LagP999us: 2_200, LagCaveats: []result.LagCaveat{{Quantile: "p99.9", LagUs: 2_200, LatencyUs: 8_000, Share: 0.275}}}
 	}
 	f.Units = append(f.Units, u)
 	r, md := build(t, f)

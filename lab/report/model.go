@@ -6,8 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/loadlab/loadlab/gen"
-
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
@@ -43,7 +42,7 @@ func newRow(f *results.File, u *results.Unit, st *results.Step) row {
 
 // genLoad is the largest share of wall time a generator loop had no time
 // to spare (busy + starved), -1 when the result does not say.
-func genLoad(g gen.Generator) float64 {
+func genLoad(g result.Generator) float64 {
 	load := -1.0
 	for i, b := range g.Busy {
 		s := 0.0
@@ -56,7 +55,7 @@ func genLoad(g gen.Generator) float64 {
 }
 
 // loadWords says how loaded the generator's busiest loop was.
-func loadWords(g gen.Generator) string {
+func loadWords(g result.Generator) string {
 	if l := genLoad(g); l >= 0 {
 		return fmt.Sprintf("busy+starved %.0f%%", 100*l)
 	}
@@ -133,9 +132,9 @@ func searchRow(f *results.File, u *results.Unit) row {
 }
 
 // rowGen is the generator account of the row's step.
-func rowGen(r row) gen.Generator {
+func rowGen(r row) result.Generator {
 	if r.step == nil || r.step.Result == nil {
-		return gen.Generator{}
+		return result.Generator{}
 	}
 	return r.step.Result.Generator
 }

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
@@ -150,7 +150,7 @@ func TestPortExhaustionNeedsItsEvidence(t *testing.T) {
 	// As measured: the requests in flight when the range ran out finish in
 	// the next second; the range served all of them.
 	drain := base
-	drain.secs = append([]gen.PerSecond{}, cliffSeconds()...)
+	drain.secs = append([]result.PerSecond{}, cliffSeconds()...)
 	for i := range drain.secs {
 		if drain.secs[i].Non2xx == 3000 { // the first failing second
 			drain.secs[i].OK -= 35
@@ -285,7 +285,7 @@ func TestPhases(t *testing.T) {
 	}
 	// a one-second blip does not make a cycle
 	ps := flat(60, 1000)
-	ps[20] = gen.PerSecond{T: 20, Non2xx: 1000}
+	ps[20] = result.PerSecond{T: 20, Non2xx: 1000}
 	if ph := phases(ps, 3); len(ph) != 1 {
 		t.Fatalf("blip: %+v", ph)
 	}
@@ -333,9 +333,9 @@ var _ = search.Pass
 func TestSlowdownWithNewConnectionPerRequest(t *testing.T) {
 	// nginx-stock across veth: no 502s, but throughput collapses as its
 	// TIME_WAIT sockets fill half the range (measured on the 2-core box)
-	secs := []gen.PerSecond{{T: 0, OK: 7184}, {T: 1, OK: 6911}}
+	secs := []result.PerSecond{{T: 0, OK: 7184}, {T: 1, OK: 6911}}
 	for i := 2; i < 21; i++ {
-		secs = append(secs, gen.PerSecond{T: i, OK: 250})
+		secs = append(secs, result.PerSecond{T: i, OK: 250})
 	}
 	f := synthFile(t)
 	f.Units = append(f.Units, sustainedUnit("nginx-stock", spec{ok: 18000, secs: secs, tw: rising(21, 18365), conns: 18365, reqs: 18364}))
@@ -447,19 +447,19 @@ func TestCliffAccountsForTheLabsRequests(t *testing.T) {
 }
 
 // cliffOK is cliffSeconds with ok 2xx before the 502s.
-func cliffOK(ok uint64) []gen.PerSecond {
-	var ps []gen.PerSecond
+func cliffOK(ok uint64) []result.PerSecond {
+	var ps []result.PerSecond
 	total := uint64(0)
 	for s := 0; s < 90; s++ {
 		switch {
 		case total+4000 <= ok:
-			ps = append(ps, gen.PerSecond{T: s, OK: 4000})
+			ps = append(ps, result.PerSecond{T: s, OK: 4000})
 			total += 4000
 		case total < ok:
-			ps = append(ps, gen.PerSecond{T: s, OK: ok - total, Non2xx: 3000})
+			ps = append(ps, result.PerSecond{T: s, OK: ok - total, Non2xx: 3000})
 			total = ok
 		default:
-			ps = append(ps, gen.PerSecond{T: s, Non2xx: 9000})
+			ps = append(ps, result.PerSecond{T: s, Non2xx: 9000})
 		}
 	}
 	return ps
@@ -486,7 +486,7 @@ scenarios:
 	for i, u := range []*results.Unit{h2n, h2c} {
 		u.Kind = plan.KindKeepaliveH2
 		for _, st := range u.Steps {
-			st.Result.Protocol, st.Result.Streams, st.Result.H2 = "h2", 10, &gen.H2Info{}
+			st.Result.Protocol, st.Result.Streams, st.Result.H2 = "h2", 10, &result.H2Info{}
 			if i == 0 {
 				st.Result.H2.ServerMaxStreams = 8
 			}

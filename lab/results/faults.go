@@ -4,9 +4,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/lab/proc"
-	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
@@ -30,7 +30,7 @@ type ProcessExit struct {
 // start, counting the failures of res (nil: none known) from then on.
 // The generator's schedule start, when res has it, replaces start, so that
 // t_s runs on the clock of res's per_second t.
-func NewProcessExit(d *watch.Death, start time.Time, res *gen.Result) *ProcessExit {
+func NewProcessExit(d *watch.Death, start time.Time, res *result.Result) *ProcessExit {
 	if res != nil && res.Schedule != nil && !res.Schedule.Start.IsZero() {
 		start = res.Schedule.Start
 	}
@@ -38,7 +38,7 @@ func NewProcessExit(d *watch.Death, start time.Time, res *gen.Result) *ProcessEx
 	if t < 0 {
 		t = 0 // died before the generator started
 	}
-	x := &ProcessExit{T: round3(t), OOM: d.OOM(), OOMKills: d.OOMKills, Survived: !d.Exited}
+	x := &ProcessExit{T: units.Round3(t), OOM: d.OOM(), OOMKills: d.OOMKills, Survived: !d.Exited}
 	switch {
 	case d.Exited && d.Exit.Signal != 0:
 		x.Signal = proc.SignalName(d.Exit.Signal)
@@ -77,9 +77,3 @@ func (x *ProcessExit) How() string {
 	}
 	return "died"
 }
-
-func round3(f float64) float64 { return float64(int64(f*1000+0.5)) / 1000 }
-
-// VerdictDied is the verdict of a step in which the proxy or the backend
-// died: neither pass nor fail, it ends the unit's search.
-const VerdictDied search.Verdict = "died"

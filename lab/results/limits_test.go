@@ -4,14 +4,14 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // LimitOf: each part on its own, and the order when several hold.
 func TestLimitOf(t *testing.T) {
 	c := Capacity{ProxyCPUs: 1, BackendCPUs: 2, Ports: 28232}
 	step := func(mod func(st *Step)) *Step {
-		st := &Step{Result: &gen.Result{Errors: map[string]uint64{}}, ProxySum: ProxySummary{Samples: 5, CPUAvg: 0.5, TimeWaitMax: 100}, BackendSum: ProxySummary{Samples: 5, CPUAvg: 0.4}}
+		st := &Step{Result: &result.Result{Errors: map[string]uint64{}}, ProxySum: ProxySummary{Samples: 5, CPUAvg: 0.5, TimeWaitMax: 100}, BackendSum: ProxySummary{Samples: 5, CPUAvg: 0.4}}
 		mod(st)
 		return st
 	}
@@ -28,7 +28,7 @@ func TestLimitOf(t *testing.T) {
 		{"range full", LimitPorts, "TIME_WAIT in the proxy's namespace reached 28200 of the 28232-port range", func(st *Step) { st.ProxySum.TimeWaitMax = 28200 }},
 		{"ports before backend", LimitPorts, "Cannot assign", func(st *Step) { st.ProxyAddrErrors, st.BackendSum.CPUAvg = 1, 2 }},
 		{"generator first", LimitGenerator, "the generator's self-check: loop 0", func(st *Step) {
-			st.Result.Generator = gen.Generator{Bottleneck: true, Reason: "loop 0 (cpu 1) had no time to spare"}
+			st.Result.Generator = result.Generator{Bottleneck: true, Reason: "loop 0 (cpu 1) had no time to spare"}
 			st.ProxyAddrErrors, st.BackendSum.CPUAvg = 1, 2
 		}},
 		{"no backend samples", LimitNone, "", func(st *Step) { st.BackendSum = ProxySummary{CPUAvg: 5} }},

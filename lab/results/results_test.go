@@ -8,7 +8,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/watch"
 )
@@ -94,7 +94,7 @@ func TestStoreResume(t *testing.T) {
 	}
 	err = s.Update(func(f *File) {
 		f.Units = append(f.Units, &Unit{ID: "u1", Status: StatusRunning, Steps: []*Step{{Seq: 1, Phase: "probe", Rate: 100, Verdict: "pass",
-			Result: &gen.Result{OK: 5, PerSecond: []gen.PerSecond{{T: 0, OK: 5}}}}}})
+			Result: &result.Result{OK: 5, PerSecond: []result.PerSecond{{T: 0, OK: 5}}}}}})
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -3,7 +3,7 @@ package results
 import (
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/pin"
@@ -97,13 +97,14 @@ func (m Machine) Ports() int {
 
 // Layout is one set of CPU groups (the plan's, or a scenario's
 // server_cpus for the scaling runs).
+//
+// Its CPU groups are the run's one CPU plan (pin.Plan: server, backend,
+// loadgen, notes), made once from the layout and used as is by every
+// session on it.
 type Layout struct {
-	ID      string     `json:"id"`      // e.g. "1cpu"
-	Request string     `json:"request"` // what the plan asked for the server
-	Server  pin.CPUSet `json:"server"`
-	Backend pin.CPUSet `json:"backend"`
-	Loadgen pin.CPUSet `json:"loadgen"`
-	Notes   []string   `json:"notes,omitempty"`
+	ID      string `json:"id"`      // e.g. "1cpu"
+	Request string `json:"request"` // what the plan asked for the server
+	pin.Plan
 }
 
 // ProxyInfo is one proxy profile with one key type on one layout: its
@@ -269,12 +270,12 @@ type Step struct {
 	Run            int             `json:"run,omitempty"`     // run 1..N at this rate; search steps: the search 1..N they belong to (runs > 1); over rounds the runs go on counting (round 2 of runs: 1 is run 2)
 	Round          int             `json:"round,omitempty"`   // the plan's round 1..N the step ran in (0: a plan of one round)
 	Connections    int             `json:"connections"`
-	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (VerdictDied)
+	Verdict        string          `json:"verdict"` // pass, fail, gen-limited, died (search.Verdict)
 	Reasons        []string        `json:"reasons,omitempty"`
 	Interrupted    bool            `json:"interrupted"`
 	Error          string          `json:"error,omitempty"` // the run could not start
 	Started        time.Time       `json:"started"`
-	Result         *gen.Result     `json:"result,omitempty"`
+	Result         *result.Result  `json:"result,omitempty"`
 	Spectrum       []SpectrumPoint `json:"spectrum,omitempty"` // corrected latency by percentile
 	Proxy          []ProxySample   `json:"proxy_samples,omitempty"`
 	ProxySum       ProxySummary    `json:"proxy"`

@@ -57,8 +57,8 @@ func (u *unitRun) ceiling(ctx context.Context) (*results.Unit, error) {
 	spec := u.spec
 	spec.Profile = serveProfile
 	speaks := proxy.Features{H2: u.spec.Scenario.Kind == plan.KindKeepaliveH2, H3: u.spec.Scenario.Kind == plan.KindH3}
-	cu := &unitRun{r: u.r, env: u.env, spec: spec, rec: rec, baseline: u.baseline, replayed: map[int]bool{},
-		start: func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, u.spec.Key, speaks) }}
+	cu := &unitRun{r: u.r, session: u.session, spec: spec, rec: rec, baseline: u.baseline, replayed: map[int]bool{},
+		start: func(ctx context.Context) (Proxy, error) { return u.session.StartServe(ctx, u.spec.Key, speaks) }}
 	u.r.prog.printf("    generator ceiling for %s (%s): the same search against loadlab serve on the server CPUs, no proxy", u.spec.Scenario.Name, u.spec.Key)
 	res, err := cu.search(ctx, searchConfig(u.spec.Scenario), 0)
 	cu.stopProxy()

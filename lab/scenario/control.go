@@ -82,7 +82,7 @@ func (r *Runner) control(ctx context.Context, k, n int) error {
 	return r.inSession(ctx, spec, min(k, n), func(u *unitRun) error {
 		u.rec = rec
 		u.replayed = map[int]bool{}
-		u.start = func(ctx context.Context) (Proxy, error) { return u.env.StartServe(ctx, spec.Key, proxy.Features{}) }
+		u.start = func(ctx context.Context) (Proxy, error) { return u.session.StartServe(ctx, spec.Key, proxy.Features{}) }
 		var err error
 		for i, rate := range []float64{c.Rate, 0} {
 			if _, err = u.step(ctx, results.PhaseRun, rate, 0, i+1); err != nil {

@@ -24,12 +24,12 @@ const timeWaitLifetime = 61 * time.Second
 // traffic on the host), the progress says so loudly. When TIME_WAIT cannot
 // be counted it waits the whole cap.
 func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
-	if u.env.Net() == plan.NetNetns {
+	if u.session.Net() == plan.NetNetns {
 		return nil
 	}
 	se := u.spec.Scenario.Eff.Search
 	start := u.r.Now()
-	first := timeWait(u.env)
+	first := timeWait(u.session)
 	capD := se.CooldownCap.D()
 	if first >= 0 {
 		capD = max(capD, timeWaitLifetime)
@@ -59,7 +59,7 @@ func (u *unitRun) cooldown(ctx context.Context, st *results.Step) error {
 			return err
 		}
 		if first >= 0 {
-			tw = timeWait(u.env)
+			tw = timeWait(u.session)
 		}
 	}
 	u.recordCooldown(st, start, first, tw, first >= 0 && tw > limit)

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/netip"
 	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
@@ -98,11 +100,6 @@ func (e *fakeSession) StartServe(_ context.Context, key certs.KeyType, f proxy.F
 	e.lab.serveFeatures = append(e.lab.serveFeatures, f)
 	return &fakeProxy{lab: e.lab, prof: serveProfile, key: key}, nil
 }
-func (e *fakeSession) GenConfig(p Proxy, base gen.Config) gen.Config {
-	base.URL = "https://127.0.0.1:1" + base.URL
-	base.Headers = append(base.Headers, "Host: "+p.Profile().Name)
-	return base
-}
 func (e *fakeSession) TimeWait(role string) (int, error) {
 	if role != "proxy" {
 		return 0, nil
@@ -136,6 +133,9 @@ type fakeProxy struct {
 func (p *fakeProxy) Profile() proxy.Profile { return p.prof }
 func (p *fakeProxy) Key() certs.KeyType     { return p.key }
 func (p *fakeProxy) Version() string        { return p.prof.Proxy + " 0.0-fake" }
+func (p *fakeProxy) Aim() session.Aim {
+	return session.Aim{HTTPS: netip.MustParseAddrPort("127.0.0.1:1"), HTTP: netip.MustParseAddrPort("127.0.0.1:2"), ServerName: p.prof.Name}
+}
 func (p *fakeProxy) Watch(every time.Duration) *watch.Watcher {
 	return watch.Start(nil, func() (int, error) { return 7, nil }, every)
 }
@@ -153,7 +153,7 @@ func (p *fakeProxy) Stop() error {
 }
 
 // gen answers from the capacity of the profile named in the Host header.
-func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) {
+func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*result.Result, error) {
 	f.mu.Lock()
 	f.genCalls++
 	f.genConfig = append(f.genConfig, cfg)
@@ -192,11 +192,11 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*gen.Result, error) 
 	h := hdr.New(1, 60_000_000, 3)
 	h.RecordValues(p99/2, int64(ok))
 	h.RecordValues(p99, int64(ok)/50+1)
-	res := &gen.Result{
+	res := &result.Result{
 		RequestedRate: cfg.Rate, AchievedRate: achieved, Requests: ok, OK: ok, Mode: "open",
-		DurationS: secs, Latency: gen.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
+		DurationS: secs, Latency: result.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
 		Status: map[string]uint64{"200": ok}, Errors: map[string]uint64{},
-		PerSecond: []gen.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
+		PerSecond: []result.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
 		Interrupted: ctx.Err() != nil,
 	}
 	if genLimited {

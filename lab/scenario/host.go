@@ -2,9 +2,10 @@ package scenario
 
 import (
 	"fmt"
-	"math"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/units"
 
 	"golang.org/x/sys/unix"
 
@@ -87,10 +88,8 @@ func (h *hostClock) shares(a, b hostMark) *results.HostCPU {
 	}
 	total := float64(wall) * float64(h.cpus.Len())
 	return &results.HostCPU{CPUs: h.cpus.Len(), Steal: float64(b.steal-a.steal) / total, IOWait: float64(b.iowait-a.iowait) / total,
-		Busy: round3(float64(b.busy-a.busy) / float64(wall)), Self: round3(float64(b.self-a.self) / float64(wall))}
+		Busy: units.Round3(float64(b.busy-a.busy) / float64(wall)), Self: units.Round3(float64(b.self-a.self) / float64(wall))}
 }
-
-func round3(f float64) float64 { return math.Round(f*1000) / 1000 }
 
 // setForeign records the CPU the lab's CPUs spent on something other than
 // the lab: their busy time (softirq included) less the generator's process and the proxy's
@@ -101,7 +100,7 @@ func setForeign(st *results.Step) {
 	if st.Host == nil || st.Host.Busy == 0 {
 		return
 	}
-	st.Host.Foreign = round3(st.Host.Busy - st.Host.Self - st.ProxySum.CPUAvg - st.BackendSum.CPUAvg)
+	st.Host.Foreign = units.Round3(st.Host.Busy - st.Host.Self - st.ProxySum.CPUAvg - st.BackendSum.CPUAvg)
 }
 
 // markNoisy flags a step whose host took more than results.NoisySteal of

@@ -48,8 +48,8 @@ scenarios:
 	if buckets.Sysctls["net.ipv4.tcp_max_tw_buckets"] != "8192" || buckets.ServerQuota != 0 {
 		t.Errorf("buckets session %+v", buckets)
 	}
-	if quota.ServerQuota != 1 || !quota.ServerCPUs.Equal(pin.NewCPUSet(0, 1)) || !quota.LoadgenCPUs.Equal(pin.NewCPUSet(1)) || !quota.BackendCPUs.Equal(pin.NewCPUSet(1)) {
-		t.Errorf("quota session: server %s quota %g, generator %s, backend %s", quota.ServerCPUs, quota.ServerQuota, quota.LoadgenCPUs, quota.BackendCPUs)
+	if c := quota.CPUs; quota.ServerQuota != 1 || c == nil || !c.Server.Equal(pin.NewCPUSet(0, 1)) || !c.Loadgen.Equal(pin.NewCPUSet(1)) || !c.Backend.Equal(pin.NewCPUSet(1)) {
+		t.Errorf("quota session: quota %g, CPUs %+v", quota.ServerQuota, c)
 	}
 	st := f.Unit("buckets/nginx-stock/p256/1cpu").Steps[0]
 	if st.Sysctls["net.ipv4.tcp_max_tw_buckets"] != "8192" {

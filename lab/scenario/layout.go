@@ -3,6 +3,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+
 	"github.com/loadlab/loadlab/internal/fields"
 
 	"github.com/loadlab/loadlab/lab/plan"
@@ -117,7 +118,7 @@ func (l *Layouts) add(req string, pp pin.Plan) string {
 			id = fmt.Sprintf("%dcpu-%s", len(pp.Server), pp.Server)
 		}
 	}
-	l.Layouts = append(l.Layouts, results.Layout{ID: id, Request: req, Server: pp.Server, Backend: pp.Backend, Loadgen: pp.Loadgen, Notes: pp.Notes})
+	l.Layouts = append(l.Layouts, results.Layout{ID: id, Request: req, Plan: pp})
 	return id
 }
 

@@ -20,7 +20,7 @@ type BackendWatcher interface {
 
 // watchBackend starts sampling the backend, or returns nil.
 func (u *unitRun) watchBackend() *watch.Watcher {
-	if bw, ok := u.env.(BackendWatcher); ok {
+	if bw, ok := u.session.(BackendWatcher); ok {
 		return bw.WatchBackend(watchEvery)
 	}
 	return nil
@@ -42,7 +42,7 @@ func (u *unitRun) addrErrors() int {
 // capacity is what the step's parts had: the layout's cpusets and the
 // machine's port range.
 func (u *unitRun) capacity() results.Capacity {
-	p := u.env.Plan()
+	p := u.session.Plan()
 	return results.Capacity{ProxyCPUs: len(p.Server), BackendCPUs: len(p.Backend), Ports: u.r.Machine.Ports()}
 }
 

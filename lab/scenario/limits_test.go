@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/lab/session"
@@ -16,7 +16,7 @@ import (
 // the lowest failing rate above it, whatever came later.
 func TestSearchLimit(t *testing.T) {
 	st := func(rate float64, verdict, limit string, run int) *results.Step {
-		return &results.Step{Rate: rate, Verdict: verdict, LimitedBy: limit, Run: run, Result: &gen.Result{}}
+		return &results.Step{Rate: rate, Verdict: verdict, LimitedBy: limit, Run: run, Result: &result.Result{}}
 	}
 	steps := []*results.Step{
 		st(1000, "pass", "none", 1), st(2000, "pass", "none", 1), st(4000, "fail", "ports", 1),

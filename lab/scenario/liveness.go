@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/watch"
@@ -45,7 +45,7 @@ func (u *unitRun) watchLife() lifeWatch {
 	if px, ok := u.px.(ExitWatching); ok {
 		lw.proxy = px.WatchExit()
 	}
-	if be, ok := u.env.(BackendWatching); ok {
+	if be, ok := u.session.(BackendWatching); ok {
 		lw.backend = be.WatchBackendExit()
 	}
 	return lw
@@ -53,7 +53,7 @@ func (u *unitRun) watchLife() lifeWatch {
 
 // stop ends the watch and records on st what died, relative to the
 // generator's start, with the failures of res after it.
-func (lw lifeWatch) stop(st *results.Step, start time.Time, res *gen.Result) {
+func (lw lifeWatch) stop(st *results.Step, start time.Time, res *result.Result) {
 	if lw.proxy != nil {
 		if d := lw.proxy.Stop(); d != nil {
 			st.ProxyExit = results.NewProcessExit(d, start, res)
@@ -78,7 +78,7 @@ func (u *unitRun) died(ctx context.Context, st *results.Step) error {
 	if x := st.BackendExit; x != nil {
 		what = "the backend"
 		u.r.prog.printf("    step %d: the backend %s at t=%.1f s; %s requests failed after that", st.Seq, x.How(), x.T, units.Int(int64(x.FailedAfter)))
-		if be, ok := u.env.(BackendWatching); ok {
+		if be, ok := u.session.(BackendWatching); ok {
 			if err := be.RestartBackend(ctx); err != nil {
 				x.Restart = err.Error()
 			} else {
@@ -133,10 +133,10 @@ func diedReason(st *results.Step) string {
 }
 
 // The real session's backend watch (lab/session).
-func (l *labEnv) WatchBackendExit() *watch.ExitWatcher     { return l.e.WatchBackendExit() }
-func (l *labEnv) RestartBackend(ctx context.Context) error { return l.e.RestartBackend(ctx) }
+func (l *labSession) WatchBackendExit() *watch.ExitWatcher     { return l.s.WatchBackendExit() }
+func (l *labSession) RestartBackend(ctx context.Context) error { return l.s.RestartBackend(ctx) }
 
 var (
-	_ BackendWatching = (*labEnv)(nil)
+	_ BackendWatching = (*labSession)(nil)
 	_ ExitWatching    = (*labProxy)(nil)
 )

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/units"
-	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
 )
 
@@ -96,7 +95,7 @@ func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Out
 		p.pass++
 	case search.GenLimited:
 		p.genLim++
-	case results.VerdictDied:
+	case search.Died:
 		p.died++
 	default:
 		p.fail++

@@ -176,9 +176,9 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 	id := u.Layout
 	lay := r.Store.F.Layout(id)
 	t0 := r.Now()
-	env, err := r.Open(ctx, session.Options{
+	s, err := r.Open(ctx, session.Options{
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
-		ServerCPUs: lay.Server, BackendCPUs: lay.Backend, LoadgenCPUs: lay.Loadgen,
+		CPUs:        &lay.Plan,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
 		Scheme:      u.Scenario.Scheme,
 		ServerQuota: u.Scenario.Eff.ServerQuota, BackendQuota: u.Scenario.Eff.BackendQuota, Sysctls: u.Scenario.Sysctls,
@@ -190,23 +190,13 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 		return fmt.Errorf("open the lab for layout %s: %v", id, err)
 	}
 	defer func() {
-		if cerr := env.Close(); cerr != nil && err == nil {
+		if cerr := s.Close(); cerr != nil && err == nil {
 			err = fmt.Errorf("close the lab: %v", cerr)
 		}
 	}()
-	pp := env.Plan()
-	if err := r.Store.Update(func(f *results.File) {
-		l := f.Layout(id)
-		if len(pp.Server) > 0 {
-			l.Server, l.Backend, l.Loadgen = pp.Server, pp.Backend, pp.Loadgen
-		}
-		l.Notes = pp.Notes
-	}); err != nil {
-		return err
-	}
-	baseline := timeWait(env)
+	baseline := timeWait(s)
 	r.prog.printf("    lab session ready in %.1f s (TIME_WAIT %d)", r.Now().Sub(t0).Seconds(), baseline)
-	return body(&unitRun{r: r, env: env, spec: u, baseline: baseline, round: k})
+	return body(&unitRun{r: r, session: s, spec: u, baseline: baseline, round: k})
 }
 
 // sleep waits d or until ctx ends.
@@ -223,10 +213,10 @@ func sleep(ctx context.Context, d time.Duration) error {
 
 // timeWait counts TIME_WAIT sockets of the proxy's and the generator's
 // connections (-1 if neither can be counted).
-func timeWait(env Session) int {
+func timeWait(s Session) int {
 	total, ok := 0, false
 	for _, role := range []string{"proxy", "gen"} {
-		if n, err := env.TimeWait(role); err == nil && n >= 0 {
+		if n, err := s.TimeWait(role); err == nil && n >= 0 {
 			total += n
 			ok = true
 		}

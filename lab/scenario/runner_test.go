@@ -175,7 +175,7 @@ func TestRunWholePlan(t *testing.T) {
 	if len(h.lab.opens) != 6 || h.lab.closed != 6 || len(h.lab.started) != 6 || h.lab.serves != 1 || h.lab.stopped != 7 {
 		t.Fatalf("opens %d closed %d started %d serves %d stopped %d", len(h.lab.opens), h.lab.closed, len(h.lab.started), h.lab.serves, h.lab.stopped)
 	}
-	if o := h.lab.opens[0]; !o.ServerCPUs.Equal(pin.NewCPUSet(0)) || len(o.Keys) != 1 {
+	if o := h.lab.opens[0]; o.CPUs == nil || !o.CPUs.Server.Equal(pin.NewCPUSet(0)) || len(o.Keys) != 1 {
 		t.Fatalf("env options %+v", o)
 	}
 	// idle memory once per profile

@@ -6,6 +6,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/session"
@@ -24,7 +25,6 @@ type Session interface {
 	// would run: loadlab serve over TLS (with f.H2, f.H3 also HTTP/2,
 	// HTTP/3) on the proxy's CPUs and namespace.
 	StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error)
-	GenConfig(p Proxy, base gen.Config) gen.Config
 	TimeWait(role string) (int, error)
 	// Renew gives fresh network namespaces (netns mode) with the backend
 	// and the running proxies restarted in them; a no-op in loopback mode.
@@ -37,6 +37,8 @@ type Proxy interface {
 	Profile() proxy.Profile
 	Key() certs.KeyType
 	Version() string
+	// Aim says where the generator aims at the proxy, and where it runs.
+	Aim() session.Aim
 	Watch(every time.Duration) *watch.Watcher
 	IdleMemory(ctx context.Context, quiet time.Duration, samples int, every time.Duration) (watch.Idle, error)
 	ErrorLog() (lines int, causes map[string]int, err error)
@@ -61,4 +63,4 @@ type ErrorSampler interface {
 type Opener func(ctx context.Context, o session.Options) (Session, error)
 
 // GenFunc runs the generator (gen.Run).
-type GenFunc func(ctx context.Context, cfg gen.Config) (*gen.Result, error)
+type GenFunc func(ctx context.Context, cfg gen.Config) (*result.Result, error)

@@ -2,11 +2,9 @@ package scenario
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -24,56 +22,45 @@ func SessionOpener(janitor *cleanup.Janitor) Opener {
 		if janitor != nil {
 			o.Janitor = janitor
 		}
-		e, err := session.Open(ctx, o)
+		s, err := session.Open(ctx, o)
 		if err != nil {
 			return nil, err
 		}
-		return &labEnv{e: e}, nil
+		return &labSession{s: s}, nil
 	}
 }
 
-// labEnv adapts *session.Session to Session.
-type labEnv struct{ e *session.Session }
+// labSession adapts *session.Session to Session.
+type labSession struct{ s *session.Session }
 
-func (l *labEnv) Plan() pin.Plan                       { return l.e.Plan() }
-func (l *labEnv) Net() string                          { return l.e.Net() }
-func (l *labEnv) BackendStats() (backend.Stats, error) { return l.e.BackendStats() }
-func (l *labEnv) TimeWait(role string) (int, error)    { return l.e.TimeWait(role) }
-func (l *labEnv) Close() error                         { return l.e.Close() }
-func (l *labEnv) WatchBackend(every time.Duration) *watch.Watcher {
-	return l.e.WatchBackend(every)
+func (l *labSession) Plan() pin.Plan                       { return l.s.Plan() }
+func (l *labSession) Net() string                          { return l.s.Net() }
+func (l *labSession) BackendStats() (backend.Stats, error) { return l.s.BackendStats() }
+func (l *labSession) TimeWait(role string) (int, error)    { return l.s.TimeWait(role) }
+func (l *labSession) Close() error                         { return l.s.Close() }
+func (l *labSession) WatchBackend(every time.Duration) *watch.Watcher {
+	return l.s.WatchBackend(every)
 }
-func (l *labEnv) Sysctls() (map[string]string, error) { return l.e.Sysctls() }
-func (l *labEnv) TCPExt() (map[string]uint64, error)  { return l.e.TCPExt() }
-func (l *labEnv) Renew(ctx context.Context) (time.Duration, error) {
-	return l.e.Renew(ctx)
+func (l *labSession) Sysctls() (map[string]string, error) { return l.s.Sysctls() }
+func (l *labSession) TCPExt() (map[string]uint64, error)  { return l.s.TCPExt() }
+func (l *labSession) Renew(ctx context.Context) (time.Duration, error) {
+	return l.s.Renew(ctx)
 }
 
-func (l *labEnv) StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error) {
-	p, err := l.e.StartProxy(ctx, profile, key)
+func (l *labSession) StartProxy(ctx context.Context, profile string, key certs.KeyType) (Proxy, error) {
+	p, err := l.s.StartProxy(ctx, profile, key)
 	if err != nil {
 		return nil, err
 	}
 	return &labProxy{p}, nil
 }
 
-func (l *labEnv) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error) {
-	p, err := l.e.StartServe(ctx, key, f)
+func (l *labSession) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (Proxy, error) {
+	p, err := l.s.StartServe(ctx, key, f)
 	if err != nil {
 		return nil, err
 	}
 	return &labProxy{p}, nil
-}
-
-func (l *labEnv) GenConfig(p Proxy, base gen.Config) gen.Config {
-	lp, ok := p.(*labProxy)
-	if !ok {
-		// A proxy from another session type cannot be aimed at; the run
-		// fails on the empty URL with a usage error.
-		base.URL = fmt.Sprintf("proxy %T is not from this lab session", p)
-		return base
-	}
-	return l.e.GenConfig(lp.Proxy, base)
 }
 
 // labProxy adapts *session.Proxy to Proxy and ErrorSampler.
@@ -93,8 +80,8 @@ func (p *labProxy) ErrorSamples() map[string]string {
 }
 
 var (
-	_ Session        = (*labEnv)(nil)
-	_ BackendWatcher = (*labEnv)(nil)
-	_ NetCounters    = (*labEnv)(nil)
+	_ Session        = (*labSession)(nil)
+	_ BackendWatcher = (*labSession)(nil)
+	_ NetCounters    = (*labSession)(nil)
 	_ Proxy          = (*labProxy)(nil)
 )

@@ -3,8 +3,10 @@ package scenario
 import (
 	"context"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/units"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
@@ -74,17 +76,17 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	default:
 		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
 	}
-	cfg := u.env.GenConfig(u.px, base)
+	cfg := u.px.Aim().Config(base)
 	st.Started = u.r.Now().UTC()
 
 	if base.Duration >= longStep {
 		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
 	}
-	before, berr := u.env.BackendStats()
+	before, berr := u.session.BackendStats()
 	if berr == nil {
 		st.BackendReqsBefore = before.Requests
 	}
-	nc, _ := u.env.(NetCounters)
+	nc, _ := u.session.(NetCounters)
 	var extBefore map[string]uint64
 	if nc != nil {
 		st.Sysctls = u.readSysctls(nc)
@@ -103,7 +105,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	st.Host = u.r.host.shares(h0, u.r.host.mark())
 	samples := w.Stop()
 	life.stop(st, genStart, res)
-	after, aerr := u.env.BackendStats()
+	after, aerr := u.session.BackendStats()
 	if nc != nil {
 		if extAfter, err := nc.TCPExt(); err == nil {
 			st.TCPExt = results.TCPExtDelta(extBefore, extAfter)
@@ -145,7 +147,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
 	if r := diedReason(st); r != "" {
 		// Not a failed step: what it measured was a dead server.
-		o = search.Outcome{Verdict: results.VerdictDied, Reasons: append([]string{r}, o.Reasons...)}
+		o = search.Outcome{Verdict: search.Died, Reasons: append([]string{r}, o.Reasons...)}
 	}
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
 	u.limitStep(st)
@@ -174,8 +176,8 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 // cooldown_margin), since such a step is skewed by what ran before.
 func (u *unitRun) cleanSlate(ctx context.Context, st *results.Step) error {
 	limit := u.timeWaitLimit()
-	if u.env.Net() == plan.NetNetns {
-		took, err := u.env.Renew(ctx)
+	if u.session.Net() == plan.NetNetns {
+		took, err := u.session.Renew(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -185,7 +187,7 @@ func (u *unitRun) cleanSlate(ctx context.Context, st *results.Step) error {
 		st.RenewS = round2(took.Seconds())
 		limit = 0
 	}
-	st.StartTimeWait, st.StartChecked = timeWait(u.env), true
+	st.StartTimeWait, st.StartChecked = timeWait(u.session), true
 	if st.StartTimeWait > limit {
 		st.StartUnclean = true
 		u.r.prog.printf("    %s: step %d starts with %d sockets in TIME_WAIT (limit %d)%s: its result may be skewed by what ran before", loudness(u.r.Machine, st.StartTimeWait), st.Seq, st.StartTimeWait, limit, rangeShare(u.r.Machine, st.StartTimeWait))
@@ -243,7 +245,7 @@ func rateWords(rate float64) string {
 }
 
 // stepDetail is the short summary of a step for the progress line.
-func stepDetail(r *gen.Result, st *results.Step) string {
+func stepDetail(r *result.Result, st *results.Step) string {
 	s := fmt.Sprintf("%s/s 2xx, p99 %s", units.Rate(r.AchievedRate), units.Micros(r.Latency.P99))
 	if bad := r.Requests - min(r.OK, r.Requests); bad > 0 {
 		s += fmt.Sprintf(", %d failed or non-2xx", bad)

@@ -21,7 +21,7 @@ import (
 // unitRun is one unit in progress.
 type unitRun struct {
 	r        *Runner
-	env      Session
+	session  Session
 	spec     UnitSpec
 	rec      *results.Unit
 	px       Proxy
@@ -168,7 +168,7 @@ func (u *unitRun) body(ctx context.Context) error {
 }
 
 // targetURL is what the generator requests: the scenario's path, over
-// plain HTTP with scheme http (GenConfig puts in the server's address and
+// plain HTTP with scheme http (Aim.Config puts in the server's address and
 // port for the scheme).
 func targetURL(s *plan.Scenario) string {
 	if s.Scheme == plan.SchemeHTTP {
@@ -234,7 +234,7 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 	if u.start != nil {
 		px, err = u.start(ctx)
 	} else {
-		px, err = u.env.StartProxy(ctx, u.spec.Profile.Name, u.spec.Key)
+		px, err = u.session.StartProxy(ctx, u.spec.Profile.Name, u.spec.Key)
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -3,7 +3,7 @@ package search
 import (
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 // Criteria decide whether a step passed (seed 002: p95 < 500 ms, p99 < 1 s,
@@ -28,7 +28,7 @@ type Measure struct {
 }
 
 // MeasureOf extracts a Measure from a generator result.
-func MeasureOf(r *gen.Result) Measure {
+func MeasureOf(r *result.Result) Measure {
 	return Measure{
 		Offered: r.RequestedRate, Achieved: r.AchievedRate,
 		Requests: r.Requests, OK: r.OK,
@@ -39,8 +39,8 @@ func MeasureOf(r *gen.Result) Measure {
 }
 
 // observed is m as the generator's thresholds read it.
-func (m Measure) observed() gen.Observed {
-	return gen.Observed{Latency: gen.Latency{P95: m.P95us, P99: m.P99us}, Requests: m.Requests, OK: m.OK,
+func (m Measure) observed() result.Observed {
+	return result.Observed{Latency: result.Latency{P95: m.P95us, P99: m.P99us}, Requests: m.Requests, OK: m.OK,
 		Offered: m.Offered, Achieved: m.Achieved}
 }
 
@@ -51,16 +51,16 @@ func (m Measure) ErrorShare() float64 { return m.observed().ErrorShare() }
 // `loadlab gen --threshold` checks), so that a step and a CI run are judged
 // one way: p95 and p99 below their limits, errors below MaxErrors (0 allows
 // none), and at least MinAchieved of the offered rate delivered.
-func (c Criteria) Thresholds() []gen.Threshold {
-	errs := gen.Threshold{Metric: gen.MetricErrors, Op: "<", Limit: c.MaxErrors, Share: true}
+func (c Criteria) Thresholds() []result.Threshold {
+	errs := result.Threshold{Metric: result.MetricErrors, Op: "<", Limit: c.MaxErrors, Share: true}
 	if c.MaxErrors <= 0 {
 		errs.Op, errs.Limit = "<=", 0
 	}
-	return []gen.Threshold{
-		{Metric: gen.MetricP95, Op: "<", Limit: float64(c.P95.Microseconds())},
-		{Metric: gen.MetricP99, Op: "<", Limit: float64(c.P99.Microseconds())},
+	return []result.Threshold{
+		{Metric: result.MetricP95, Op: "<", Limit: float64(c.P95.Microseconds())},
+		{Metric: result.MetricP99, Op: "<", Limit: float64(c.P99.Microseconds())},
 		errs,
-		{Metric: gen.MetricRate, Op: ">=", Limit: c.MinAchieved, Share: true},
+		{Metric: result.MetricRate, Op: ">=", Limit: c.MinAchieved, Share: true},
 	}
 }
 
@@ -88,7 +88,7 @@ func Judge(c Criteria, m Measure) Outcome {
 				continue
 			}
 			reasons = append(reasons, r.Reason)
-			if t.Metric != gen.MetricErrors {
+			if t.Metric != result.MetricErrors {
 				continue
 			}
 			bad := m.Requests - min(m.OK, m.Requests)

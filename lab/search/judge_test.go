@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 )
 
 var seedCriteria = Criteria{P95: 500 * time.Millisecond, P99: time.Second, MaxErrors: 0.01, MinAchieved: 0.97}
@@ -48,8 +48,8 @@ func TestJudge(t *testing.T) {
 }
 
 func TestMeasureOf(t *testing.T) {
-	r := &gen.Result{RequestedRate: 500, AchievedRate: 499.5, Requests: 100, OK: 98,
-		Latency: gen.Latency{P95: 7, P99: 9}, Generator: gen.Generator{Bottleneck: true, Reason: "x"}}
+	r := &result.Result{RequestedRate: 500, AchievedRate: 499.5, Requests: 100, OK: 98,
+		Latency: result.Latency{P95: 7, P99: 9}, Generator: result.Generator{Bottleneck: true, Reason: "x"}}
 	m := MeasureOf(r)
 	if m.Offered != 500 || m.Achieved != 499.5 || m.Requests != 100 || m.OK != 98 || m.P95us != 7 || m.P99us != 9 || !m.GenBottleneck || m.GenReason != "x" {
 		t.Fatalf("%+v", m)

@@ -16,6 +16,9 @@ const (
 	Pass       Verdict = "pass"
 	Fail       Verdict = "fail"
 	GenLimited Verdict = "gen-limited" // failed while the generator was the bottleneck
+	// Died: the proxy or the backend died during the step. Neither pass
+	// nor fail, it ends the unit's search (the lab's step sets it).
+	Died Verdict = "died"
 )
 
 // Phase says why a step ran.

@@ -43,24 +43,24 @@ var servingRe = regexp.MustCompile(`serving https?://(\S+) `)
 // until it answers /_stats, then records the sha256 of /1k and /1m as it
 // serves them. In loopback mode it listens on a port the kernel picks
 // (read back from its first line), so no other program can be on it.
-func (e *Session) startBackend(ctx context.Context) error {
-	e.backend = &backendChild{}
-	if err := e.launchBackend(ctx); err != nil {
+func (s *Session) startBackend(ctx context.Context) error {
+	s.backend = &backendChild{}
+	if err := s.launchBackend(ctx); err != nil {
 		return err
 	}
-	return e.hashBackendBodies(ctx)
+	return s.hashBackendBodies(ctx)
 }
 
 // launchBackend starts one instance of the backend in a fresh cgroup and
 // waits until it answers.
-func (e *Session) launchBackend(ctx context.Context) error {
-	b := e.backend
-	host, err := e.hostFor(RoleBackend)
+func (s *Session) launchBackend(ctx context.Context) error {
+	b := s.backend
+	host, err := s.hostFor(RoleBackend)
 	if err != nil {
 		return err
 	}
 	port := netnsBackendPort
-	if e.netLab() == nil {
+	if s.netLab() == nil {
 		// The kernel picks the first port; a restart (RestartBackend)
 		// takes the same one, which the proxies' configs name.
 		port = 0
@@ -73,11 +73,11 @@ func (e *Session) launchBackend(ctx context.Context) error {
 	if b.launches > 1 {
 		name, logName = fmt.Sprintf("backend-r%d", b.launches-1), fmt.Sprintf("backend-r%d.log", b.launches-1)
 	}
-	b.log = filepath.Join(e.o.Dir, logName)
+	b.log = filepath.Join(s.o.Dir, logName)
 	b.group = nil
-	cpus := e.plan.Backend.String()
-	if e.cg != nil {
-		if b.group, err = e.cg.Create(name, cgroup.Limits{CPUs: cpus, CPUQuota: e.o.BackendQuota}); err != nil {
+	cpus := s.plan.Backend.String()
+	if s.cg != nil {
+		if b.group, err = s.cg.Create(name, cgroup.Limits{CPUs: cpus, CPUQuota: s.o.BackendQuota}); err != nil {
 			return err
 		}
 	}
@@ -89,18 +89,18 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		logFrom = fi.Size()
 	}
 	if b.launches == 1 {
-		fmt.Fprintf(e.o.Log, "starting backend on %s, cpus %s\n", listen, cpus)
+		fmt.Fprintf(s.o.Log, "starting backend on %s, cpus %s\n", listen, cpus)
 	}
 	p, err := proc.Start(proc.Spec{
 		Name:    name,
-		Path:    e.o.Self,
+		Path:    s.o.Self,
 		Args:    []string{"serve", "--listen", listen.String(), "--cpus", cpus},
 		Group:   b.group,
 		CPUs:    cpus,
-		NetNS:   e.NSPath(RoleBackend),
+		NetNS:   s.NSPath(RoleBackend),
 		Stdout:  b.log,
 		Stderr:  b.log,
-		Wrapper: e.o.Self,
+		Wrapper: s.o.Self,
 	})
 	if err != nil {
 		if b.group != nil {
@@ -109,25 +109,25 @@ func (e *Session) launchBackend(ctx context.Context) error {
 		return err
 	}
 	b.proc = p
-	e.track(p.PID())
+	s.track(p.PID())
 	if b.launches == 1 {
 		// One undo step for every instance: it stops whichever runs.
-		e.j.Add("stop the backend", e.stopBackend)
+		s.j.Add("stop the backend", s.stopBackend)
 	}
-	if port == 0 || e.netLab() == nil {
-		if b.addr, err = e.servedAddr(ctx, b, logFrom); err != nil {
+	if port == 0 || s.netLab() == nil {
+		if b.addr, err = s.servedAddr(ctx, b, logFrom); err != nil {
 			return err
 		}
 	} else {
 		b.addr = listen
 	}
-	return e.waitBackend(ctx)
+	return s.waitBackend(ctx)
 }
 
 // servedAddr waits for the backend's "serving http://ADDR" line after
 // offset from of its log and returns ADDR.
-func (e *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (netip.AddrPort, error) {
-	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
+func (s *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (netip.AddrPort, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.o.ReadyTimeout)
 	defer cancel()
 	for {
 		if data, err := os.ReadFile(b.log); err == nil && int64(len(data)) >= from {
@@ -141,7 +141,7 @@ func (e *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.DeadlineExceeded {
-				return netip.AddrPort{}, fmt.Errorf("backend did not say where it listens within %s: see %s", e.o.ReadyTimeout, b.log)
+				return netip.AddrPort{}, fmt.Errorf("backend did not say where it listens within %s: see %s", s.o.ReadyTimeout, b.log)
 			}
 			return netip.AddrPort{}, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
@@ -151,15 +151,15 @@ func (e *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (
 
 // stopBackend stops the running backend instance and removes its cgroup
 // (idempotent).
-func (e *Session) stopBackend() error {
-	e.mu.Lock()
-	b := e.backend
-	e.mu.Unlock()
+func (s *Session) stopBackend() error {
+	s.mu.Lock()
+	b := s.backend
+	s.mu.Unlock()
 	if b == nil || b.proc == nil {
 		return nil
 	}
 	err := b.proc.Stop(5 * time.Second)
-	e.untrack(b.proc.PID())
+	s.untrack(b.proc.PID())
 	if b.group != nil {
 		err = errors.Join(err, b.group.Remove())
 	}
@@ -168,21 +168,21 @@ func (e *Session) stopBackend() error {
 }
 
 // waitBackend polls /_stats until the backend answers.
-func (e *Session) waitBackend(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, e.o.ReadyTimeout)
+func (s *Session) waitBackend(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, s.o.ReadyTimeout)
 	defer cancel()
 	var last error
 	for {
-		if e.backend.proc.Exited() {
-			return fmt.Errorf("backend exited at start: %s", logTail(e.backend.log))
+		if s.backend.proc.Exited() {
+			return fmt.Errorf("backend exited at start: %s", logTail(s.backend.log))
 		}
-		if _, last = e.BackendStats(); last == nil {
+		if _, last = s.BackendStats(); last == nil {
 			return nil
 		}
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.DeadlineExceeded {
-				return fmt.Errorf("backend on %s did not answer within %s (%v): see %s", e.backend.addr, e.o.ReadyTimeout, last, e.backend.log)
+				return fmt.Errorf("backend on %s did not answer within %s (%v): see %s", s.backend.addr, s.o.ReadyTimeout, last, s.backend.log)
 			}
 			return ctx.Err()
 		case <-time.After(20 * time.Millisecond):
@@ -193,36 +193,36 @@ func (e *Session) waitBackend(ctx context.Context) error {
 // hashBackendBodies fetches /1k and /1m from the backend and checks them
 // against backend.Body, so a proxy's bodies are compared with what the
 // backend really sent.
-func (e *Session) hashBackendBodies(ctx context.Context) error {
-	c := e.plainClient(e.backend.addr.String())
+func (s *Session) hashBackendBodies(ctx context.Context) error {
+	c := s.plainClient(s.backend.addr.String())
 	defer c.CloseIdleConnections()
-	e.backend.sums = map[string][32]byte{}
+	s.backend.sums = map[string][32]byte{}
 	for _, path := range checkPaths {
-		status, _, body, err := fetch(ctx, c, "http://"+e.backend.addr.String()+path)
+		status, _, body, err := fetch(ctx, c, "http://"+s.backend.addr.String()+path)
 		if err != nil {
 			return fmt.Errorf("backend %s: %v", path, err)
 		}
 		sum := sha256.Sum256(body)
 		if status != 200 || sum != sha256.Sum256(backend.Body(path)) {
-			return fmt.Errorf("backend %s answered %d with %d bytes that differ from backend.Body: the loadlab binary %s is not this version", path, status, len(body), e.o.Self)
+			return fmt.Errorf("backend %s answered %d with %d bytes that differ from backend.Body: the loadlab binary %s is not this version", path, status, len(body), s.o.Self)
 		}
-		e.backend.sums[path] = sum
+		s.backend.sums[path] = sum
 	}
 	return nil
 }
 
 // BackendStats asks the backend for its counters (GET /_stats): TCP
 // connections accepted and open, requests served.
-func (e *Session) BackendStats() (backend.Stats, error) {
+func (s *Session) BackendStats() (backend.Stats, error) {
 	var st backend.Stats
-	if e.backend == nil {
+	if s.backend == nil {
 		return st, fmt.Errorf("backend not started")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	c := e.plainClient(e.backend.addr.String())
+	c := s.plainClient(s.backend.addr.String())
 	defer c.CloseIdleConnections()
-	status, _, body, err := fetch(ctx, c, "http://"+e.backend.addr.String()+"/_stats")
+	status, _, body, err := fetch(ctx, c, "http://"+s.backend.addr.String()+"/_stats")
 	if err != nil {
 		return st, fmt.Errorf("backend stats: %v", err)
 	}
@@ -236,19 +236,19 @@ func (e *Session) BackendStats() (backend.Stats, error) {
 }
 
 // BackendAddr returns the backend's address (host:port) as proxies reach it.
-func (e *Session) BackendAddr() string {
-	if e.backend == nil {
+func (s *Session) BackendAddr() string {
+	if s.backend == nil {
 		return ""
 	}
-	return e.backend.addr.String()
+	return s.backend.addr.String()
 }
 
 // BackendPID returns the backend's process id.
-func (e *Session) BackendPID() int {
-	if e.backend == nil || e.backend.proc == nil {
+func (s *Session) BackendPID() int {
+	if s.backend == nil || s.backend.proc == nil {
 		return 0
 	}
-	return e.backend.proc.PID()
+	return s.backend.proc.PID()
 }
 
 // logTail returns the last non-empty line of a log file (for errors), or a

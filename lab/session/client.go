@@ -28,18 +28,18 @@ const requestTimeout = 20 * time.Second
 
 // tlsConfig verifies the proxy's chain against the lab's CA for the lab's
 // server name, which is also the SNI.
-func (e *Session) tlsConfig() *tls.Config {
-	return &tls.Config{ServerName: e.o.ServerName, RootCAs: e.pool, MinVersion: tls.VersionTLS12}
+func (s *Session) tlsConfig() *tls.Config {
+	return &tls.Config{ServerName: s.o.ServerName, RootCAs: s.pool, MinVersion: tls.VersionTLS12}
 }
 
 // httpsClient returns a client whose every request goes to the TCP address
 // addr (whatever the URL's host), over TLS with proto h1 or h2 only.
-func (e *Session) httpsClient(addr, proto string) *http.Client {
+func (s *Session) httpsClient(addr, proto string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			return e.dialContext(ctx, network, addr)
+			return s.dialContext(ctx, network, addr)
 		},
-		TLSClientConfig:     e.tlsConfig(),
+		TLSClientConfig:     s.tlsConfig(),
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConnsPerHost: 1,
 		DisableCompression:  true,
@@ -59,10 +59,10 @@ func (e *Session) httpsClient(addr, proto string) *http.Client {
 // reset when the caller closes it (CloseIdleConnections): neither side
 // keeps a TIME_WAIT socket, so the lab's own requests to the backend do
 // not count in the TIME_WAIT a step starts with.
-func (e *Session) plainClient(addr string) *http.Client {
+func (s *Session) plainClient(addr string) *http.Client {
 	tr := &http.Transport{
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			c, err := e.dialContext(ctx, network, addr)
+			c, err := s.dialContext(ctx, network, addr)
 			if err == nil {
 				resetOnClose(c)
 			}
@@ -84,18 +84,18 @@ func resetOnClose(c net.Conn) {
 
 // h3Client returns an HTTP/3 client whose every request goes to the UDP
 // address addr, from a socket where the generator sits; closeFn frees it.
-func (e *Session) h3Client(addr string) (c *http.Client, closeFn func(), err error) {
+func (s *Session) h3Client(addr string) (c *http.Client, closeFn func(), err error) {
 	udp, err := net.ResolveUDPAddr("udp", addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	pc, err := e.listenUDP()
+	pc, err := s.listenUDP()
 	if err != nil {
 		return nil, nil, fmt.Errorf("cannot open a UDP socket for HTTP/3: %v", err)
 	}
 	qt := &quic.Transport{Conn: pc}
 	tr := &http3.Transport{
-		TLSClientConfig:    e.tlsConfig(),
+		TLSClientConfig:    s.tlsConfig(),
 		DisableCompression: true,
 		QUICConfig:         &quic.Config{HandshakeIdleTimeout: 5 * time.Second},
 		Dial: func(ctx context.Context, _ string, tlsCfg *tls.Config, cfg *quic.Config) (*quic.Conn, error) {
@@ -138,16 +138,16 @@ func fetchHeader(ctx context.Context, c *http.Client, url string) (status int, p
 // servedLeaf connects to the TLS address addr, verifies the chain and
 // returns the DER bytes of the leaf certificate served there. The
 // connection is reset afterwards, so it leaves no TIME_WAIT socket.
-func (e *Session) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
+func (s *Session) servedLeaf(ctx context.Context, addr string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	raw, err := e.dialContext(ctx, "tcp", addr)
+	raw, err := s.dialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
 	resetOnClose(raw)
 	defer raw.Close()
-	cfg := e.tlsConfig()
+	cfg := s.tlsConfig()
 	cfg.NextProtos = []string{"http/1.1"}
 	tc := tls.Client(raw, cfg)
 	if err := tc.HandshakeContext(ctx); err != nil {

@@ -2,12 +2,13 @@ package session
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // alive reports whether a process with this pid exists and is not a

@@ -15,9 +15,9 @@ var ListenSysctls = map[string]bool{"net.core.somaxconn": true, "net.ipv4.tcp_ma
 
 // applySysctls sets Options.Sysctls in the new namespaces of l, in key
 // order; the error names the key.
-func (e *Session) applySysctls(l *netns.Lab) error {
-	for _, k := range slices.Sorted(maps.Keys(e.o.Sysctls)) {
-		v := e.o.Sysctls[k]
+func (s *Session) applySysctls(l *netns.Lab) error {
+	for _, k := range slices.Sorted(maps.Keys(s.o.Sysctls)) {
+		v := s.o.Sysctls[k]
 		roles := []string{RoleProxy}
 		if ListenSysctls[k] {
 			roles = append(roles, RoleBackend)
@@ -33,13 +33,13 @@ func (e *Session) applySysctls(l *netns.Lab) error {
 
 // Sysctls reads back Options.Sysctls in the proxy's namespace: what the
 // kernel took (nil without settings or namespaces).
-func (e *Session) Sysctls() (map[string]string, error) {
-	l := e.netLab()
-	if l == nil || len(e.o.Sysctls) == 0 {
+func (s *Session) Sysctls() (map[string]string, error) {
+	l := s.netLab()
+	if l == nil || len(s.o.Sysctls) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]string, len(e.o.Sysctls))
-	for k := range e.o.Sysctls {
+	out := make(map[string]string, len(s.o.Sysctls))
+	for k := range s.o.Sysctls {
 		v, err := l.Sysctl(RoleProxy, k)
 		if err != nil {
 			return nil, err
@@ -51,8 +51,8 @@ func (e *Session) Sysctls() (map[string]string, error) {
 
 // TCPExt reads the TcpExt counters of the proxy's namespace (nil in
 // loopback mode, where they would be the host's).
-func (e *Session) TCPExt() (map[string]uint64, error) {
-	l := e.netLab()
+func (s *Session) TCPExt() (map[string]uint64, error) {
+	l := s.netLab()
 	if l == nil {
 		return nil, nil
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -43,7 +44,7 @@ func TestTwReuseRemovesTheCliff(t *testing.T) {
 	realLab(t)
 	installedProfile(t, "nginx-stock")
 	const ports, requests = 5000, 8000
-	run := func(reuse string) (*gen.Result, map[string]uint64, map[string]string) {
+	run := func(reuse string) (*result.Result, map[string]uint64, map[string]string) {
 		e := openSession(t, Options{Net: NetNS, Sysctls: map[string]string{
 			"net.ipv4.ip_local_port_range": "40000 44999",
 			"net.ipv4.tcp_tw_reuse":        reuse,

@@ -42,10 +42,10 @@ func (p *Proxy) Relaunch(ctx context.Context) error {
 }
 
 // WatchBackendExit watches the running backend like Proxy.WatchExit.
-func (e *Session) WatchBackendExit() *watch.ExitWatcher {
-	e.mu.Lock()
-	b := e.backend
-	e.mu.Unlock()
+func (s *Session) WatchBackendExit() *watch.ExitWatcher {
+	s.mu.Lock()
+	b := s.backend
+	s.mu.Unlock()
 	if b == nil {
 		return watch.WatchExit(nil, nil)
 	}
@@ -55,15 +55,15 @@ func (e *Session) WatchBackendExit() *watch.ExitWatcher {
 // RestartBackend stops what is left of the backend and starts it again in
 // a fresh cgroup on the same address (the proxies' configs name it),
 // waiting until it answers.
-func (e *Session) RestartBackend(ctx context.Context) error {
-	if err := e.checkOpen(); err != nil {
+func (s *Session) RestartBackend(ctx context.Context) error {
+	if err := s.checkOpen(); err != nil {
 		return err
 	}
-	fmt.Fprintf(e.o.Log, "restarting the backend after it died\n")
-	if err := e.stopBackend(); err != nil {
+	fmt.Fprintf(s.o.Log, "restarting the backend after it died\n")
+	if err := s.stopBackend(); err != nil {
 		return fmt.Errorf("restart the backend: %v", oneLine(err))
 	}
-	if err := e.launchBackend(ctx); err != nil {
+	if err := s.launchBackend(ctx); err != nil {
 		return fmt.Errorf("restart the backend: %v", err)
 	}
 	return nil
@@ -73,23 +73,23 @@ func (e *Session) RestartBackend(ctx context.Context) error {
 // cgroups and namespaces if loadlab dies without closing it (kill -9). A
 // reaper that cannot start is a note, not an error: the next run, or
 // `loadlab lab cleanup`, removes the leftovers then.
-func (e *Session) startReaper() {
-	r, err := cleanup.StartReaper(e.o.Self, !e.o.NoCgroups, netPrefix)
+func (s *Session) startReaper() {
+	r, err := cleanup.StartReaper(s.o.Self, !s.o.NoCgroups, netPrefix)
 	if err != nil {
-		fmt.Fprintf(e.o.Log, "note: %v; if loadlab is killed, `loadlab lab cleanup` removes what it leaves\n", err)
+		fmt.Fprintf(s.o.Log, "note: %v; if loadlab is killed, `loadlab lab cleanup` removes what it leaves\n", err)
 		return
 	}
-	e.mu.Lock()
-	e.reaper = r
-	e.mu.Unlock()
+	s.mu.Lock()
+	s.reaper = r
+	s.mu.Unlock()
 }
 
 // stopReaper tells the reaper that the session cleaned up by itself.
-func (e *Session) stopReaper() error {
-	e.mu.Lock()
-	r := e.reaper
-	e.reaper = nil
-	e.mu.Unlock()
+func (s *Session) stopReaper() error {
+	s.mu.Lock()
+	r := s.reaper
+	s.reaper = nil
+	s.mu.Unlock()
 	if r == nil {
 		return nil
 	}
@@ -114,26 +114,26 @@ func FindLeftovers(cgroups bool) ([]string, error) {
 // track asks the reaper to kill pgid's process group if loadlab dies: only
 // without cgroups, where nothing else finds what the program forked (a
 // program the lab starts leads its own process group, lab/proc).
-func (e *Session) track(pgid int) {
-	if r := e.groupReaper(); r != nil {
+func (s *Session) track(pgid int) {
+	if r := s.groupReaper(); r != nil {
 		r.Track(pgid)
 	}
 }
 
 // untrack undoes track once the group is stopped.
-func (e *Session) untrack(pgid int) {
-	if r := e.groupReaper(); r != nil {
+func (s *Session) untrack(pgid int) {
+	if r := s.groupReaper(); r != nil {
 		r.Untrack(pgid)
 	}
 }
 
 // groupReaper is the reaper that tracks process groups: nil with cgroups
 // (they find the processes) or without a reaper.
-func (e *Session) groupReaper() *cleanup.Reaper {
-	e.mu.Lock()
-	r := e.reaper
-	e.mu.Unlock()
-	if e.cg != nil {
+func (s *Session) groupReaper() *cleanup.Reaper {
+	s.mu.Lock()
+	r := s.reaper
+	s.mu.Unlock()
+	if s.cg != nil {
 		return nil
 	}
 	return r

@@ -3,12 +3,13 @@ package session
 import (
 	"context"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/loadlab/loadlab/certs"
 )

@@ -26,8 +26,8 @@ func roleAddrs() []netip.Addr {
 // dialContext dials from where the generator sits: the host in loopback
 // mode, the gen namespace in netns mode. The connection is usable from any
 // goroutine.
-func (e *Session) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	if l := e.netLab(); l != nil {
+func (s *Session) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
+	if l := s.netLab(); l != nil {
 		return l.DialContext(RoleGen, nil)(ctx, network, addr)
 	}
 	var d net.Dialer
@@ -36,8 +36,8 @@ func (e *Session) dialContext(ctx context.Context, network, addr string) (net.Co
 
 // listenUDP opens an unbound UDP socket where the generator sits, for an
 // HTTP/3 client.
-func (e *Session) listenUDP() (net.PacketConn, error) {
-	if l := e.netLab(); l != nil {
+func (s *Session) listenUDP() (net.PacketConn, error) {
+	if l := s.netLab(); l != nil {
 		return l.ListenPacket(RoleGen, "udp", ":0")
 	}
 	return net.ListenPacket("udp", ":0")
@@ -45,8 +45,8 @@ func (e *Session) listenUDP() (net.PacketConn, error) {
 
 // listenIn returns socket openers inside the role's namespace (the host's in
 // loopback mode), for picking free ports there.
-func (e *Session) listenIn(role string) (listen func(network, addr string) (net.Listener, error), listenPacket func(network, addr string) (net.PacketConn, error)) {
-	l := e.netLab()
+func (s *Session) listenIn(role string) (listen func(network, addr string) (net.Listener, error), listenPacket func(network, addr string) (net.PacketConn, error)) {
+	l := s.netLab()
 	if l == nil {
 		return net.Listen, net.ListenPacket
 	}
@@ -56,8 +56,8 @@ func (e *Session) listenIn(role string) (listen func(network, addr string) (net.
 
 // hostFor is the address a role listens on: 127.0.0.1 in loopback mode,
 // the role's namespace address in netns mode.
-func (e *Session) hostFor(role string) (netip.Addr, error) {
-	l := e.netLab()
+func (s *Session) hostFor(role string) (netip.Addr, error) {
+	l := s.netLab()
 	if l == nil {
 		return netip.MustParseAddr("127.0.0.1"), nil
 	}

@@ -54,12 +54,16 @@ const (
 
 // Options configure a Session (one lab session on this machine).
 type Options struct {
-	Dir         string     // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
-	Net         string     // "loopback" (default) | "netns"
-	NoCgroups   bool       // pin with affinity only, watch via /proc
+	Dir       string // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run
+	Net       string // "loopback" (default) | "netns"
+	NoCgroups bool   // pin with affinity only, watch via /proc
+	// CPUs is a CPU plan made already (a lab run's layout): used as is,
+	// and ServerCPUs, BackendCPUs and LoadgenCPUs are ignored. Nil: the
+	// session makes one (pin.MakePlan) from those three.
+	CPUs        *pin.Plan
 	ServerCPUs  pin.CPUSet // proxy cpuset; empty = from pin.MakePlan
 	BackendCPUs pin.CPUSet // backend cpuset; empty = from pin.MakePlan
-	LoadgenCPUs pin.CPUSet // generator CPUs (GenConfig); empty = from pin.MakePlan
+	LoadgenCPUs pin.CPUSet // generator CPUs (Aim.Config); empty = from pin.MakePlan
 	MemoryLimit int64      // proxy cgroup memory limit in bytes (0 = none); seed 001 used 2 GiB
 	// ServerQuota and BackendQuota are CFS quotas in cores on the proxy's
 	// and the backend's groups, on top of their cpusets (0 = none; needs
@@ -87,7 +91,7 @@ type Options struct {
 	// as root, else the current user. "root" keeps everything as root.
 	ProxyUser string
 	// ExtraGenAddrs is the number of extra source addresses of the
-	// generator's namespace in netns mode (GenConfig spreads new
+	// generator's namespace in netns mode (Aim.Config spreads new
 	// connections over them); 0 = DefaultExtraGenAddrs, negative = none.
 	ExtraGenAddrs int
 	// ReadyTimeout bounds the wait for the backend and each proxy to

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/internal/fields"
 	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/fields"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cgroup"
@@ -64,21 +65,21 @@ type Proxy struct {
 // proxy user where the proxy supports it, and waits until it answers. A
 // missing binary gives an error wrapping proxy.ErrNotFound that says how to
 // install it.
-func (e *Session) StartProxy(ctx context.Context, profile string, key certs.KeyType) (*Proxy, error) {
-	if err := e.checkOpen(); err != nil {
+func (s *Session) StartProxy(ctx context.Context, profile string, key certs.KeyType) (*Proxy, error) {
+	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
 	prof, err := proxy.Get(profile)
 	if err != nil {
 		return nil, err
 	}
-	return e.start(ctx, prof, key)
+	return s.start(ctx, prof, key)
 }
 
 // start prepares and launches one instance of prof with key's certificate.
-func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyType) (*Proxy, error) {
+func (s *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyType) (*Proxy, error) {
 	profile := prof.Name
-	paths, ok := e.certs[key]
+	paths, ok := s.certs[key]
 	if !ok {
 		return nil, fields.Errorf("no %s certificate in this lab: add %s to {Options.Keys}", key, key)
 	}
@@ -91,27 +92,27 @@ func (e *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyTy
 		return nil, fmt.Errorf("%s: %v", profile, err)
 	}
 	for attempt := 1; ; attempt++ {
-		e.mu.Lock()
-		e.seq++
-		n := e.seq
-		e.mu.Unlock()
-		p := &Proxy{e: e, prof: prof, key: key, path: path, version: version, name: fmt.Sprintf("%s-%s-%d", profile, key, n)}
+		s.mu.Lock()
+		s.seq++
+		n := s.seq
+		s.mu.Unlock()
+		p := &Proxy{e: s, prof: prof, key: key, path: path, version: version, name: fmt.Sprintf("%s-%s-%d", profile, key, n)}
 		if err := p.prepare(paths); err != nil {
 			return nil, err
 		}
-		e.j.Add("stop "+p.name, p.Stop)
+		s.j.Add("stop "+p.name, p.Stop)
 		err := p.launch(ctx, readyRequest)
 		if err == nil {
-			e.mu.Lock()
-			e.running[p] = true
-			e.mu.Unlock()
+			s.mu.Lock()
+			s.running[p] = true
+			s.mu.Unlock()
 			return p, nil
 		}
 		_ = p.Stop()
 		// The ports were free when picked; another program may have
 		// taken one before the proxy bound it.
 		if attempt < startAttempts && errors.Is(err, errPortInUse) {
-			fmt.Fprintf(e.o.Log, "%s: a port was taken meanwhile; trying other ports\n", profile)
+			fmt.Fprintf(s.o.Log, "%s: a port was taken meanwhile; trying other ports\n", profile)
 			continue
 		}
 		return nil, err
@@ -389,7 +390,7 @@ func (p *Proxy) Params() proxy.Params { return p.params }
 func (p *Proxy) Addr() string { return p.addr.String() }
 
 // URL returns https://ADDRESS:PORT/path as the generator must dial it: the
-// address literal in the URL; GenConfig sets Host and SNI to the server
+// address literal in the URL; Aim.Config sets Host and SNI to the server
 // name.
 func (p *Proxy) URL(path string) string {
 	if path == "" || path[0] != '/' {

@@ -19,20 +19,20 @@ import (
 // goes through them or leaves a TIME_WAIT socket before the step. In
 // loopback mode Renew does nothing: the host's namespace cannot be
 // replaced (see the cool-down in lab/scenario). It returns how long it took.
-func (e *Session) Renew(ctx context.Context) (time.Duration, error) {
-	if err := e.checkOpen(); err != nil {
+func (s *Session) Renew(ctx context.Context) (time.Duration, error) {
+	if err := s.checkOpen(); err != nil {
 		return 0, err
 	}
-	if e.netLab() == nil {
+	if s.netLab() == nil {
 		return 0, nil
 	}
 	t0 := time.Now()
-	e.mu.Lock()
+	s.mu.Lock()
 	var proxies []*Proxy
-	for p := range e.running {
+	for p := range s.running {
 		proxies = append(proxies, p)
 	}
-	e.mu.Unlock()
+	s.mu.Unlock()
 	var errs []error
 	for _, p := range proxies {
 		p.mu.Lock()
@@ -43,17 +43,17 @@ func (e *Session) Renew(ctx context.Context) (time.Duration, error) {
 			errs = append(errs, p.stopInstance(pr, g))
 		}
 	}
-	errs = append(errs, e.stopBackend(), e.closeLab())
+	errs = append(errs, s.stopBackend(), s.closeLab())
 	if err := errors.Join(errs...); err != nil {
 		return 0, fmt.Errorf("renew the lab: %v", oneLine(err))
 	}
-	if err := e.newLab(); err != nil {
+	if err := s.newLab(); err != nil {
 		return 0, fmt.Errorf("renew the lab: %v", err)
 	}
-	e.mu.Lock()
-	e.renewals++
-	e.mu.Unlock()
-	if err := e.launchBackend(ctx); err != nil {
+	s.mu.Lock()
+	s.renewals++
+	s.mu.Unlock()
+	if err := s.launchBackend(ctx); err != nil {
 		return 0, fmt.Errorf("renew the lab: %v", err)
 	}
 	for _, p := range proxies {
@@ -65,8 +65,8 @@ func (e *Session) Renew(ctx context.Context) (time.Duration, error) {
 }
 
 // Renewals is how many times Renew made new namespaces.
-func (e *Session) Renewals() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.renewals
+func (s *Session) Renewals() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.renewals
 }

@@ -61,7 +61,7 @@ func (p *Proxy) schemeURL(scheme, path string) string {
 func (p *Proxy) HTTPAddr() string { return p.httpAddr.String() }
 
 // Scheme returns what the lab's clients speak to the servers under test.
-func (e *Session) Scheme() string { return e.o.Scheme }
+func (s *Session) Scheme() string { return s.o.Scheme }
 
 // servesPlain reports whether the server listens for plain HTTP on its
 // HTTP port: every profile does; the reference target (loadlab serve) only

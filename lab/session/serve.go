@@ -20,12 +20,12 @@ const ServeProfile = "loadlab-serve"
 // mode, in the proxy's namespace. It answers the backend's paths itself, so a
 // run against it measures what the generator can drive in the same layout
 // without a proxy: the generator's ceiling. It is a Proxy like the others
-// (GenConfig aims at it, Renew restarts it, Stop stops it).
-func (e *Session) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (*Proxy, error) {
-	if err := e.checkOpen(); err != nil {
+// (Aim.Config aims at it, Renew restarts it, Stop stops it).
+func (s *Session) StartServe(ctx context.Context, key certs.KeyType, f proxy.Features) (*Proxy, error) {
+	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	return e.start(ctx, serveProfile(e.o.Self, f, e.o.Scheme), key)
+	return s.start(ctx, serveProfile(s.o.Self, f, s.o.Scheme), key)
 }
 
 // serveProfile runs self's serve subcommand as a proxy profile.

@@ -12,7 +12,7 @@ import (
 
 // The reference target runs where a proxy would (the proxy's CPUs and
 // namespace), serves the backend's bodies over TLS, survives Renew, and the
-// generator reaches it through GenConfig.
+// generator reaches it through Aim.Config.
 func TestServeTarget(t *testing.T) {
 	realLab(t)
 	e := openSession(t, Options{Net: NetNS})

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -63,8 +64,8 @@ func Open(ctx context.Context, o Options) (*Session, error) {
 	return e, nil
 }
 
-func (e *Session) open(ctx context.Context) error {
-	o := e.o
+func (s *Session) open(ctx context.Context) error {
+	o := s.o
 	if removed, err := RemoveLeftovers(!o.NoCgroups); len(removed) > 0 || err != nil {
 		if len(removed) > 0 {
 			fmt.Fprintf(o.Log, "removed leftovers of crashed runs: %s\n", strings.Join(removed, ", "))
@@ -75,30 +76,30 @@ func (e *Session) open(ctx context.Context) error {
 	}
 	// Registered first, so that it runs last: the reaper stays until
 	// everything else is undone.
-	e.j.Add("stop the reaper", e.stopReaper)
-	if err := e.makePlan(); err != nil {
+	s.j.Add("stop the reaper", s.stopReaper)
+	if err := s.makePlan(); err != nil {
 		return err
 	}
 	var err error
-	if e.user, err = resolveProxyUser(o.ProxyUser, o.Log); err != nil {
+	if s.user, err = resolveProxyUser(o.ProxyUser, o.Log); err != nil {
 		return err
 	}
 	// Namespaces before cgroups: the janitor runs last-added first, so it
 	// removes the cgroups (killing whatever is left in them) before it
 	// unpins the namespaces those processes sat in.
 	if o.Net == NetNS {
-		if err := e.newLab(); err != nil {
+		if err := s.newLab(); err != nil {
 			return err
 		}
-		e.j.Add("remove network namespaces", e.closeLab)
+		s.j.Add("remove network namespaces", s.closeLab)
 	}
 	if !o.NoCgroups {
 		m, err := cgroup.NewManager("")
 		if err != nil {
 			return errors.New(oneLine(err))
 		}
-		e.cg = m
-		e.j.Add("remove cgroups", m.Cleanup)
+		s.cg = m
+		s.j.Add("remove cgroups", m.Cleanup)
 		if (o.ServerQuota > 0 || o.BackendQuota > 0) && !m.CanQuota() {
 			return fmt.Errorf("a CPU quota needs the cgroup cpu controller, which this process cannot use (cgroup %s): mount or delegate it, or drop the quota", m.Version())
 		}
@@ -106,50 +107,56 @@ func (e *Session) open(ctx context.Context) error {
 	// After the cgroups: on v2 the manager may move this process into a
 	// leaf of its own, which it can only do while it is alone in its
 	// cgroup.
-	e.startReaper()
-	e.logPlan()
-	if err := makeRunDir(o.Dir, e.user); err != nil {
+	s.startReaper()
+	s.logPlan()
+	if err := makeRunDir(o.Dir, s.user); err != nil {
 		return err
 	}
-	if err := e.ensureCerts(); err != nil {
+	if err := s.ensureCerts(); err != nil {
 		return err
 	}
-	return e.startBackend(ctx)
+	return s.startBackend(ctx)
 }
 
 // newLab makes the network namespaces (backend, proxy, generator) joined by
 // a bridge.
-func (e *Session) newLab() error {
-	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, e.o.ExtraGenAddrs)
+func (s *Session) newLab() error {
+	l, err := netns.NewLab(netPrefix, []string{RoleBackend, RoleProxy, RoleGen}, s.o.ExtraGenAddrs)
 	if err != nil {
 		return err
 	}
-	if err := e.applySysctls(l); err != nil {
+	if err := s.applySysctls(l); err != nil {
 		return errors.Join(err, l.Close())
 	}
-	e.mu.Lock()
-	e.lab = l
-	e.mu.Unlock()
+	s.mu.Lock()
+	s.lab = l
+	s.mu.Unlock()
 	return nil
 }
 
 // closeLab removes the current network namespaces (idempotent).
-func (e *Session) closeLab() error {
-	if l := e.netLab(); l != nil {
+func (s *Session) closeLab() error {
+	if l := s.netLab(); l != nil {
 		return l.Close()
 	}
 	return nil
 }
 
 // netLab is the current network lab (nil in loopback mode).
-func (e *Session) netLab() *netns.Lab {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.lab
+func (s *Session) netLab() *netns.Lab {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lab
 }
 
-// makePlan splits the CPUs between proxy, backend and generator.
-func (e *Session) makePlan() error {
+// makePlan splits the CPUs between proxy, backend and generator (or takes
+// the plan given).
+func (s *Session) makePlan() error {
+	if s.o.CPUs != nil {
+		s.plan = *s.o.CPUs
+		s.plan.Notes = slices.Clone(s.plan.Notes)
+		return nil
+	}
 	topo, err := pin.ReadTopology()
 	if err != nil {
 		return err
@@ -158,44 +165,44 @@ func (e *Session) makePlan() error {
 	if err != nil {
 		return err
 	}
-	p, err := pin.MakePlan(topo, allowed, pin.PlanRequest{ServerCPUs: e.o.ServerCPUs, BackendCPUs: e.o.BackendCPUs, LoadgenCPUs: e.o.LoadgenCPUs})
+	p, err := pin.MakePlan(topo, allowed, pin.PlanRequest{ServerCPUs: s.o.ServerCPUs, BackendCPUs: s.o.BackendCPUs, LoadgenCPUs: s.o.LoadgenCPUs})
 	if err != nil {
 		return err
 	}
-	e.plan = p
+	s.plan = p
 	return nil
 }
 
 // logPlan prints the CPU plan and its notes.
-func (e *Session) logPlan() {
-	p := e.plan
-	fmt.Fprintf(e.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Loadgen)
+func (s *Session) logPlan() {
+	p := s.plan
+	fmt.Fprintf(s.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Loadgen)
 	for _, n := range p.Notes {
-		fmt.Fprintf(e.o.Log, "  %s\n", n)
+		fmt.Fprintf(s.o.Log, "  %s\n", n)
 	}
 }
 
 // ensureCerts creates or reuses a certificate per key type with the lab's
 // server name, 127.0.0.1 and the netns addresses as SANs.
-func (e *Session) ensureCerts() error {
-	names := []string{e.o.ServerName, "127.0.0.1"}
+func (s *Session) ensureCerts() error {
+	names := []string{s.o.ServerName, "127.0.0.1"}
 	for _, a := range roleAddrs() {
 		names = append(names, a.String())
 	}
-	r, err := certs.EnsureResult(certs.Options{Dir: e.o.CertDir, Keys: e.o.Keys, Names: names})
+	r, err := certs.EnsureResult(certs.Options{Dir: s.o.CertDir, Keys: s.o.Keys, Names: names})
 	if err != nil {
-		return fmt.Errorf("certificates in %s: %v", e.o.CertDir, err)
+		return fmt.Errorf("certificates in %s: %v", s.o.CertDir, err)
 	}
-	e.certs = map[certs.KeyType]certs.Paths{}
+	s.certs = map[certs.KeyType]certs.Paths{}
 	for _, k := range r.Keys {
 		l := r.Leaves[k]
-		e.certs[k] = l.Paths
+		s.certs[k] = l.Paths
 		if l.Action != certs.Reused {
-			fmt.Fprintf(e.o.Log, "certificate %s %s (%s)\n", k, l.Action, l.Reason)
+			fmt.Fprintf(s.o.Log, "certificate %s %s (%s)\n", k, l.Action, l.Reason)
 		}
 	}
-	e.ca = r.CA.Cert
-	if e.pool, err = certs.LoadCertPool(e.ca); err != nil {
+	s.ca = r.CA.Cert
+	if s.pool, err = certs.LoadCertPool(s.ca); err != nil {
 		return err
 	}
 	return nil
@@ -204,59 +211,59 @@ func (e *Session) ensureCerts() error {
 // Close stops every proxy and the backend, removes the cgroups and the
 // network namespaces. It is idempotent and safe from a signal handler's
 // janitor while other calls run.
-func (e *Session) Close() error {
-	e.mu.Lock()
-	e.closed = true
-	e.mu.Unlock()
-	return e.j.Run()
+func (s *Session) Close() error {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+	return s.j.Run()
 }
 
 // Plan returns the CPU groups in use; Notes say which groups share a core
 // and which hyperthread siblings stay idle.
-func (e *Session) Plan() pin.Plan { return e.plan }
+func (s *Session) Plan() pin.Plan { return s.plan }
 
 // Net returns the network mode: "loopback" or "netns".
-func (e *Session) Net() string { return e.o.Net }
+func (s *Session) Net() string { return s.o.Net }
 
 // Keys returns the certificate key types this session serves.
-func (e *Session) Keys() []certs.KeyType { return e.o.Keys }
+func (s *Session) Keys() []certs.KeyType { return s.o.Keys }
 
 // ServerName returns the DNS name every proxy serves.
-func (e *Session) ServerName() string { return e.o.ServerName }
+func (s *Session) ServerName() string { return s.o.ServerName }
 
 // Dir returns the run directory.
-func (e *Session) Dir() string { return e.o.Dir }
+func (s *Session) Dir() string { return s.o.Dir }
 
 // CAFile returns the PEM file of the CA that signed every proxy
 // certificate.
-func (e *Session) CAFile() string { return e.ca }
+func (s *Session) CAFile() string { return s.ca }
 
 // Cgroups reports whether children run in cgroups (false with NoCgroups)
 // and, if so, the run directories that hold them (loadlab-<pid>).
-func (e *Session) Cgroups() (on bool, runDirs []string) {
-	if e.cg == nil {
+func (s *Session) Cgroups() (on bool, runDirs []string) {
+	if s.cg == nil {
 		return false, nil
 	}
-	return true, e.cg.RunDirs()
+	return true, s.cg.RunDirs()
 }
 
 // ProxyUser returns the user proxies serve as.
-func (e *Session) ProxyUser() string { return e.user.String() }
+func (s *Session) ProxyUser() string { return s.user.String() }
 
 // NSPath returns the namespace file of a role in netns mode ("" in
 // loopback mode).
-func (e *Session) NSPath(role string) string {
-	if l := e.netLab(); l != nil {
+func (s *Session) NSPath(role string) string {
+	if l := s.netLab(); l != nil {
 		return l.NSPath(role)
 	}
 	return ""
 }
 
 // checkOpen returns an error once Close has begun.
-func (e *Session) checkOpen() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
+func (s *Session) checkOpen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
 		return errors.New("lab already closed")
 	}
 	return nil

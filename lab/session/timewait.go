@@ -12,27 +12,27 @@ import (
 // "proxy" and "backend" count sockets on the backend's port (both ends of
 // the proxy-to-backend connections), "gen" sockets on the listening ports
 // of the running proxies.
-func (e *Session) TimeWait(role string) (int, error) {
+func (s *Session) TimeWait(role string) (int, error) {
 	switch role {
 	case RoleProxy, RoleBackend, RoleGen:
 	default:
 		return 0, fmt.Errorf("unknown role %q: use proxy, backend or gen", role)
 	}
-	if l := e.netLab(); l != nil {
+	if l := s.netLab(); l != nil {
 		return l.TimeWait(role)
 	}
 	if role != RoleGen {
-		if e.backend == nil {
+		if s.backend == nil {
 			return 0, fmt.Errorf("backend not started")
 		}
-		return netns.HostTimeWait(e.backend.addr.Port())
+		return netns.HostTimeWait(s.backend.addr.Port())
 	}
-	e.mu.Lock()
+	s.mu.Lock()
 	var ports []int
-	for p := range e.running {
+	for p := range s.running {
 		ports = append(ports, p.params.HTTPSPort, p.params.HTTPPort)
 	}
-	e.mu.Unlock()
+	s.mu.Unlock()
 	total := 0
 	for _, port := range ports {
 		n, err := netns.HostTimeWait(uint16(port))

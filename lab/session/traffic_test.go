@@ -12,6 +12,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/watch"
 )
@@ -28,11 +29,11 @@ func installedProfile(t *testing.T, name string) {
 	}
 }
 
-// runGen runs the generator through GenConfig with a bounded request count
+// runGen runs the generator through Aim.Config with a bounded request count
 // and duration.
-func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *gen.Result {
+func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *result.Result {
 	t.Helper()
-	cfg := e.GenConfig(p, base)
+	cfg := p.Aim().Config(base)
 	cfg.Defaults()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Duration+30*time.Second)
 	defer cancel()
@@ -45,7 +46,7 @@ func runGen(t *testing.T, e *Session, p *Proxy, base gen.Config) *gen.Result {
 
 // In netns mode backend, proxy and generator sit in their own namespaces:
 // the proxy listens on its namespace address, the generator reaches it
-// from the gen namespace through GenConfig, the proxy reaches the backend
+// from the gen namespace through Aim.Config, the proxy reaches the backend
 // across the bridge, and TIME_WAIT is counted per namespace. Close removes
 // the namespaces.
 func TestNetnsCarriesTraffic(t *testing.T) {

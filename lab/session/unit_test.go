@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -61,46 +60,22 @@ func TestErrorLogReadsBothFiles(t *testing.T) {
 	}
 }
 
-// fakeSession is a Session with just what GenConfig and TimeWait read.
+// fakeSession is a Session with just what Aim and TimeWait read.
 func fakeSession() (*Session, *Proxy) {
 	e := &Session{o: Options{ServerName: "bench.lab"}, ca: "/run/ca.pem", plan: pin.Plan{Loadgen: pin.NewCPUSet(1)}, running: map[*Proxy]bool{}}
 	p := &Proxy{e: e, params: proxy.Params{HTTPPort: 21000, HTTPSPort: 21001}, addr: netip.MustParseAddrPort("127.0.0.1:21001")}
 	return e, p
 }
 
-func TestGenConfig(t *testing.T) {
-	e, p := fakeSession()
-	for _, c := range []struct {
-		base gen.Config
-		url  string
-	}{
-		{gen.Config{URL: "/1k"}, "https://127.0.0.1:21001/1k"},
-		{gen.Config{URL: "https://example.org:9/1m?x=1"}, "https://127.0.0.1:21001/1m?x=1"},
-		{gen.Config{URL: "http://whatever/echo"}, "http://127.0.0.1:21000/echo"},
-		{gen.Config{}, "https://127.0.0.1:21001/"},
-	} {
-		got := e.GenConfig(p, c.base)
-		if got.URL != c.url {
-			t.Errorf("GenConfig(%q).URL = %q, want %q", c.base.URL, got.URL, c.url)
-		}
-	}
-	base := gen.Config{URL: "/1k", Headers: []string{"host: other", "X-A: 1"}, Connections: 7, NewConn: true}
-	got := e.GenConfig(p, base)
-	if !reflect.DeepEqual(got.Headers, []string{"X-A: 1", "Host: bench.lab"}) {
-		t.Errorf("headers %q", got.Headers)
-	}
-	if got.TLS.SNI != "bench.lab" || got.TLS.CAFile != "/run/ca.pem" || got.Connections != 7 || !got.CPUs.Equal(pin.NewCPUSet(1)) {
-		t.Errorf("GenConfig = %+v", got)
-	}
-	if got.NetNS != "" || got.SrcAddrs != nil {
-		t.Errorf("loopback GenConfig set NetNS %q / SrcAddrs %v", got.NetNS, got.SrcAddrs)
-	}
-	if len(base.Headers) != 2 || base.Headers[0] != "host: other" {
-		t.Errorf("GenConfig changed the caller's headers: %q", base.Headers)
-	}
-	ins := e.GenConfig(p, gen.Config{URL: "/1k", TLS: gen.TLSOptions{Insecure: true}, CPUs: pin.NewCPUSet(0)})
-	if ins.TLS.CAFile != "" || !ins.CPUs.Equal(pin.NewCPUSet(0)) {
-		t.Errorf("insecure/explicit CPUs not kept: %+v", ins)
+// TestProxyAim: a proxy of a loopback session aims at its own addresses,
+// with the session's name, CA and generator CPUs, and no namespace.
+func TestProxyAim(t *testing.T) {
+	_, p := fakeSession()
+	a := p.Aim()
+	want := Aim{HTTPS: netip.MustParseAddrPort("127.0.0.1:21001"), HTTP: netip.MustParseAddrPort("127.0.0.1:21000"),
+		ServerName: "bench.lab", CAFile: "/run/ca.pem", CPUs: pin.NewCPUSet(1)}
+	if !reflect.DeepEqual(a, want) {
+		t.Errorf("Aim = %+v, want %+v", a, want)
 	}
 }
 

@@ -18,10 +18,10 @@ func (p *Proxy) Watch(every time.Duration) *watch.Watcher {
 // WatchBackend samples the running backend's group every interval like
 // Watch samples a proxy's (CPU, memory, processes; no TIME_WAIT): nil
 // without cgroups. A renewal starts a new backend group: watch after it.
-func (e *Session) WatchBackend(every time.Duration) *watch.Watcher {
-	e.mu.Lock()
-	b := e.backend
-	e.mu.Unlock()
+func (s *Session) WatchBackend(every time.Duration) *watch.Watcher {
+	s.mu.Lock()
+	b := s.backend
+	s.mu.Unlock()
 	if b == nil || b.group == nil {
 		return nil
 	}

@@ -1,6 +1,6 @@
 // Package sock is the seam between a connection and its byte stream, as
 // wrk's struct sock: the socket itself (Plain), or TLS over it (package
-// tlsfd). The connection code of the epoll loops reads and writes through a
+// tlsfd). The connection code of the TCP loops reads and writes through a
 // Stream and never asks which; the choice is made once per socket, when it
 // connects.
 //
@@ -26,6 +26,11 @@ type Stream interface {
 	// the socket has nothing, (0, nil) at the end of the stream (FIN, or
 	// TLS close_notify).
 	Read(b []byte) (int, error)
+	// View is Read that may lend its own bytes instead of copying them:
+	// what it returns is b[:n] after a Read into b, or a buffer of the
+	// stream's (io_uring's received buffer, valid until the loop next
+	// waits). Its errors are Read's.
+	View(b []byte) ([]byte, error)
 	// DrainsOnShortRead reports whether a read shorter than b means the
 	// socket is empty, so an edge-triggered loop may wait for the next edge
 	// (plain TCP); TLS may hold whole records back and is read to EAGAIN.
@@ -71,8 +76,16 @@ func (s *Plain) Read(b []byte) (int, error) {
 	}
 	return rawio.Read(s.Fd, b)
 }
-func (s *Plain) DrainsOnShortRead() bool     { return true }
-func (s *Plain) Write(b []byte) (int, error) { return rawio.Write(s.Fd, b) }
-func (s *Plain) Pending() bool               { return false }
-func (s *Plain) Flush() error                { return nil }
-func (s *Plain) Release()                    {}
+func (s *Plain) View(b []byte) ([]byte, error) { return ReadView(s, b) }
+func (s *Plain) DrainsOnShortRead() bool       { return true }
+func (s *Plain) Write(b []byte) (int, error)   { return rawio.Write(s.Fd, b) }
+func (s *Plain) Pending() bool                 { return false }
+func (s *Plain) Flush() error                  { return nil }
+func (s *Plain) Release()                      {}
+
+// ReadView is View for a stream that has no bytes of its own to lend: a
+// Read into b.
+func ReadView(s Stream, b []byte) ([]byte, error) {
+	n, err := s.Read(b)
+	return b[:max(n, 0)], err
+}

@@ -1,4 +1,4 @@
-// Package tlsfd is TLS on the epoll loops' own non-blocking sockets: the
+// Package tlsfd is TLS on the TCP loops' own non-blocking sockets: the
 // handshake (package tls13's lean TLS 1.3 handshake, or crypto/tls and uTLS
 // run as a coroutine over the raw descriptor) and, after it, a record layer
 // that does not allocate per request. A Conn is the sock.Stream of one

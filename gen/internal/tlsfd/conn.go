@@ -271,7 +271,10 @@ func (s *Conn) useRecords(rec *recordLayer) {
 
 func (s *Conn) Pending() bool           { return len(s.out) > 0 }
 func (s *Conn) DrainsOnShortRead() bool { return false }
-func (s *Conn) Resumed() bool           { return s.wasResumed }
+
+// View reads into b (the records are decrypted into it).
+func (s *Conn) View(b []byte) ([]byte, error) { return sock.ReadView(s, b) }
+func (s *Conn) Resumed() bool                 { return s.wasResumed }
 
 // read is recv with the end of the stream as (0, nil), as on a plain socket.
 func (s *Conn) Read(b []byte) (int, error) {

@@ -232,7 +232,7 @@ func rlCloseNotify(t testing.TB, s *Conn) {
 	}
 }
 
-// readBufSize is the size of an epoll loop's read buffer (gen's epoll.go).
+// readBufSize is the size of a TCP loop's read buffer (gen's tcploop.go).
 const readBufSize = 256 << 10
 
 var rlSizes = []int{1, 1024, maxPlaintext, maxPlaintext + 1, 1 << 20}

@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // ReadResults reads every gen result in data: one JSON result (as --json
@@ -117,11 +118,11 @@ func ReadHdrLog(name string, data []byte) (*Result, error) {
 		if n := len(r.PerSecond); n > 0 && r.PerSecond[n-1].T >= t {
 			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen interval log", name, t, r.PerSecond[n-1].T)
 		}
-		r.PerSecond = append(r.PerSecond, PerSecond{T: t, DurS: round3(float64(h.EndTimeMs()-h.StartTimeMs()) / 1000), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
+		r.PerSecond = append(r.PerSecond, PerSecond{T: t, DurS: units.Round3(float64(h.EndTimeMs()-h.StartTimeMs()) / 1000), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
 			SecondMergeable: SecondMergeable{AtMs: h.StartTimeMs(), Hist: enc}})
 	}
 	r.CorrectedHist = total
-	r.Latency = latencyOf(total)
+	r.Latency = LatencyOf(total)
 	r.Requests = uint64(total.TotalCount())
 	r.Schedule = nil
 	r.Host = ""

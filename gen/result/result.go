@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -15,7 +15,8 @@ type Latency struct {
 	Mean float64 `json:"mean"`
 }
 
-func latencyOf(h *hdr.Histogram) Latency {
+// LatencyOf reads the fixed percentiles of h (all zero when it is empty).
+func LatencyOf(h *hdr.Histogram) Latency {
 	if h.TotalCount() == 0 {
 		return Latency{}
 	}
@@ -79,7 +80,7 @@ type Generator struct {
 	// leave in one wakeup (0: each at its own time).
 	PacingToleranceUs int64 `json:"pacing_tolerance_us"`
 	// IO is how the loops drove their sockets ("epoll", "uring"; HTTP/3:
-	// "udp"), and IONote why (what --io auto found, or what was asked).
+	// "udp"), and IONote why (what Config.IO auto found, or what was asked).
 	IO           string `json:"io"`
 	IONote       string `json:"io_note"`
 	Unfinished   int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
@@ -95,11 +96,8 @@ type Generator struct {
 	// the lag (wakefloor.go); with Config.WakeProbe, how late they came
 	// back during the measured window, in every run. Merged results keep
 	// it per shard.
-	WakeFloor  *WakeFloor     `json:"wake_floor,omitempty"`
-	lagSamples int64          // wakeups the lag was sampled on (for the verdict)
-	lagHist    *hdr.Histogram // their distribution (for the verdict)
-	lagFired   *lagQuantile   // the quantile the lag rule judged material (nil: none)
-	Reason     string         `json:"reason"`
+	WakeFloor *WakeFloor `json:"wake_floor,omitempty"`
+	Reason    string     `json:"reason"`
 	// Notes (and IONote) name the Config fields they are about as
 	// {Field}, as usage errors do; Result.Words renders them (the CLI: as
 	// its flags).
@@ -115,7 +113,8 @@ type TLSInfo struct {
 	Resumed   uint64 `json:"resumed"`
 	ZeroRTT   uint64 `json:"zero_rtt,omitempty"` // HTTP/3: requests sent as 0-RTT early data and accepted
 	ALPN      string `json:"alpn,omitempty"`
-	// Engine ran the handshakes: "lean" (gen/tls13), "crypto/tls", "utls".
+	// Engine is the TLS implementation that ran the handshakes: "lean"
+	// (gen/tls13), "crypto/tls", "utls" (the JSON name stays "engine").
 	Engine string `json:"engine"`
 	// ClientKeyShare says whether the client's ECDHE key pair was "reused"
 	// (one per loop) or "fresh" (one per handshake).
@@ -149,7 +148,7 @@ type Result struct {
 	Protocol       string            `json:"protocol"` // "http/1.1", "h2" or "h3"
 	Mode           string            `json:"mode"`     // "closed" or "open"
 	Connections    int               `json:"connections"`
-	Streams        int               `json:"streams,omitempty"` // h2: concurrent streams per connection (--streams; the server's limit may be lower, see h2)
+	Streams        int               `json:"streams,omitempty"` // h2: concurrent streams per connection (Config.Streams; the server's limit may be lower, see h2)
 	DurationS      float64           `json:"duration_s"`        // measured window (warmup excluded)
 	WarmupS        float64           `json:"warmup_s"`
 	RequestedRate  float64           `json:"requested_rate"`
@@ -229,7 +228,6 @@ type WakeFloor struct {
 	// Explains: the machine's own lateness is at least WakeFloorShare of
 	// the generator's lag at that quantile.
 	Explains bool `json:"explains"`
-	hist     *hdr.Histogram
 }
 
 // TargetResult is one target's part of a result.
@@ -266,10 +264,8 @@ type LagCaveat struct {
 	Share     float64 `json:"share"` // lag over latency
 }
 
-// lagQuantile is one quantile the lag rule looks at.
-type lagQuantile struct {
-	name     string
-	tail     float64 // fraction of samples beyond the quantile
-	lag, lat int64
-	beyond   int64 // lag beyond the pacing tolerance (set when judged material)
+// StageInfo is a stage as results.json records it.
+type StageInfo struct {
+	DurationS float64 `json:"duration_s"`
+	Rate      float64 `json:"rate"` // requests/s of the whole run at the stage's end
 }

@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"fmt"

@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"fmt"
@@ -154,9 +154,9 @@ func (t Threshold) limitString() string {
 	return strconv.FormatFloat(t.Limit, 'f', -1, 64)
 }
 
-// needsOffered reports whether the threshold needs an offered rate (open
+// NeedsOffered reports whether the threshold needs an offered rate (open
 // loop) to mean anything.
-func (t Threshold) needsOffered() bool { return t.Metric == MetricRate && t.Share }
+func (t Threshold) NeedsOffered() bool { return t.Metric == MetricRate && t.Share }
 
 // Observed is what thresholds read from a result.
 type Observed struct {
@@ -218,7 +218,7 @@ func (t Threshold) Check(o Observed) ThresholdResult {
 	if r.Pass {
 		return r
 	}
-	if t.needsOffered() {
+	if t.NeedsOffered() {
 		// The lab's wording since seed 002: what was delivered, of what.
 		r.Reason = fmt.Sprintf("delivered %s/s, %.1f%% of %s/s offered (%s %s%%)", units.Rate(o.Achieved), 100*r.Value,
 			units.Rate(o.Offered), negate(t.Op), strconv.FormatFloat(100*t.Limit, 'f', -1, 64))
@@ -260,6 +260,9 @@ func compare(v float64, op string, limit float64) bool {
 }
 
 // negate is the operator that held when op did not.
+// KnownOp reports whether t's operator is one Check judges.
+func (t Threshold) KnownOp() bool { return negate(t.Op) != "" }
+
 func negate(op string) string {
 	return map[string]string{"<": ">=", "<=": ">", ">": "<=", ">=": "<"}[op]
 }

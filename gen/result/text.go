@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"fmt"
@@ -154,7 +154,7 @@ func (r *Result) writeTargets(p func(string, ...any)) {
 		if t.Weight > 0 {
 			name = fmt.Sprintf("%s (x%d)", name, t.Weight)
 		}
-		p("            %-40s %9d %9d %8d %7d %10s %10s\n", clip(name), t.Requests, t.OK, t.Non2xx, t.Errors, fmtUs(t.Latency.P50), fmtUs(t.Latency.P99))
+		p("            %-40s %9d %9d %8d %7d %10s %10s\n", units.Clip(name, 60), t.Requests, t.OK, t.Non2xx, t.Errors, fmtUs(t.Latency.P50), fmtUs(t.Latency.P99))
 	}
 }
 

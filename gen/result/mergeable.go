@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"fmt"
@@ -35,8 +35,6 @@ type Mergeable struct {
 type SecondMergeable struct {
 	AtMs int64  `json:"at_ms,omitempty"` // wall-clock start of this second, Unix milliseconds
 	Hist string `json:"hist,omitempty"`  // corrected latency of this second (EncodeHist)
-
-	spill spillRef // during the run: Hist is in the aggregator's spill file (spill.go)
 }
 
 // ShardInfo is one shard's place in its run.
@@ -45,11 +43,12 @@ type ShardInfo struct {
 	Count int `json:"count"`
 }
 
-func (s *ShardInfo) shard() Shard {
+// orWhole is s, or the whole run (shard 0 of 1) for nil.
+func (s *ShardInfo) orWhole() ShardInfo {
 	if s == nil {
-		return Shard{Index: 0, Count: 1}
+		return ShardInfo{Index: 0, Count: 1}
 	}
-	return Shard{Index: s.Index, Count: s.Count}
+	return *s
 }
 
 // ScheduleInfo describes the run's global schedule: the same in every
@@ -62,7 +61,7 @@ type ScheduleInfo struct {
 	Rate        float64   `json:"rate"`       // requests/s of the whole run; 0 = closed loop
 	DurationS   float64   `json:"duration_s"` // configured run time, warmup included
 	WarmupS     float64   `json:"warmup_s"`
-	Requests    int       `json:"requests,omitempty"` // --requests of the whole run (0 = no limit)
+	Requests    int       `json:"requests,omitempty"` // Config.Requests of the whole run (0 = no limit)
 	Connections int       `json:"connections"`        // of the whole run, before the shards' split
 	Shards      int       `json:"shards"`             // shard count (1 = not sharded)
 	// StartSkewMs is, in a merged result, how far apart the shards'

@@ -1,4 +1,4 @@
-package gen
+package result
 
 import (
 	"fmt"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/internal/units"
 )
 
 // MaxStartSkew is how far apart the schedule starts of two shards may be
@@ -105,7 +106,7 @@ func newPart(name string, r *Result) (*part, error) {
 			p.covers = append(p.covers, s.Shard.Index)
 		}
 	default:
-		sh := r.Shard.shard()
+		sh := r.Shard.orWhole()
 		p.count, p.covers = sh.Count, []int{sh.Index}
 	}
 	if p.count < 1 {
@@ -229,7 +230,7 @@ func mergeTargets(out *Result, parts []*part) error {
 			for _, x := range hs {
 				h.Merge(x)
 			}
-			sum.Latency = latencyOf(h)
+			sum.Latency = LatencyOf(h)
 			sum.Hist, _ = EncodeHist(h)
 		}
 		out.Targets[i] = sum
@@ -296,7 +297,7 @@ func (m *Merger) Result() (*Result, error) {
 			lo, hi = minTime(lo, p.start), maxTime(hi, p.start)
 		}
 		sched.Start = lo
-		sched.StartSkewMs = round3(float64(hi.Sub(lo)) / 1e6)
+		sched.StartSkewMs = units.Round3(float64(hi.Sub(lo)) / 1e6)
 		out.Schedule = &sched
 		if sched.StartSkewMs > 0 {
 			out.Generator.Notes = append(out.Generator.Notes, fmt.Sprintf("the shards' schedules started up to %.3f ms apart (each process's own +DURATION start): each shard's requests are offset by its skew; give every shard one absolute {StartAt} for the exact schedule", sched.StartSkewMs))
@@ -344,16 +345,16 @@ func (m *Merger) mergeHistograms(out *Result, parts []*part) error {
 	if err != nil {
 		return err
 	}
-	out.Latency = latencyOf(out.CorrectedHist)
+	out.Latency = LatencyOf(out.CorrectedHist)
 	if ok != nil {
 		out.Corrected2xxHist = ok
-		out.Latency2xx = latencyOf(ok)
+		out.Latency2xx = LatencyOf(ok)
 	}
 	if out.UncorrectedHist != nil {
-		out.LatencyUncorrected = latencyOf(out.UncorrectedHist)
+		out.LatencyUncorrected = LatencyOf(out.UncorrectedHist)
 	}
 	if hs != nil {
-		l := latencyOf(hs)
+		l := LatencyOf(hs)
 		out.HandshakeUs = &l
 	}
 	enc := &EncodedHistograms{}
@@ -387,18 +388,15 @@ func emptyLike(hs []*hdr.Histogram) *hdr.Histogram {
 func (m *Merger) mergeCounts(out *Result, parts []*part) {
 	out.DurationS = math.Inf(1)
 	var tls *TLSInfo
+	var sum Tally
 	for _, p := range parts {
 		r := p.res
+		sum.Add(TallyOf(r))
 		out.DurationS = min(out.DurationS, r.DurationS)
 		out.Connections += r.Connections
 		out.RequestedRate += r.RequestedRate
 		out.AchievedRate += r.AchievedRate
-		out.Requests += r.Requests
-		out.OK += r.OK
-		out.Retries += r.Retries
-		out.BytesRead += r.BytesRead
 		out.ThroughputGbps += r.ThroughputGbps
-		out.Handshakes += r.Handshakes
 		out.HandshakeRate += r.HandshakeRate
 		out.Interrupted = out.Interrupted || r.Interrupted
 		if out.QUICVersion == "" {
@@ -407,36 +405,18 @@ func (m *Merger) mergeCounts(out *Result, parts []*part) {
 		if r.H2 != nil {
 			out.H2 = r.H2.add(out.H2)
 		}
-		for k, v := range r.Status {
-			out.Status[k] += v
-		}
-		for k, v := range r.Errors {
-			out.Errors[k] += v
-		}
-		for k, v := range r.ErrorSamples {
-			if _, seen := out.ErrorSamples[k]; !seen {
-				if out.ErrorSamples == nil {
-					out.ErrorSamples = map[string]string{}
-				}
-				out.ErrorSamples[k] = v
-			}
-		}
-		if t := r.TLS; t != nil {
-			if tls == nil {
-				c := *t
-				c.Resumed, c.ZeroRTT = 0, 0
-				tls = &c
-			}
-			tls.Resumed += t.Resumed
-			tls.ZeroRTT += t.ZeroRTT
+		if t := r.TLS; t != nil && tls == nil {
+			c := *t // the sessions' kind, from the first shard that had any; the counts are the tally's
+			tls = &c
 		}
 		out.Shards = append(out.Shards, summaries(p)...)
 	}
 	slices.SortStableFunc(out.Shards, func(a, b ShardSummary) int { return a.Shard.Index - b.Shard.Index })
 	out.TLS = tls
-	out.AchievedRate = round3(out.AchievedRate)
-	out.ThroughputGbps = round3(out.ThroughputGbps)
-	out.HandshakeRate = round3(out.HandshakeRate)
+	sum.Set(out)
+	out.AchievedRate = units.Round3(out.AchievedRate)
+	out.ThroughputGbps = units.Round3(out.ThroughputGbps)
+	out.HandshakeRate = units.Round3(out.HandshakeRate)
 	if out.HandshakeUs == nil && out.Handshakes > 0 {
 		// Handshake percentiles cannot be added without histograms.
 		out.Generator.Notes = append(out.Generator.Notes, "handshake percentiles are not merged: a shard's result has no handshake histogram")
@@ -450,9 +430,9 @@ func summaries(p *part) []ShardSummary {
 	if len(r.Shards) > 0 {
 		return slices.Clone(r.Shards)
 	}
-	sh := r.Shard.shard()
+	sh := r.Shard.orWhole()
 	return []ShardSummary{{
-		Source: p.name, Shard: ShardInfo(sh), Host: r.Host, Start: p.start,
+		Source: p.name, Shard: sh, Host: r.Host, Start: p.start,
 		DurationS: r.DurationS, Requests: r.Requests, OK: r.OK, Errors: r.ErrorCount(),
 		AchievedRate: r.AchievedRate, Latency: r.Latency, Generator: r.Generator, Interrupted: r.Interrupted,
 	}}
@@ -572,7 +552,7 @@ func mergeSeconds(out *Result, parts []*part) error {
 			if s.Offered != nil {
 				v := *s.Offered
 				if sl.ps.Offered != nil {
-					v = round3(v + *sl.ps.Offered)
+					v = units.Round3(v + *sl.ps.Offered)
 				}
 				sl.ps.Offered = &v
 			}
