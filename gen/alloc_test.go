@@ -202,7 +202,7 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 func handLoop(t testing.TB, cfg Config) *h1Loop {
 	r, d := handDriver(t, cfg)
 	l := d.(*h1Loop)
-	handSetUp(t, r, l.lifecycle, d)
+	handSetUp(t, r, l.lc, d)
 	return l
 }
 
@@ -211,7 +211,7 @@ func handH2Loop(t testing.TB, cfg Config) *h2Loop {
 	cfg.HTTP2 = true
 	r, d := handDriver(t, cfg)
 	l := d.(*h2Loop)
-	handSetUp(t, r, l.lifecycle, d)
+	handSetUp(t, r, l.lc, d)
 	return l
 }
 
@@ -254,14 +254,14 @@ func (lc *lifecycle) pump(t testing.TB, n uint64) {
 
 func allocsPerRequest(t *testing.T, cfg Config) float64 {
 	l := handLoop(t, cfg)
-	if !l.open {
-		now := l.now()
+	if !l.lc.open {
+		now := l.lc.now()
 		for i := range l.slots {
-			l.dispatch(&l.slots[i], now, l.closedTarget(), now)
+			l.dispatch(&l.slots[i], now, l.lc.closedTarget(), now)
 		}
 	}
-	l.pump(t, 50) // connect, handshake, warm buffers
-	return testing.AllocsPerRun(200, func() { l.pump(t, 1) })
+	l.lc.pump(t, 50) // connect, handshake, warm buffers
+	return testing.AllocsPerRun(200, func() { l.lc.pump(t, 1) })
 }
 
 func TestZeroAllocClosedLoop(t *testing.T) {
@@ -338,13 +338,13 @@ func TestZeroAllocTLSKeepAlive(t *testing.T) {
 func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
 	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
-	now := l.now()
+	now := l.lc.now()
 	l.dispatch(&l.slots[0], now, 0, now)
-	l.pump(b, 10)
+	l.lc.pump(b, 10)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l.pump(b, 1)
+		l.lc.pump(b, 1)
 	}
 }
 
@@ -352,9 +352,9 @@ func BenchmarkRequestKeepAlive(b *testing.B) {
 // connection busy in closed loop, or the open loop's schedule.
 func h2AllocsPerRequest(t *testing.T, cfg Config) float64 {
 	l := handH2Loop(t, cfg)
-	l.begin(l.now())
-	l.pump(t, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
-	return testing.AllocsPerRun(500, func() { l.pump(t, 1) })
+	l.begin(l.lc.now())
+	l.lc.pump(t, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
+	return testing.AllocsPerRun(500, func() { l.lc.pump(t, 1) })
 }
 
 func TestZeroAllocH2(t *testing.T) {
@@ -385,11 +385,11 @@ func TestZeroAllocH2(t *testing.T) {
 func BenchmarkRequestH2(b *testing.B) {
 	addr := startAllocServer(b, "h2", 1024, "")
 	l := handH2Loop(b, Config{URL: "http://" + addr + "/", Connections: 1, Streams: 10})
-	l.begin(l.now())
-	l.pump(b, 100)
+	l.begin(l.lc.now())
+	l.lc.pump(b, 100)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l.pump(b, 1)
+		l.lc.pump(b, 1)
 	}
 }

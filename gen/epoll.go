@@ -151,11 +151,11 @@ func (p *epollPoller) wait(now, until int64, h handler) {
 		p.dispatch(p.pollWait(p.epfd, 0, 0), h)
 		if h.quiet() {
 			at := min(until, l.nextScan)
-			p.pollWait(p.quietfd, at-l.now(), at)
+			p.pollWait(p.quietfd, at-l.lc.now(), at)
 			p.drainWakeups()
 			return
 		}
-		now = l.now()
+		now = l.lc.now()
 	}
 	at := min(until, l.nextScan)
 	p.dispatch(p.pollWait(p.epfd, at-now, at), h)
@@ -166,7 +166,7 @@ func (p *epollPoller) dispatch(n int, h handler) {
 	l := p.l
 	if l.batch {
 		t := time.Now()
-		l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
+		l.wallOff = t.UnixNano() - int64(t.Sub(l.lc.r.start))
 	}
 	for i := 0; i < n; i++ {
 		ev := &p.events[i]

@@ -65,12 +65,12 @@ func (l *h1Loop) slotReady(idx int32, now int64) { l.writeRequest(&l.slots[idx],
 func (l *h1Loop) slotClose(idx int32)            { l.closeConn(&l.slots[idx]) }
 func (l *h1Loop) slotOpen(idx int32) bool        { return l.slots[idx].fd >= 0 }
 func (l *h1Loop) slotBegin(idx int32, now int64) {
-	l.dispatch(&l.slots[idx], now, l.closedTarget(), now)
+	l.dispatch(&l.slots[idx], now, l.lc.closedTarget(), now)
 }
 
 // handle processes the events of c's socket.
 func (l *h1Loop) handle(c *h1Conn, ev uint32) {
-	now := l.now()
+	now := l.lc.now()
 	if l.settingUp(&c.socketSlot, ev, now) {
 		return
 	}
@@ -141,12 +141,12 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 			case err == unix.EINTR:
 				continue
 			}
-			l.fail(c, classify(err), err, l.now())
+			l.fail(c, classify(err), err, l.lc.now())
 			return
 		}
 		if n == 0 {
 			if done, perr := c.p.EOF(); !done {
-				l.fail(c, ErrClosed, perr, l.now())
+				l.fail(c, ErrClosed, perr, l.lc.now())
 			} else {
 				l.complete(c, true)
 			}
@@ -154,7 +154,7 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 		}
 		used, done, perr := c.p.Feed(buf[:n])
 		if perr != nil {
-			l.fail(c, ErrParse, perr, l.now())
+			l.fail(c, ErrParse, perr, l.lc.now())
 			return
 		}
 		if done {
@@ -162,7 +162,7 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 				// Bytes beyond a complete response: the response stands,
 				// but nothing was asked for after it (no pipelining), so the
 				// connection cannot be trusted for the next one.
-				l.rec.unsolicited++
+				l.lc.rec.unsolicited++
 				l.complete(c, true)
 				return
 			}
@@ -190,21 +190,21 @@ func (l *h1Loop) readFrom(c *h1Conn) ([]byte, int, error) {
 
 // complete records a finished response and moves c on.
 func (l *h1Loop) complete(c *h1Conn, eof bool) {
-	now := l.doneAt(l.now(), c.written)
+	now := l.doneAt(l.lc.now(), c.written)
 	if c.sum != nil {
 		var d [sha256.Size]byte
-		if string(c.sum.Sum(d[:0])) != string(l.r.cfg.VerifySHA256) {
+		if string(c.sum.Sum(d[:0])) != string(l.lc.r.cfg.VerifySHA256) {
 			c.sum.Reset()
 			l.fail(c, ErrBodyMismatch, errBodyMismatch, now)
 			return
 		}
 		c.sum.Reset()
 	}
-	l.rec.response(c.tgt, c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
+	l.lc.rec.response(c.tgt, c.p.Status, c.intended, c.written, now, c.p.HeaderBytes+c.p.BodyBytes)
 	c.busy = false
 	l.busy--
 	c.reqs++
-	if eof || c.p.Close || l.r.cfg.NewConn {
+	if eof || c.p.Close || l.lc.r.cfg.NewConn {
 		l.closeConn(c)
 	}
 	c.p.Reset()
@@ -218,7 +218,7 @@ func (l *h1Loop) fail(c *h1Conn, class ErrorClass, err error, now int64) {
 		l.retry(c, now)
 		return
 	}
-	l.rec.fail(c.tgt, class, err, c.intended, now)
+	l.lc.rec.fail(c.tgt, class, err, c.intended, now)
 	if c.busy {
 		c.busy = false
 		l.busy--
@@ -230,11 +230,11 @@ func (l *h1Loop) fail(c *h1Conn, class ErrorClass, err error, now int64) {
 	if c.sum != nil {
 		c.sum.Reset()
 	}
-	if !l.open {
+	if !l.lc.open {
 		// Closed loop: do not spin on a failing server; retry after a
 		// short pause (scan() picks the connection up again).
 		c.retryAt = now + l.scanEvery
-		if l.stopping {
+		if l.lc.stopping {
 			l.idles = append(l.idles, c.idx)
 		}
 		return
@@ -255,7 +255,7 @@ func (l *h1Loop) retryable(c *h1Conn, class ErrorClass) bool {
 	default:
 		return false
 	}
-	return c.busy && c.reused && !c.retried && !l.ended && !c.handshake && !c.connecting && !c.p.Started()
+	return c.busy && c.reused && !c.retried && !l.lc.ended && !c.handshake && !c.connecting && !c.p.Started()
 }
 
 // retry resends c's request on a new connection. It keeps its intended
@@ -263,8 +263,8 @@ func (l *h1Loop) retryable(c *h1Conn, class ErrorClass) bool {
 func (l *h1Loop) retry(c *h1Conn, now int64) {
 	c.retried = true
 	c.reused = false
-	if l.rec.owed(c.intended) {
-		l.rec.retries++
+	if l.lc.rec.owed(c.intended) {
+		l.lc.rec.retries++
 	}
 	l.closeConn(c)
 	c.p.Reset()
@@ -290,7 +290,7 @@ func (l *h1Loop) idleEvent(c *h1Conn) {
 	default:
 		// Bytes nobody asked for: not a request's failure (none was in
 		// flight), so it is counted apart and the connection dropped.
-		l.rec.unsolicited++
+		l.lc.rec.unsolicited++
 		l.closeConn(c)
 	}
 }

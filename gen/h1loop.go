@@ -20,7 +20,7 @@ func newLoop(e *h1Engine, lc *lifecycle, n int) *h1Loop {
 	l.idles = make([]int32, 0, n)
 	for j := range l.slots {
 		l.slots[j].init(j, cfg.VerifySHA256 != nil, e.head[0])
-		if l.open {
+		if l.lc.open {
 			l.idles = append(l.idles, int32(j))
 		}
 	}
@@ -66,7 +66,7 @@ func (l *h1Loop) wait(now, until int64) { l.waitEvents(now, until, l) }
 // quiet reports whether batched pacing may sleep through socket events:
 // nothing waits in the pending queue for a connection, and no connection is
 // connecting, in its handshake or writing.
-func (l *h1Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
+func (l *h1Loop) quiet() bool { return !l.lc.hasPending() && l.unsettled == 0 }
 
 // event handles an epoll event of connection slot idx.
 func (l *h1Loop) event(idx, gen int32, ev uint32) {
@@ -81,19 +81,19 @@ func (l *h1Loop) event(idx, gen int32, ev uint32) {
 // immediately in closed loop, the oldest pending one in open loop.
 func (l *h1Loop) next(c *h1Conn, now int64) {
 	switch {
-	case l.ended || (l.stopping && l.pending.len() == 0):
+	case l.lc.ended || (l.lc.stopping && !l.lc.hasPending()):
 		l.idles = append(l.idles, c.idx)
-	case !l.open:
-		if l.stopping || l.quotaSpent() {
+	case !l.lc.open:
+		if l.lc.stopping || l.lc.quotaSpent() {
 			l.idles = append(l.idles, c.idx)
 			return
 		}
 		if c.retryAt > now {
 			return // reconnect backoff: scan() dispatches it
 		}
-		l.dispatch(c, now, l.closedTarget(), now)
-	case l.pending.len() > 0:
-		due, tgt := l.pending.pop()
+		l.dispatch(c, now, l.lc.closedTarget(), now)
+	case l.lc.hasPending():
+		due, tgt := l.lc.popPending()
 		l.dispatch(c, due, tgt, now)
 	default:
 		l.idles = append(l.idles, c.idx)
@@ -112,12 +112,9 @@ func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 	c.busy = true
 	c.reused = c.fd >= 0
 	c.retried = false
-	l.started++
+	l.lc.starting(intended, now)
 	c.written = 0
 	l.busy++
-	if now-intended > lateThreshold && l.rec.owed(intended) {
-		l.rec.lateSends++
-	}
 	if c.fd < 0 {
 		l.connect(c, now)
 		return
@@ -130,16 +127,16 @@ func (l *h1Loop) dispatch(c *h1Conn, intended int64, tgt int32, now int64) {
 // connections whose reconnect backoff has passed.
 func (l *h1Loop) scan(now int64) {
 	l.nextScan = now + l.scanEvery
-	to := int64(l.r.cfg.Timeout)
+	to := int64(l.lc.r.cfg.Timeout)
 	for i := range l.slots {
 		c := &l.slots[i]
 		if c.busy && now-c.started > to {
 			l.fail(c, ErrTimeout, errTimeout, now)
 			continue
 		}
-		if !l.open && !l.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now && !l.quotaSpent() {
+		if !l.lc.open && !l.lc.stopping && !c.busy && c.retryAt != 0 && c.retryAt <= now && !l.lc.quotaSpent() {
 			c.retryAt = 0
-			l.dispatch(c, now, l.closedTarget(), now)
+			l.dispatch(c, now, l.lc.closedTarget(), now)
 		}
 	}
 }

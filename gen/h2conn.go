@@ -78,7 +78,7 @@ func (l *h2Loop) slotReady(idx int32, _ int64) {
 
 // handle processes the events of c's socket.
 func (l *h2Loop) handle(c *h2Conn, ev uint32) {
-	if l.settingUp(&c.socketSlot, ev, l.now()) {
+	if l.settingUp(&c.socketSlot, ev, l.lc.now()) {
 		return
 	}
 	if ev&unix.EPOLLOUT != 0 {
@@ -102,7 +102,7 @@ func (l *h2Loop) flush(c *h2Conn) {
 		return // the preface and requests go out when the stream is set up
 	}
 	if len(c.unsent) > 0 {
-		now := l.now()
+		now := l.lc.now()
 		for _, i := range c.unsent {
 			if r := &c.reqs[i]; c.c.Busy(int(i)) && r.written == 0 {
 				r.written = now
@@ -120,7 +120,7 @@ func (l *h2Loop) flush(c *h2Conn) {
 			break // EPOLLOUT comes when the socket drains
 		}
 		if err != nil {
-			l.failConn(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.lc.now())
 			return
 		}
 		c.c.Wrote(n)
@@ -130,7 +130,7 @@ func (l *h2Loop) flush(c *h2Conn) {
 	}
 	if c.s.Pending() {
 		if err := c.s.Flush(); err != nil {
-			l.failConn(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.lc.now())
 			return
 		}
 	}
@@ -148,7 +148,7 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 			switch {
 			case sock.NotReady(err):
 				if !fed {
-					l.readAt = l.now()
+					l.readAt = l.lc.now()
 					l.doneTs = l.readAt
 				}
 				l.afterStreams(c, l.readAt)
@@ -156,10 +156,10 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 			case err == unix.EINTR:
 				continue
 			}
-			l.failConn(c, classify(err), err, l.now())
+			l.failConn(c, classify(err), err, l.lc.now())
 			return
 		}
-		l.readAt = l.now()
+		l.readAt = l.lc.now()
 		l.doneTs = l.doneAt(l.readAt, 0)
 		fed = true
 		if n == 0 {
@@ -230,7 +230,7 @@ func (l *h2Loop) eof(c *h2Conn, now int64) {
 // goAwayErr describes the loss of c's streams after its GOAWAY (only the
 // first sample of the class is kept, so it is built once).
 func (l *h2Loop) goAwayErr(c *h2Conn) error {
-	if l.rec.firstErr[ErrGoAway] != nil {
+	if l.lc.rec.firstErr[ErrGoAway] != nil {
 		return errStreamSeen
 	}
 	return fmt.Errorf("the server sent GOAWAY %s (last stream %d) and closed the connection before the response", c.goAwayCode, c.goAwayLast)
@@ -242,7 +242,7 @@ func (l *h2Loop) failConn(c *h2Conn, class ErrorClass, err error, now int64) {
 	for i := range c.reqs {
 		if c.c.Busy(i) {
 			l.busy--
-			l.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
+			l.lc.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 		}
 	}
 	l.closeH2(c)
@@ -290,15 +290,15 @@ func (c *h2Conn) Done(i int) {
 	now := max(l.doneTs, w)
 	if r.sum != nil {
 		var d [sha256.Size]byte
-		ok := string(r.sum.Sum(d[:0])) == string(l.r.cfg.VerifySHA256)
+		ok := string(r.sum.Sum(d[:0])) == string(l.lc.r.cfg.VerifySHA256)
 		r.sum.Reset()
 		if !ok {
-			l.rec.fail(r.tgt, ErrBodyMismatch, errBodyMismatch, r.intended, now)
+			l.lc.rec.fail(r.tgt, ErrBodyMismatch, errBodyMismatch, r.intended, now)
 			l.backoff(c, now)
 			return
 		}
 	}
-	l.rec.response(r.tgt, r.status, r.intended, w, now, r.bytes)
+	l.lc.rec.response(r.tgt, r.status, r.intended, w, now, r.bytes)
 }
 
 // Reset records a stream the server reset (RST_STREAM, any code but
@@ -309,14 +309,14 @@ func (c *h2Conn) Reset(i int, code http2.ErrCode) {
 	if r.sum != nil {
 		r.sum.Reset()
 	}
-	if l.rec.owed(r.intended) {
+	if l.lc.rec.owed(r.intended) {
 		l.h2c.resetCodes[codeSlot(code)]++
 	}
 	err := errStreamSeen
-	if l.rec.firstErr[ErrStreamReset] == nil {
+	if l.lc.rec.firstErr[ErrStreamReset] == nil {
 		err = fmt.Errorf("the server reset the stream: RST_STREAM %s", code)
 	}
-	l.rec.fail(r.tgt, ErrStreamReset, err, r.intended, now)
+	l.lc.rec.fail(r.tgt, ErrStreamReset, err, r.intended, now)
 	l.backoff(c, now)
 }
 
@@ -329,20 +329,18 @@ func (c *h2Conn) Refused(i int, _ http2.ErrCode) {
 	if r.sum != nil {
 		r.sum.Reset()
 	}
-	if l.pending.full() {
+	if !l.lc.requeue(r.intended, r.tgt) {
 		// No room to wait (open loop, the queue at its bound): given up
 		// as the queue gives up its oldest request, dropped.
-		if l.rec.owed(r.intended) {
-			l.rec.dropped++
+		if l.lc.rec.owed(r.intended) {
+			l.lc.rec.dropped++
 		}
-		l.rec.fail(r.tgt, ErrDropped, errDropped, r.intended, now)
+		l.lc.rec.fail(r.tgt, ErrDropped, errDropped, r.intended, now)
 		return
 	}
-	if l.rec.owed(r.intended) {
+	if l.lc.rec.owed(r.intended) {
 		l.h2c.refused++
 	}
-	l.started-- // it will be started again: the quota counts it once
-	l.pending.pushFront(r.intended, r.tgt)
 	if !c.goAway {
 		// REFUSED_STREAM: the server is shedding load; in closed loop
 		// the slot pauses as after an error. After a GOAWAY the slot
@@ -356,7 +354,7 @@ func (c *h2Conn) Refused(i int, _ http2.ErrCode) {
 // connection counts once, with the first GOAWAY's code.
 func (c *h2Conn) GoAway(last uint32, code http2.ErrCode) {
 	l := c.l
-	if !c.goAway && l.readAt >= l.r.warmup {
+	if !c.goAway && l.readAt >= l.lc.r.warmup {
 		l.h2c.goaways++
 		l.h2c.goawayCodes[codeSlot(code)]++
 	}

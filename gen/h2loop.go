@@ -60,11 +60,11 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 	cfg := e.r.cfg
 	l := &h2Loop{e: e, streams: e.streams, newConn: cfg.NewConn}
 	l.initLoop(lc, &e.tcpEngine, l, n)
-	if !l.open {
+	if !l.lc.open {
 		// Closed loop has no schedule to queue, but refused requests
 		// wait here to be sent again; there are never more of them than
 		// streams.
-		l.pending = newPendingRing(n*e.streams, len(cfg.reqs) > 1)
+		l.lc.pending = newPendingRing(n*e.streams, len(cfg.reqs) > 1)
 	}
 	l.slots = make([]h2Conn, n)
 	l.ready = newRing32(n)
@@ -84,7 +84,7 @@ func newH2Loop(e *h2Engine, lc *lifecycle, n int) (*h2Loop, error) {
 				c.reqs[i].sum = sha256.New()
 			}
 		}
-		if l.open {
+		if l.lc.open {
 			l.ready.push(c.idx)
 			c.queued = true
 		}
@@ -138,7 +138,7 @@ func (l *h2Loop) giveUp(now int64, class ErrorClass, err error) int {
 		for i := range c.reqs {
 			if c.c.Busy(i) {
 				c.c.Cancel(i)
-				l.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
+				l.lc.rec.fail(c.reqs[i].tgt, class, err, c.reqs[i].intended, now)
 				n++
 			}
 		}
@@ -157,7 +157,7 @@ func (l *h2Loop) wait(now, until int64) {
 // quiet reports whether batched pacing may sleep through socket events:
 // nothing waits in the pending queue for a stream, and no slot is
 // connecting, in its handshake or has bytes to write.
-func (l *h2Loop) quiet() bool { return l.pending.len() == 0 && l.unsettled == 0 }
+func (l *h2Loop) quiet() bool { return !l.lc.hasPending() && l.unsettled == 0 }
 
 // track keeps the loop's count of slots that need prompt events
 // (connecting, in the handshake, or with bytes still to write).
@@ -176,9 +176,9 @@ func (l *h2Loop) event(idx, gen int32, ev uint32) {
 // (and, in closed loop, no backoff pending), or a free stream.
 func (l *h2Loop) canStart(c *h2Conn, now int64) bool {
 	switch {
-	case l.ended:
+	case l.lc.ended:
 		return false
-	case !l.open && c.retryAt > now:
+	case !l.lc.open && c.retryAt > now:
 		return false
 	case c.fd < 0:
 		return true
@@ -194,11 +194,11 @@ func (l *h2Loop) offer(c *h2Conn, now int64) {
 	for l.canStart(c, now) {
 		var ok bool
 		switch {
-		case l.pending.len() > 0:
-			due, tgt := l.pending.pop()
+		case l.lc.hasPending():
+			due, tgt := l.lc.popPending()
 			ok = l.start(c, due, tgt, now)
-		case !l.open && !l.stopping && !l.quotaSpent():
-			ok = l.start(c, now, l.closedTarget(), now)
+		case !l.lc.open && !l.lc.stopping && !l.lc.quotaSpent():
+			ok = l.start(c, now, l.lc.closedTarget(), now)
 		default:
 			l.enqueueReady(c)
 			return
@@ -212,7 +212,7 @@ func (l *h2Loop) offer(c *h2Conn, now int64) {
 // enqueueReady puts c in the ready ring (open loop) if it can take a
 // request and is not there yet.
 func (l *h2Loop) enqueueReady(c *h2Conn) {
-	if l.open && !c.queued && l.canStart(c, 0) {
+	if l.lc.open && !c.queued && l.canStart(c, 0) {
 		l.ready.push(c.idx)
 		c.queued = true
 	}
@@ -225,14 +225,11 @@ func (l *h2Loop) enqueueReady(c *h2Conn) {
 // reports false only when c had no stream after all, so that its caller
 // stops offering it requests.
 func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
-	l.started++
-	if now-intended > lateThreshold && l.rec.owed(intended) {
-		l.rec.lateSends++
-	}
+	l.lc.starting(intended, now)
 	if c.fd < 0 {
 		c.goAway = false
 		if class, err := l.connectSlot(&c.socketSlot, intended, now); err != nil {
-			l.rec.fail(tgt, class, err, intended, now)
+			l.lc.rec.fail(tgt, class, err, intended, now)
 			l.closeH2(c)
 			l.backoff(c, now)
 			return true
@@ -242,7 +239,7 @@ func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 	if i < 0 {
 		// canStart said there was a stream: not reached. Count the
 		// request rather than lose it.
-		l.rec.fail(tgt, ErrOther, errNoStream, intended, now)
+		l.lc.rec.fail(tgt, ErrOther, errNoStream, intended, now)
 		return false
 	}
 	l.busy++
@@ -255,7 +252,7 @@ func (l *h2Loop) start(c *h2Conn, intended int64, tgt int32, now int64) bool {
 // backoff keeps a closed-loop slot from starting requests for a moment
 // after a failure, so a failing server is not spun on; scan restarts it.
 func (l *h2Loop) backoff(c *h2Conn, now int64) {
-	if !l.open {
+	if !l.lc.open {
 		c.retryAt = now + l.scanEvery
 	}
 }
@@ -287,7 +284,7 @@ func (l *h2Loop) flushDirty() {
 // server's SETTINGS).
 func (l *h2Loop) scan(now int64) {
 	l.nextScan = now + l.scanEvery
-	to := int64(l.r.cfg.Timeout)
+	to := int64(l.lc.r.cfg.Timeout)
 	for j := range l.slots {
 		c := &l.slots[j]
 		if c.fd >= 0 && c.c.Active() > 0 {
@@ -304,7 +301,7 @@ func (l *h2Loop) scan(now int64) {
 					if c.c.Busy(i) && now-c.reqs[i].started > to {
 						c.c.Cancel(i)
 						l.busy--
-						l.rec.fail(c.reqs[i].tgt, ErrTimeout, errTimeout, c.reqs[i].intended, now)
+						l.lc.rec.fail(c.reqs[i].tgt, ErrTimeout, errTimeout, c.reqs[i].intended, now)
 						cancelled = true
 					}
 				}
@@ -314,7 +311,7 @@ func (l *h2Loop) scan(now int64) {
 				}
 			}
 		}
-		if !l.open && c.retryAt != 0 && c.retryAt <= now {
+		if !l.lc.open && c.retryAt != 0 && c.retryAt <= now {
 			c.retryAt = 0
 			l.offer(c, now)
 			l.markDirty(c)

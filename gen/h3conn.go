@@ -71,7 +71,7 @@ type h3Conn struct {
 
 func newH3Conn(l *h3Loop, idx int, req *http.Request, verify bool) *h3Conn {
 	c := &h3Conn{l: l, e: l.e, idx: idx, work: make(chan h3Job, 1), req: req, buf: make([]byte, h3BufSize), tls: l.e.tlsConf}
-	if l.r.cfg.TLS.Resume {
+	if l.lc.r.cfg.TLS.Resume {
 		// Each slot resumes from its own previous connection's ticket:
 		// tickets shared by concurrent handshakes are reused tickets (RFC
 		// 8446 C.4 advises against it), and quic-go then writes to the
@@ -91,11 +91,11 @@ func (c *h3Conn) worker() {
 	l := c.l
 	defer l.workers.Done()
 	defer c.closeAll()
-	<-l.r.go_
-	if c.l.r.aborted.Load() {
+	<-l.lc.r.go_
+	if c.l.lc.r.aborted.Load() {
 		return
 	}
-	if !l.open {
+	if !l.lc.open {
 		for {
 			job, ok := l.startClosed(c)
 			if !ok {
@@ -127,14 +127,14 @@ func (c *h3Conn) do(job h3Job) {
 	l := c.l
 	o := &c.out
 	*o = h3Out{intended: job.intended}
-	o.started = l.now()
+	o.started = l.lc.now()
 	// The timeout runs from here, through the dial and the exchange.
-	deadline := l.r.start.Add(time.Duration(o.started) + l.r.cfg.Timeout)
+	deadline := l.lc.r.start.Add(time.Duration(o.started) + l.lc.r.cfg.Timeout)
 	if c.qc != nil && c.qc.Context().Err() != nil {
 		c.drop() // the server closed it while idle: not an error, reconnect
 	}
 	if c.qc == nil && !c.dial(o, deadline) {
-		o.failed = l.now()
+		o.failed = l.lc.now()
 		return
 	}
 	err := c.exchange(o, deadline)
@@ -146,7 +146,7 @@ func (c *h3Conn) do(job h3Job) {
 		o.retried = true
 		c.drop()
 		if !c.dial(o, deadline) {
-			o.failed = l.now()
+			o.failed = l.lc.now()
 			return
 		}
 		err = c.exchange(o, deadline)
@@ -159,15 +159,15 @@ func (c *h3Conn) do(job h3Job) {
 		}
 	}
 	if err == nil {
-		o.done = l.now()
+		o.done = l.lc.now()
 	} else {
-		o.failed = l.now()
+		o.failed = l.lc.now()
 		o.class, o.err = classifyH3(err)
 	}
 	if o.handshake && c.qc != nil {
 		c.noteSession(o)
 	}
-	if c.qc != nil && (l.r.cfg.NewConn || c.qc.Context().Err() != nil) {
+	if c.qc != nil && (l.lc.r.cfg.NewConn || c.qc.Context().Err() != nil) {
 		c.drop()
 	}
 }
@@ -176,11 +176,11 @@ func (c *h3Conn) do(job h3Job) {
 // when TLS.Resume left a session ticket, with early data when TLS.ZeroRTT.
 func (c *h3Conn) dial(o *h3Out, deadline time.Time) bool {
 	l, e := c.l, c.e
-	t0 := l.now()
+	t0 := l.lc.now()
 	ctx, cancel := context.WithDeadline(l.ctx, deadline)
 	var qc *quic.Conn
 	var err error
-	if l.r.cfg.TLS.ZeroRTT {
+	if l.lc.r.cfg.TLS.ZeroRTT {
 		qc, err = c.tr.DialEarly(ctx, e.dst, c.tls, e.quicConf)
 	} else {
 		qc, err = c.tr.Dial(ctx, e.dst, c.tls, e.quicConf)
@@ -195,7 +195,7 @@ func (c *h3Conn) dial(o *h3Out, deadline time.Time) bool {
 		return false
 	}
 	o.handshake = true
-	o.handshakeNs = l.now() - t0
+	o.handshakeNs = l.lc.now() - t0
 	if !l.setConn(c, qc) {
 		qc.CloseWithError(0, "")
 		o.class, o.err = ErrOther, errRunEnded
@@ -221,7 +221,7 @@ func (c *h3Conn) after0RTTRejected(deadline time.Time) error {
 // exchange sends the request and reads the whole response by deadline
 // (the request's start plus the timeout, like the HTTP/1.1 engine's).
 func (c *h3Conn) exchange(o *h3Out, deadline time.Time) error {
-	o.written = c.l.now()
+	o.written = c.l.lc.now()
 	if c.e.body != nil {
 		return c.exchangeBody(o, deadline)
 	}
@@ -306,7 +306,7 @@ func (c *h3Conn) readBody(r io.Reader) (int64, error) {
 	}
 	if c.sum != nil {
 		var d [sha256.Size]byte
-		ok := string(c.sum.Sum(d[:0])) == string(c.l.r.cfg.VerifySHA256)
+		ok := string(c.sum.Sum(d[:0])) == string(c.l.lc.r.cfg.VerifySHA256)
 		c.sum.Reset()
 		if !ok {
 			return n, errBodyMismatch

@@ -132,12 +132,12 @@ func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 	r := e.r
 	cfg := r.cfg
 	scanEvery := max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
-	l := &h3Loop{lifecycle: lc, e: e, backoff: time.Duration(scanEvery), timerfd: -1}
+	l := &h3Loop{lc: lc, e: e, backoff: time.Duration(scanEvery), timerfd: -1}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	for j := 0; j < n; j++ {
 		c := newH3Conn(l, j, e.req, cfg.VerifySHA256 != nil)
 		l.conns = append(l.conns, c)
-		if l.open {
+		if l.lc.open {
 			l.idles = append(l.idles, c)
 		}
 	}

@@ -19,8 +19,8 @@ import (
 // connection driven by a worker goroutine of its own (h3conn.go), which
 // settles its requests into the lifecycle under mu.
 type h3Loop struct {
-	*lifecycle
-	e *h3Engine
+	lc *lifecycle // the shared lifecycle: the schedule, the stop and the drain (the driver's seam to it)
+	e  *h3Engine
 
 	timer   *os.File        // timerfd, read through the netpoller
 	timerfd int             // its descriptor, for timerfd_settime
@@ -48,13 +48,13 @@ func (l *h3Loop) begin(int64)   {} // the workers start their requests themselve
 
 // The process's CPU account covers every loop: loop 0 keeps it.
 func (l *h3Loop) accountBegin() {
-	if l.id == 0 {
+	if l.lc.id == 0 {
 		l.e.acct.begin()
 	}
 }
 
 func (l *h3Loop) accountEnd() {
-	if l.id == 0 {
+	if l.lc.id == 0 {
 		l.e.acct.end()
 	}
 }
@@ -63,7 +63,7 @@ func (l *h3Loop) accountEnd() {
 // (they wait for the run to start).
 func (l *h3Loop) setup() error {
 	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	if err := pin.PinThread(l.cpu); err != nil {
+	if err := pin.PinThread(l.lc.cpu); err != nil {
 		return err
 	}
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
@@ -133,7 +133,7 @@ func (l *h3Loop) send(c int, intended int64, _ int32, _ int64) {
 // assign marks c busy with the request intended at due. Called under mu.
 func (l *h3Loop) assign(c *h3Conn, due int64) {
 	l.busy++
-	l.lifecycle.started++
+	l.lc.started++
 	c.busy, c.intended = true, due
 }
 
@@ -145,7 +145,7 @@ func (l *h3Loop) giveUp(now int64, class ErrorClass, err error) int {
 		if c.busy {
 			c.busy = false
 			l.busy--
-			l.rec.fail(0, class, err, c.intended, now)
+			l.lc.rec.fail(0, class, err, c.intended, now)
 			n++
 		}
 	}
@@ -178,12 +178,12 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 	o := &c.out
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended || !c.busy {
+	if l.lc.ended || !c.busy {
 		return h3Job{}, false
 	}
 	c.busy = false
 	l.busy--
-	rec := l.rec
+	rec := l.lc.rec
 	measured := rec.owed(o.intended)
 	if measured && o.started-o.intended > lateThreshold {
 		rec.lateSends++
@@ -206,15 +206,15 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 	} else {
 		rec.response(0, o.status, o.intended, o.written, o.done, o.bytes)
 	}
-	if l.open && l.pending.len() > 0 {
-		due, _ := l.pending.pop() // HTTP/3 runs have one target
+	if l.lc.open && l.lc.hasPending() {
+		due, _ := l.lc.popPending() // HTTP/3 runs have one target
 		l.assign(c, due)
 		return h3Job{intended: due}, true
 	}
-	if l.open {
+	if l.lc.open {
 		l.idles = append(l.idles, c)
 	}
-	if l.stopping && l.busy == 0 && l.pending.len() == 0 {
+	if l.lc.stopping && l.busy == 0 && !l.lc.hasPending() {
 		l.wake()
 	}
 	return h3Job{}, false
@@ -225,10 +225,10 @@ func (l *h3Loop) settle(c *h3Conn) (next h3Job, more bool) {
 func (l *h3Loop) startClosed(c *h3Conn) (h3Job, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.stopping || l.quotaSpent() {
+	if l.lc.stopping || l.lc.quotaSpent() {
 		return h3Job{}, false
 	}
-	due := l.now()
+	due := l.lc.now()
 	l.assign(c, due)
 	return h3Job{intended: due}, true
 }
@@ -239,7 +239,7 @@ func (l *h3Loop) startClosed(c *h3Conn) (h3Job, bool) {
 func (l *h3Loop) setConn(c *h3Conn, qc *quic.Conn) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ended {
+	if l.lc.ended {
 		return false
 	}
 	c.qc = qc

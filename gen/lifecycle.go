@@ -272,3 +272,35 @@ func popLast[T any](s *[]T) (T, bool) {
 	*s = (*s)[:n-1]
 	return v, true
 }
+
+// The driver's seam to the schedule: what a loop asks of the lifecycle
+// when it starts a request.
+
+// starting counts a request a driver starts, intended at intended, at
+// now: the quota's count, and a late send when it leaves more than
+// lateThreshold after its intended time inside the measured window.
+func (lc *lifecycle) starting(intended, now int64) {
+	lc.started++
+	if now-intended > lateThreshold && lc.rec.owed(intended) {
+		lc.rec.lateSends++
+	}
+}
+
+// hasPending reports whether requests wait in the pending queue for a
+// connection.
+func (lc *lifecycle) hasPending() bool { return lc.pending.len() > 0 }
+
+// popPending takes the oldest pending request (call hasPending first).
+func (lc *lifecycle) popPending() (due int64, tgt int32) { return lc.pending.pop() }
+
+// requeue puts a started request the server refused back at the head of
+// the pending queue, with its intended time, to be started again (the
+// quota counts it once); false when the queue has no room.
+func (lc *lifecycle) requeue(intended int64, tgt int32) bool {
+	if lc.pending.full() {
+		return false
+	}
+	lc.started--
+	lc.pending.pushFront(intended, tgt)
+	return true
+}

@@ -57,10 +57,10 @@ func (l *tcpLoop) advanceSetup(ss *socketSlot, now int64) (done bool, took, _ in
 		return false, -1, now, err
 	}
 	ss.handshake = false
-	if l.tls == nil && !l.r.cfg.NewConn {
+	if l.tls == nil && !l.lc.r.cfg.NewConn {
 		return true, -1, now, nil
 	}
-	now = l.now()
+	now = l.lc.now()
 	return true, now - ss.connStart, now, nil
 }
 
@@ -151,7 +151,7 @@ func (l *tcpLoop) setUpSlot(ss *socketSlot, now int64) {
 		l.proto.slotTrack(ss.idx)
 		return
 	}
-	l.rec.countHandshake(ss.openedFor, took, ss.s.Resumed())
+	l.lc.rec.countHandshake(ss.openedFor, took, ss.s.Resumed())
 	l.proto.slotReady(ss.idx, now)
 }
 
@@ -180,10 +180,10 @@ func (l *tcpLoop) settingUp(ss *socketSlot, ev uint32, now int64) bool {
 // begin: in closed loop every slot starts its first request, until the
 // quota is spent.
 func (l *tcpLoop) begin(now int64) {
-	if l.open {
+	if l.lc.open {
 		return
 	}
-	for i := 0; i < l.nslots && !l.quotaSpent(); i++ {
+	for i := 0; i < l.nslots && !l.lc.quotaSpent(); i++ {
 		l.proto.slotBegin(int32(i), now)
 	}
 }

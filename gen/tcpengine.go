@@ -160,7 +160,7 @@ func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) 
 	if e.io == IOUring {
 		l.newPoller = func(l *tcpLoop) (poller, error) { return newUringPoller(l) }
 	}
-	l.lifecycle = lc
+	l.lc = lc
 	l.family, l.pwait2 = e.family, e.pwait2
 	l.wakefd = -1
 	l.batch = lc.open && r.cfg.PacingTolerance > 0

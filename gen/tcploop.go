@@ -28,7 +28,7 @@ const (
 // Nothing in it is shared with other loops, or with any other goroutine,
 // while it runs; so its lock is a no-op.
 type tcpLoop struct {
-	*lifecycle
+	lc *lifecycle // the shared lifecycle: the schedule, the stop and the drain (the driver's seam to it)
 
 	family int
 	pwait2 bool
@@ -72,12 +72,12 @@ func (l *tcpLoop) loop() *tcpLoop { return l }
 // loop's poller.
 func (l *tcpLoop) setup() error {
 	runtime.LockOSThread() // never unlocked: the pinned thread exits with the goroutine
-	if err := pin.PinThread(l.cpu); err != nil {
+	if err := pin.PinThread(l.lc.cpu); err != nil {
 		return err
 	}
 	// Sub-millisecond pacing: no timer slack on this thread.
 	unix.Prctl(unix.PR_SET_TIMERSLACK, 1, 0, 0, 0)
-	if err := l.r.enterNetns(); err != nil {
+	if err := l.lc.r.enterNetns(); err != nil {
 		return err
 	}
 	wfd, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
@@ -89,7 +89,7 @@ func (l *tcpLoop) setup() error {
 		return err
 	}
 	l.buf = make([]byte, readBufSize)
-	l.acct.init(l.cpu)
+	l.acct.init(l.lc.cpu)
 	return nil
 }
 
@@ -181,7 +181,7 @@ func (l *tcpLoop) closeSocket(ss *socketSlot) {
 	if ss.s != nil {
 		ss.s.Release()
 	}
-	if l.r.cfg.Close == CloseRST {
+	if l.lc.r.cfg.Close == CloseRST {
 		l.linger = unix.Linger{Onoff: 1}
 		unix.SetsockoptLinger(ss.fd, unix.SOL_SOCKET, unix.SO_LINGER, &l.linger)
 	}

@@ -343,25 +343,25 @@ func TestLagOncePerWakeup(t *testing.T) {
 	srv := startServer(t, reply(okResp))
 	l := handLoop(t, Config{URL: srv.url("http"), Rate: 1000, Connections: 4})
 	time.Sleep(5 * time.Millisecond)
-	before := l.now()
-	l.admit(l.now(), false) // requests 0..5 or so are due: one sample
-	if n := l.rec.lag.TotalCount(); n != 1 {
+	before := l.lc.now()
+	l.lc.admit(l.lc.now(), false) // requests 0..5 or so are due: one sample
+	if n := l.lc.rec.lag.TotalCount(); n != 1 {
 		t.Fatalf("%d lag samples after one wakeup, want 1", n)
 	}
-	if v := l.rec.lag.Max(); v < before/1000 || v > l.now()/1000+1 {
-		t.Errorf("lag %d µs, want the time since request 0 was due (%d..%d µs)", v, before/1000, l.now()/1000)
+	if v := l.lc.rec.lag.Max(); v < before/1000 || v > l.lc.now()/1000+1 {
+		t.Errorf("lag %d µs, want the time since request 0 was due (%d..%d µs)", v, before/1000, l.lc.now()/1000)
 	}
 	// A wakeup just before the next request is due finds nothing due: no
 	// sample. (Its time is given, not read: the clock may have passed the
 	// next due time by now if the host stalled this thread for 1 ms.)
-	l.admit(l.nextDue-1, false)
-	if n := l.rec.lag.TotalCount(); n != 1 {
+	l.lc.admit(l.lc.nextDue-1, false)
+	if n := l.lc.rec.lag.TotalCount(); n != 1 {
 		t.Errorf("%d lag samples after a wakeup with nothing due, want 1", n)
 	}
-	l.rec.warmup = int64(time.Hour) // every request is warmup now
+	l.lc.rec.warmup = int64(time.Hour) // every request is warmup now
 	time.Sleep(3 * time.Millisecond)
-	l.admit(l.now(), false)
-	if n := l.rec.lag.TotalCount(); n != 1 {
+	l.lc.admit(l.lc.now(), false)
+	if n := l.lc.rec.lag.TotalCount(); n != 1 {
 		t.Errorf("%d lag samples: warmup requests were sampled", n)
 	}
 }

@@ -20,11 +20,11 @@ type uringPoller struct {
 // newUringPoller makes the loop's ring on its locked thread, with the
 // wake-up eventfd the other goroutines write to.
 func newUringPoller(l *tcpLoop) (*uringPoller, error) {
-	u, err := newUringIO(l.nslots, l.batch, l.r.dst, l.wakefd)
+	u, err := newUringIO(l.nslots, l.batch, l.lc.r.dst, l.wakefd)
 	if err != nil {
 		return nil, fmt.Errorf("{IO} uring: %w (use {IO} epoll)", err)
 	}
-	u.fault = l.r.cfg.uringFault
+	u.fault = l.lc.r.cfg.uringFault
 	return &uringPoller{l: l, u: u, socks: make([]uringSock, l.nslots)}, nil
 }
 
@@ -85,11 +85,11 @@ func (p *uringPoller) wait(now, until int64, h handler) {
 		l.setWallOff()
 		u.reap(h)
 		if h.quiet() {
-			u.enter(u.ring.CQEntries(), at-l.now())
+			u.enter(u.ring.CQEntries(), at-l.lc.now())
 			p.failed()
 			return
 		}
-		now = l.now()
+		now = l.lc.now()
 	}
 	u.enter(1, at-now)
 	if l.batch {
@@ -101,8 +101,8 @@ func (p *uringPoller) wait(now, until int64, h handler) {
 
 // failed hands the ring's failure, if any, to the lifecycle.
 func (p *uringPoller) failed() {
-	if l := p.l; p.u.err != nil && l.broken == nil {
-		l.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.cpu, p.u.err)
+	if l := p.l; p.u.err != nil && l.lc.broken == nil {
+		l.lc.broken = fmt.Errorf("the io_uring loop on CPU %d: %w", l.lc.cpu, p.u.err)
 	}
 }
 
@@ -110,5 +110,5 @@ func (p *uringPoller) failed() {
 // turns receive timestamps into the run's time.
 func (l *tcpLoop) setWallOff() {
 	t := time.Now()
-	l.wallOff = t.UnixNano() - int64(t.Sub(l.r.start))
+	l.wallOff = t.UnixNano() - int64(t.Sub(l.lc.r.start))
 }
