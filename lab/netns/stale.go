@@ -2,9 +2,11 @@ package netns
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"regexp"
 	"strconv"
+	"time"
 
 	"github.com/loadlab/loadlab/internal/pidstate"
 	"github.com/vishvananda/netlink"
@@ -44,7 +46,7 @@ func scanStale(prefix string, remove bool) ([]string, error) {
 			removed = append(removed, e.Name())
 		}
 	}
-	links, err := netlink.LinkList()
+	links, err := linkList()
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -78,4 +80,22 @@ func stale(re *regexp.Regexp, name string) bool {
 		return false
 	}
 	return !pidstate.Alive(pid) // a zombie counts as dead
+}
+
+// listLinks is netlink.LinkList (a test interrupts it).
+var listLinks = netlink.LinkList
+
+// linkList lists the host's links. A dump the kernel interrupted
+// (NLM_F_DUMP_INTR: links came or went meanwhile, as when the namespaces
+// just deleted take their veths with them) is taken again, a few times.
+func linkList() ([]netlink.Link, error) {
+	var links []netlink.Link
+	var err error
+	for try := 0; try < 5; try++ {
+		if links, err = listLinks(); !errors.Is(err, netlink.ErrDumpInterrupted) {
+			return links, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return links, fmt.Errorf("list the links: %w (5 tries)", err)
 }
