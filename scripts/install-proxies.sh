@@ -6,7 +6,9 @@
 # Idempotent: installs only what is missing and runs apt-get update only when
 # a wanted package has no install candidate.
 #   apt:    nginx haproxy h2o (when the release has it) iproute2 wrk nghttp2-client
-#           strace (the sendfile test of the file-serving origins)
+#           strace (the sendfile test of the file-serving origins), prometheus
+#           (the metrics tests scrape a real one) and chromium (the report
+#           pages are checked in a real headless browser)
 #   go:     caddy v2.11.9 into .cache/bin (go install; ~2.5 min, ~1 GB RAM)
 #   opt-in: traefik v3.6.12 into .cache/bin (--with-traefik; ~10 min, ~3 GB RAM),
 #           built through a wrapper module in .cache/traefik-build because
@@ -25,7 +27,7 @@ set -euo pipefail
 
 CADDY_VERSION=v2.11.9
 TRAEFIK_VERSION=v3.6.12
-APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client strace)
+APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client strace prometheus chromium)
 APT_OPTIONAL=(h2o)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -102,7 +104,7 @@ apt_install() {
 	log "apt-get install ${want[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"
 	for p in "${want[@]}"; do
-		case "$p" in nginx | haproxy | h2o) stop_started_daemon "$p" ;; esac
+		case "$p" in nginx | haproxy | h2o | prometheus) stop_started_daemon "$p" ;; esac
 	done
 }
 
