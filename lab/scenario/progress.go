@@ -72,6 +72,14 @@ func (p *progress) eta() time.Duration {
 	return max(left, 0)
 }
 
+// standing is the steps finished, the estimate of all steps and the budget
+// left.
+func (p *progress) standing() (done, steps int, eta time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.step, max(p.budget.Steps, p.step), p.eta()
+}
+
 // stepStart announces a long step.
 func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d time.Duration) {
 	what := "closed loop"

@@ -27,6 +27,7 @@ type Runner struct {
 	Log       io.Writer // progress lines (stderr)
 	NoCgroups bool
 	Machine   results.Machine
+	Watch     Watcher // hears each step start and end (nil: nobody)
 
 	// Poll is the cool-down's TIME_WAIT polling interval (default 1 s, at
 	// most a tenth of the cap).

@@ -78,6 +78,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	}
 	cfg := u.px.Aim().Config(base)
 	st.Started = u.r.Now().UTC()
+	if u.r.Watch != nil {
+		u.r.Watch.StepStart(u.stepInfo(seq, phase, rate, base.Duration), &cfg)
+	}
 
 	if base.Duration >= longStep {
 		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
@@ -158,6 +161,9 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		u.r.prog.printf("    step %d (%s %s) interrupted after %.1f s: recorded partial, it runs again on resume", seq, phase, rateWords(rate), res.DurationS+res.WarmupS)
 	} else {
 		u.r.prog.stepDone(u.spec, phase, rate, o, stepDetail(res, st), false)
+	}
+	if u.r.Watch != nil {
+		u.r.Watch.StepDone(u.stepInfo(seq, phase, rate, base.Duration), st, u.r.Store.F)
 	}
 	if res.Interrupted || ctx.Err() != nil {
 		if err := ctx.Err(); err != nil {

@@ -1,0 +1,65 @@
+package scenario
+
+import (
+	"time"
+
+	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/results"
+)
+
+// Watcher hears a lab run as it goes: each measured step as it starts and
+// as it is recorded. The live metrics and the live report page are
+// watchers. Both calls come from the runner's goroutine, between the
+// step's I/O: a watcher must return quickly and must not keep the step or
+// the file past the call (the runner changes them next).
+type Watcher interface {
+	// StepStart is called just before the generator runs a step, with the
+	// step's Config: a watcher may set its Live hook.
+	StepStart(s StepInfo, cfg *gen.Config)
+	// StepDone is called once the step is in results.json (f is the whole
+	// run so far).
+	StepDone(s StepInfo, st *results.Step, f *results.File)
+}
+
+// StepInfo names the step now running and where the run stands.
+type StepInfo struct {
+	Plan     string
+	Scenario string
+	Profile  string
+	Key      string
+	Layout   string
+	Round    int // 0 in a plan of one round
+	Seq      int
+	Phase    string
+	Rate     float64 // 0: closed loop
+	Duration time.Duration
+
+	Done  int           // steps finished, this one included once done
+	Steps int           // the budget's estimate of all steps (at least Done)
+	ETA   time.Duration // the budget left
+	At    time.Time     // when this was said
+}
+
+// Watchers is a Watcher that tells each of its members in turn.
+type Watchers []Watcher
+
+func (ws Watchers) StepStart(s StepInfo, cfg *gen.Config) {
+	for _, w := range ws {
+		w.StepStart(s, cfg)
+	}
+}
+
+func (ws Watchers) StepDone(s StepInfo, st *results.Step, f *results.File) {
+	for _, w := range ws {
+		w.StepDone(s, st, f)
+	}
+}
+
+// stepInfo is what the watchers hear of unit u's step seq.
+func (u *unitRun) stepInfo(seq int, phase string, rate float64, d time.Duration) StepInfo {
+	s := StepInfo{Plan: u.r.Plan.Name, Scenario: u.spec.Scenario.Name, Profile: u.spec.Profile.Name, Key: string(u.spec.Key),
+		Layout: u.spec.Layout, Round: u.stepRound(), Seq: seq, Phase: phase, Rate: rate, Duration: d}
+	s.Done, s.Steps, s.ETA = u.r.prog.standing()
+	s.At = u.r.Now()
+	return s
+}
