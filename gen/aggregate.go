@@ -25,6 +25,7 @@ type aggregator struct {
 	spare   []*hdr.Histogram
 	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
 	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
+	live    *liveState // Config.Live's sums (nil: off)
 
 	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
 	// loop that is late with its report (e.g. blocked in a slow connect)
@@ -47,6 +48,9 @@ func newAggregator(r *run, nloops int) *aggregator {
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
 	if r.cfg.HdrLog != nil {
 		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
+	}
+	if r.cfg.Live != nil {
+		a.live = newLiveState(r, nloops)
 	}
 	return a
 }
@@ -103,6 +107,9 @@ func (a *aggregator) collect() {
 		acc.counts.bytes += rep.counts.bytes
 		acc.dur = max(acc.dur, rep.dur)
 		acc.hist.Merge(rep.hist)
+		if rep.live != nil {
+			a.live.add(rep.loop, rep.live)
+		}
 		rep.hist.Reset()
 		select {
 		case a.r.histPool <- rep.hist:
@@ -178,6 +185,13 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 	if p := a.r.cfg.Progress; p != nil {
 		p(Second{T: t, OK: ps.OK, Non2xx: ps.Non2xx, Errors: ps.Errors, P99us: ps.P99us, P99SoFarUs: a.merged.ValueAtQuantile(99),
 			Elapsed: time.Since(a.r.start).Seconds()})
+	}
+	if a.live != nil {
+		var achieved float64
+		if acc.dur > 0 {
+			achieved = float64(acc.counts.ok) / (float64(acc.dur) / 1e9)
+		}
+		a.r.cfg.Live(a.live.live(a.r, t, time.Since(a.r.start).Seconds(), achieved))
 	}
 }
 

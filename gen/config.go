@@ -112,6 +112,11 @@ type Config struct {
 
 	// Progress, if set, is called once a second from a goroutine of the run.
 	Progress func(Second)
+	// Live, if set, is called once a second from a goroutine of the run
+	// with the run's state so far (a live exporter: gen/metrics), and once
+	// more after the run, with Final set, from the result's own tallies.
+	// It must return quickly and not keep the Live past the call.
+	Live func(*Live)
 	// HdrLog, if set, receives an HdrHistogram interval log (one interval
 	// per second, corrected latency in microseconds).
 	HdrLog io.Writer

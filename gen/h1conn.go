@@ -109,6 +109,9 @@ func (l *h1Loop) writeRequest(c *h1Conn, now int64) {
 		c.written = now
 	}
 	n, err := c.s.Write(req[c.wrOff:])
+	if n > 0 {
+		l.lc.rec.written += uint64(n)
+	}
 	if sock.NotReady(err) {
 		c.writing = true
 		l.track(c)

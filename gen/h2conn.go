@@ -116,6 +116,9 @@ func (l *h2Loop) flush(c *h2Conn) {
 			break
 		}
 		n, err := c.s.Write(p)
+		if n > 0 {
+			l.lc.rec.written += uint64(n)
+		}
 		if sock.NotReady(err) {
 			break // EPOLLOUT comes when the socket drains
 		}

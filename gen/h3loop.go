@@ -43,8 +43,19 @@ type h3Loop struct {
 func (l *h3Loop) lock()         { l.mu.Lock() }
 func (l *h3Loop) unlock()       { l.mu.Unlock() }
 func (l *h3Loop) inflight() int { return l.busy }
-func (l *h3Loop) tick(int64)    {}
-func (l *h3Loop) begin(int64)   {} // the workers start their requests themselves
+
+// openConns counts the loop's open QUIC connections (under lock).
+func (l *h3Loop) openConns() int {
+	n := 0
+	for _, c := range l.conns {
+		if c.qc != nil {
+			n++
+		}
+	}
+	return n
+}
+func (l *h3Loop) tick(int64)  {}
+func (l *h3Loop) begin(int64) {} // the workers start their requests themselves
 
 // The process's CPU account covers every loop: loop 0 keeps it.
 func (l *h3Loop) accountBegin() {
@@ -243,6 +254,7 @@ func (l *h3Loop) setConn(c *h3Conn, qc *quic.Conn) bool {
 		return false
 	}
 	c.qc = qc
+	l.lc.rec.dials++
 	return true
 }
 

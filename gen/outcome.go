@@ -134,6 +134,9 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	}
 	sum.Set(res)
 	r.mergeable(res, total)
+	if cfg.Live != nil {
+		r.final = finalLive(res, total, o.recs, agg)
+	}
 	return res
 }
 

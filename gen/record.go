@@ -60,6 +60,8 @@ type counters struct {
 	resumed     uint64
 	zeroRTT     uint64 // HTTP/3: requests sent as 0-RTT early data the server accepted
 	unsolicited uint64 // connections dropped because the server sent bytes no request asked for
+	written     uint64 // request bytes written (the whole run; Config.Live only)
+	dials       uint64 // connections opened (the whole run)
 }
 
 // recorder holds one loop's histograms and counters. No locks: the loop
@@ -84,6 +86,10 @@ type recorder struct {
 	lag         *hdr.Histogram // open loop: how late the loop woke for its earliest due request, measured window
 	handshake   *hdr.Histogram // connect start to handshake done
 	interval    *hdr.Histogram // corrected, every outcome completed this second, warmup included
+
+	// live holds the measured window's latencies since the last second's
+	// report, for Config.Live (nil histograms: Live is off).
+	live liveHists
 
 	sec secondCounts
 
@@ -127,6 +133,7 @@ func (r *recorder) withTargets(n int, ceiling int64) {
 type secondCounts struct {
 	ok, non2xx, errors uint64
 	bytes              uint64
+	lagMax             int64 // open loop: the latest wakeup for a due request, µs (Config.Live)
 }
 
 // newRecorder returns a recorder for a run whose measured window starts at
@@ -193,6 +200,10 @@ func (r *recorder) response(tgt int32, status int, intended, written, done int64
 		record(r.corrected2x, corr)
 	}
 	record(r.uncorrected, (done-written)/1000)
+	if r.live.corrected != nil {
+		record(r.live.corrected, corr)
+		record(r.live.uncorrected, (done-written)/1000)
+	}
 	if r.targets != nil {
 		t := &r.targets[tgt]
 		record(t.corrected, corr)
@@ -228,6 +239,9 @@ func (r *recorder) fail(tgt int32, c ErrorClass, err error, intended, done int64
 	if r.owed(intended) {
 		r.errors[c]++
 		record(r.corrected, corr)
+		if r.live.corrected != nil {
+			record(r.live.corrected, corr)
+		}
 		if r.targets != nil {
 			record(r.targets[tgt].corrected, corr)
 			r.targets[tgt].errors++
@@ -239,7 +253,9 @@ func (r *recorder) fail(tgt int32, c ErrorClass, err error, intended, done int64
 // (open loop; one sample per wakeup that found requests due).
 func (r *recorder) wokeLate(now, due int64) {
 	if r.owed(due) {
-		record(r.lag, (now-due)/1000)
+		lag := (now - due) / 1000
+		record(r.lag, lag)
+		r.sec.lagMax = max(r.sec.lagMax, lag)
 	}
 }
 

@@ -40,7 +40,9 @@ type run struct {
 	unfinished atomic.Int64
 	reports    chan secondReport
 	histPool   chan *hdr.Histogram
-	histMax    int64 // latency histogram ceiling, µs (see histCeiling)
+	liveFree   chan liveHists // Config.Live: the loops' spare live histograms
+	final      *Live          // Config.Live: the result's own Live, told once the result is assembled
+	histMax    int64          // latency histogram ceiling, µs (see histCeiling)
 	notes      []string
 
 	failMu  sync.Mutex
@@ -57,7 +59,8 @@ type secondReport struct {
 	t      int
 	counts secondCounts
 	hist   *hdr.Histogram
-	dur    int64 // ns of the second the loop covered (1 s but for the last)
+	dur    int64       // ns of the second the loop covered (1 s but for the last)
+	live   *liveReport // Config.Live: the loop's share of Live (nil: off)
 }
 
 // breakDownAtSetup records a loop's setup failure (the first one wins) and counts the
@@ -88,6 +91,9 @@ func (r *run) fillHistPool(nloops int) {
 	r.histPool = make(chan *hdr.Histogram, nloops*4)
 	for i := 0; i < nloops*3; i++ {
 		r.histPool <- r.newHist()
+	}
+	if r.cfg.Live != nil {
+		r.liveFree = make(chan liveHists, nloops*2)
 	}
 }
 
@@ -233,6 +239,9 @@ func (r *run) execute(ctx context.Context) (*result.Result, error) {
 		lc := &lifecycle{id: i, cpu: cpus[i], r: r, rec: newRecorder(r.warmup, r.histMax),
 			schedule: newSchedule(cfg, i, nloops, maxPending), nextSecond: int64(time.Second)}
 		lc.rec.withTargets(len(cfg.reqs), r.histMax)
+		if cfg.Live != nil {
+			lc.rec.live = r.spareLive()
+		}
 		d, err := eng.newDriver(lc, share(conns, i, nloops))
 		if err != nil {
 			for _, built := range r.loops {
@@ -268,6 +277,9 @@ func (r *run) execute(ctx context.Context) (*result.Result, error) {
 	eng.outcome(&o)
 	res := r.result(agg, o)
 	r.wakeFloor(res)
+	if r.final != nil {
+		cfg.Live(r.final)
+	}
 	if r.broken.Load() {
 		res.Generator.Notes = append(res.Generator.Notes, r.failErr.Error())
 		return res, r.failErr

@@ -32,6 +32,9 @@ func (l *tcpLoop) dialSlot(ss *socketSlot, now int64) (connected bool, class Err
 	ss.connStart = now
 	ss.gen++
 	ss.fd, connected, class, err = l.dial(ss)
+	if err == nil {
+		l.lc.rec.dials++
+	}
 	if err == nil && !connected {
 		ss.connecting = true
 	}

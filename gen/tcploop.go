@@ -46,6 +46,7 @@ type tcpLoop struct {
 	nextScan  int64
 	scanEvery int64
 	acct      threadAccount // this loop's thread: CPU, run-queue wait, its CPU's softirq and steal
+	liveAt    accountSample // Config.Live: the account's sample at the last second's end
 
 	// Batched pacing (open loop with a pacing tolerance): the loop wakes
 	// once a pacing tick, sends what is due, then collects every response
@@ -108,7 +109,32 @@ func (l *tcpLoop) lock()         {}
 func (l *tcpLoop) unlock()       {}
 func (l *tcpLoop) finish()       {}
 func (l *tcpLoop) accountBegin() { l.acct.begin() }
-func (l *tcpLoop) accountEnd()   { l.acct.end() }
+
+// openConns counts the loop's slots that have a socket.
+func (l *tcpLoop) openConns() int {
+	n := 0
+	for i := 0; i < l.nslots; i++ {
+		if l.proto.slotOpen(int32(i)) {
+			n++
+		}
+	}
+	return n
+}
+
+// liveShare is the loop thread's account since the previous call (the
+// first call: none yet). On the loop's thread.
+func (l *tcpLoop) liveShare() (LiveCPU, bool) {
+	s := l.acct.sample()
+	prev := l.liveAt
+	l.liveAt = s
+	if prev.at.IsZero() {
+		return LiveCPU{}, false
+	}
+	a := threadAccount{t0: prev, t1: s}
+	busy, starved, idle := a.share().split()
+	return LiveCPU{CPU: l.lc.cpu, Busy: busy, Starved: starved, Idle: idle}, true
+}
+func (l *tcpLoop) accountEnd() { l.acct.end() }
 
 // wake interrupts the loop's wait (safe from any goroutine).
 func (l *tcpLoop) wake() {

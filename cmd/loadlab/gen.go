@@ -8,11 +8,13 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/metrics"
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 
@@ -40,6 +42,7 @@ type genFlags struct {
 	stages    string
 	targets   string
 	weights   string
+	metrics   metricsFlags
 }
 
 // newGenCmd builds `loadlab gen` with fresh flags; their defaults are gen's.
@@ -172,6 +175,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&f.targets, "targets", "", "send the requests of this file (vegeta's format: METHOD URL, header lines, optional @body-file, blank lines between targets) round-robin; every target shares one scheme and host:port, -H headers go with every target, --body-file with those without @file")
 	fl.StringVar(&f.weights, "targets-weight", "", "with --targets: one whole-number weight per target in file order, e.g. 5,1,1 (requests in those proportions, spread out)")
 	fl.StringArrayVar(&f.threshold, "threshold", nil, "check the result at the end, e.g. 'p99<50ms', 'errors<1%', 'rate>=97%' (repeatable): METRIC (p50 p90 p95 p99 p99.9 max mean: corrected latency; errors: failed or non-2xx, share or count; rate: 2xx/s, share of the offered rate or req/s) OP (< <= > >=) VALUE. The result records each; the exit status is 3 when one fails")
+	f.metrics.register(fl, "the run")
 	fl.StringVar(&f.cpuProf, "cpuprofile", "", "write a Go CPU profile of the generator to FILE (for tuning loadlab itself)")
 	fl.MarkHidden("cpuprofile")
 	return cmd
@@ -294,6 +298,22 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
 		}
 	}
+	var gm *metrics.Gen
+	if f.metrics.addr != "" {
+		labels, err := f.metrics.labelSet(time.Now())
+		if err != nil {
+			return err
+		}
+		if p.Shard.Count > 1 {
+			labels["shard"] = strconv.Itoa(p.Shard.Index)
+		}
+		gm = metrics.NewGen(labels)
+		p.Live = gm.Observe
+	}
+	ep, err := f.metrics.start(p.AllowRemote, stderr, gm)
+	if err != nil {
+		return err
+	}
 	if f.cpuProf != "" {
 		fh, err := os.Create(f.cpuProf)
 		if err != nil {
@@ -311,6 +331,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	if p.Progress != nil {
 		fmt.Fprint(stderr, "\r\033[K")
 	}
+	defer func() { ep.stop(ctx.Err() != nil) }()
 	runErr := err // with a result: the run broke down midway; its partial result is still written
 	if err != nil && res == nil {
 		if gen.IsUsage(err) {

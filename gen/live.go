@@ -1,0 +1,199 @@
+package gen
+
+import (
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
+)
+
+// Live is a run's state at the end of one second, for a live exporter
+// (Config.Live; gen/metrics serves it to Prometheus). The loops hand their
+// share over once a second with their per-second report, never per
+// request: with Config.Live unset the loops do no work for it, and with it
+// set a request costs one more histogram record.
+//
+// Counts are cumulative from the start of the measured window, the same
+// tallies as the result's (Tally: requests, ok, status, errors by class,
+// bytes read, handshakes), so the last Live (Final) equals the result.
+// Rates and gauges are of the last second.
+type Live struct {
+	T       int     // the second (0 is the run's first, warmup included)
+	Elapsed float64 // seconds since the run started
+	Final   bool    // the run has ended: the counts and histograms are the result's
+
+	Tally        result.Tally // measured window, cumulative
+	BytesWritten uint64       // request bytes the loops wrote (the whole run, TLS records excluded)
+	Dials        uint64       // connections opened (the whole run; HTTP/3: established)
+	Open         int          // connections open now
+	InFlight     int          // requests sent and not yet answered
+	Pending      int          // open loop: requests due and not yet sent
+
+	Offered  float64 // open loop: requests the schedule made due in the last second, per second (this shard's share)
+	Achieved float64 // 2xx responses completed in the last second, per second (Final: the result's achieved_rate)
+	LagMaxUs int64   // open loop: the latest any loop woke for a due request in the last second, µs
+
+	// CPUs is the generator's account of each loop's CPU over the last
+	// second (HTTP/1.1 and HTTP/2; empty for HTTP/3, whose goroutines
+	// are not tied to a CPU): busy + starved + idle = 1. In the Final
+	// Live it is the result's, over the measured window.
+	CPUs []LiveCPU
+
+	// Corrected (from the intended time) and Uncorrected (from the write)
+	// are the measured window's latencies so far, µs. They belong to the
+	// run: read them during the call, never keep or change them.
+	Corrected, Uncorrected *hdr.Histogram
+}
+
+// LiveCPU is one loop's CPU account (see result.Generator).
+type LiveCPU struct {
+	CPU                 int
+	Busy, Starved, Idle float64
+}
+
+// liveHists are one loop's latencies of the measured window since its
+// last report (Config.Live set), swapped out once a second.
+type liveHists struct {
+	corrected, uncorrected *hdr.Histogram
+}
+
+// liveReport is a loop's share of Live, made on the loop's own thread
+// (under the driver's lock) at the end of each second.
+type liveReport struct {
+	hists    liveHists
+	tally    result.Tally
+	written  uint64
+	dials    uint64
+	open     int
+	inflight int
+	pending  int
+	lagMax   int64
+	cpu      *LiveCPU // nil: no account per loop (HTTP/3)
+}
+
+// liveSharer is a driver that can account its thread's CPU over the last
+// second (the TCP loops: one thread pinned to one CPU).
+type liveSharer interface {
+	liveShare() (LiveCPU, bool)
+}
+
+// openCounter is a driver that can count its open connections.
+type openCounter interface {
+	openConns() int
+}
+
+// liveReport takes the loop's share of Live and starts the next second's
+// histograms. Under the driver's lock.
+func (lc *lifecycle) liveReport() *liveReport {
+	rec := lc.rec
+	rep := &liveReport{hists: rec.live, tally: rec.tally(), written: rec.written, dials: rec.dials,
+		inflight: lc.d.inflight(), pending: lc.pending.len(), lagMax: rec.sec.lagMax}
+	if oc, ok := lc.d.(openCounter); ok {
+		rep.open = oc.openConns()
+	}
+	if ls, ok := lc.d.(liveSharer); ok {
+		if c, ok := ls.liveShare(); ok {
+			rep.cpu = &c
+		}
+	}
+	rec.live = lc.r.spareLive()
+	return rep
+}
+
+// liveState is the aggregator's sum of the loops' live reports.
+type liveState struct {
+	corrected, uncorrected *hdr.Histogram
+	last                   []*liveReport // each loop's latest report
+	free                   chan liveHists
+}
+
+func newLiveState(r *run, nloops int) *liveState {
+	return &liveState{corrected: r.newHist(), uncorrected: r.newHist(), last: make([]*liveReport, nloops), free: r.liveFree}
+}
+
+// add takes loop i's report: its histograms into the sums (and back to
+// the loops' free list), the rest kept as its latest.
+func (s *liveState) add(i int, rep *liveReport) {
+	s.corrected.Merge(rep.hists.corrected)
+	s.uncorrected.Merge(rep.hists.uncorrected)
+	rep.hists.corrected.Reset()
+	rep.hists.uncorrected.Reset()
+	select {
+	case s.free <- rep.hists:
+	default:
+	}
+	rep.hists = liveHists{}
+	s.last[i] = rep
+}
+
+// live builds second t's Live from the loops' latest reports.
+func (s *liveState) live(r *run, t int, elapsed float64, achieved float64) *Live {
+	lv := &Live{T: t, Elapsed: elapsed, Achieved: achieved, Corrected: s.corrected, Uncorrected: s.uncorrected}
+	var sum result.Tally
+	for _, rep := range s.last {
+		if rep == nil {
+			continue
+		}
+		sum.Add(rep.tally)
+		lv.BytesWritten += rep.written
+		lv.Dials += rep.dials
+		lv.Open += rep.open
+		lv.InFlight += rep.inflight
+		lv.Pending += rep.pending
+		lv.LagMaxUs = max(lv.LagMaxUs, rep.lagMax)
+		if rep.cpu != nil {
+			lv.CPUs = append(lv.CPUs, *rep.cpu)
+		}
+	}
+	lv.Tally = sum
+	if cfg := r.cfg; cfg.openLoop() {
+		lv.Offered = (cfg.offeredBy(float64(t+1)) - cfg.offeredBy(float64(t))) / float64(cfg.Shard.count())
+	}
+	return lv
+}
+
+// spareLive returns a pair of empty live histograms for a loop's next
+// second.
+func (r *run) spareLive() liveHists {
+	select {
+	case h := <-r.liveFree:
+		return h
+	default:
+		return liveHists{corrected: r.newHist(), uncorrected: r.newHist()}
+	}
+}
+
+// finalLive is the run's last Live: the result's own tallies, histograms
+// and CPU account, so that a live exporter ends on the result's numbers.
+func finalLive(res *result.Result, total *recorder, recs []*recorder, agg *aggregator) *Live {
+	lv := &Live{Final: true, Tally: result.TallyOf(res), Corrected: total.corrected, Uncorrected: total.uncorrected,
+		Achieved: res.AchievedRate}
+	if n := len(res.PerSecond); n > 0 {
+		lv.T = res.PerSecond[n-1].T
+	}
+	lv.Elapsed = res.WarmupS + res.DurationS
+	for _, rec := range recs {
+		lv.BytesWritten += rec.written
+		lv.Dials += rec.dials
+	}
+	g := res.Generator
+	for i := range g.Busy {
+		c := LiveCPU{Busy: g.Busy[i]}
+		if i < len(g.CPUs) {
+			c.CPU = g.CPUs[i]
+		}
+		if i < len(g.Starved) {
+			c.Starved = g.Starved[i]
+		}
+		if i < len(g.Idle) {
+			c.Idle = g.Idle[i]
+		}
+		lv.CPUs = append(lv.CPUs, c)
+	}
+	if agg.live != nil {
+		for _, rep := range agg.live.last {
+			if rep != nil {
+				lv.LagMaxUs = max(lv.LagMaxUs, rep.lagMax)
+			}
+		}
+	}
+	return lv
+}
