@@ -31,6 +31,7 @@ table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f2f2f2; } td:first-child, th:first-child { text-align: left; }
 tr.marked td { background: #fff4e0; }
+table.detail { font-size: 0.8em; margin-top: -0.4em; }
 caption { text-align: left; font-weight: bold; padding: 0.3em 0; }
 .foot { font-size: 0.85em; color: #555; margin: 0.2em 0; }
 .finding { background: #eef5ff; padding: 0.5em 0.8em; margin: 0.4em 0; border-left: 4px solid #4a7bd0; }
@@ -60,12 +61,13 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 {{end}}{{end}}
 {{if .Scaling}}<h2 id="scaling">Scaling</h2>
 {{template "table" .Scaling}}{{end}}
+{{if .Legend}}<h2 id="legend">Legend</h2><ul class="legend">{{range .Legend}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .NotRun}}<h2 id="not-run">Not run</h2><ul>{{range .NotRun}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Notes}}<h2 id="notes">Notes</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if .Layouts}}<h2 id="layouts">CPU layouts</h2><ul>{{range .Layouts}}<li>{{.}}</li>{{end}}</ul>{{end}}
 </body>
 </html>
-{{define "table"}}<table>
+{{define "table"}}<table{{if .Detail}} class="detail"{{end}}>
 <caption>{{.Caption}}</caption>
 <tr>{{range .Header}}<th>{{.}}</th>{{end}}</tr>
 {{$t := .}}{{range $i, $row := .Rows}}<tr{{if marked $t $i}} class="marked"{{end}}>{{range $j, $c := $row}}<td>{{$c}}{{if and (eq $j 0) (marked $t $i)}} {{marked $t $i}}{{end}}</td>{{end}}</tr>
