@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -110,15 +111,53 @@ func (p *Page) rebuild(f *results.File, when string) {
 	p.rep = rep
 }
 
-// build is report.Build that turns a panic into an error: the live page
-// must never end the run it watches.
+// build is report.Build of the run so far (soFar) that turns a panic into
+// an error: the live page must never end the run it watches.
 func build(f *results.File) (rep *report.Report, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			rep, err = nil, fmt.Errorf("report.Build panicked: %v", r)
 		}
 	}()
-	return report.Build(f)
+	return report.Build(soFar(f))
+}
+
+// soFar is f with the units still running shown as done with the steps
+// they have recorded, so the page has their rows while they go (the
+// report shows only finished units; the runner marks a unit done after
+// its last step). It copies what it changes: f stays as it is.
+func soFar(f *results.File) *results.File {
+	if f == nil {
+		return nil
+	}
+	var units []*results.Unit
+	for i, u := range f.Units {
+		if u.Status != results.StatusRunning || !measured(u) {
+			continue
+		}
+		if units == nil {
+			units = slices.Clone(f.Units)
+		}
+		c := *u
+		c.Status = results.StatusDone
+		units[i] = &c
+	}
+	if units == nil {
+		return f
+	}
+	g := *f
+	g.Units = units
+	return &g
+}
+
+// measured reports whether u has a step with a result.
+func measured(u *results.Unit) bool {
+	for _, st := range u.Steps {
+		if st.Result != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // render renders the cached report with the banner. It holds p.mu.

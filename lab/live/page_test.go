@@ -132,8 +132,15 @@ func TestPageInChromium(t *testing.T) {
 		}
 	}
 
+	// the runner marks a unit done after its last step: the page shows a
+	// running unit's steps so far, and leaves f as it is
 	st := record(f, "nginx-stock", 1)
+	f.Units[0].Status = results.StatusRunning
 	p.StepDone(info("nginx-stock", 1), st, f)
+	if f.Units[0].Status != results.StatusRunning {
+		t.Fatal("the page changed the results file")
+	}
+	f.Units[0].Status = results.StatusDone
 	p.StepStart(info("caddy-stock", 1), nil)
 	_, dom = pageOf(t, srv.URL())
 	for _, want := range []string{
