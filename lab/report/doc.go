@@ -11,6 +11,8 @@
 // the search steps, per-second series of 2xx/s, non-2xx/s and TIME_WAIT),
 // and findings in words that appear only when the measured numbers show
 // the pattern (see findings.go for each rule and its thresholds).
+// LiveHTML is the same page with a banner and a meta refresh on top, for
+// the live page of `lab run --serve` (lab/live).
 //
 // Imports: gen, pin, internal/units, lab/plan, lab/proxy, lab/results,
 // lab/search and lab/spread, to read results.json; it starts nothing, so it
