@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cleanup"
@@ -38,6 +39,10 @@ type RunOptions struct {
 	DryRun      bool   // print the layouts and the budget, run nothing
 	Quiet       bool   // do not print the tables at the end
 
+	Serve       string        // serve the live report page on this HOST:PORT while the run goes ("": no page)
+	ServeLinger time.Duration // after the run, keep serving the final report this long
+	AllowRemote bool          // allow a --serve address off loopback
+
 	Stdout io.Writer // the tables
 	Log    io.Writer // progress, notes, where the files went
 }
@@ -53,6 +58,11 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return err
 	}
+	lp, err := startLive(o) // bound before anything runs
+	if err != nil {
+		return err
+	}
+	defer lp.close()
 	log := o.Log
 	topo, err := pin.ReadTopology()
 	if err != nil {
@@ -96,6 +106,7 @@ func Run(ctx context.Context, o RunOptions) error {
 	if resumed {
 		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
 	}
+	lp.begin(store.F)
 
 	var janitor cleanup.Janitor
 	runCtx, stop := janitor.OnSignal(ctx)
@@ -104,6 +115,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
 		Open: scenario.SessionOpener(&janitor), Log: log, NoCgroups: o.NoCgroups,
 		Machine: scenario.ReadMachine(p.Net),
+		Watch:   lp.watcher(),
 	}
 	runErr := r.Run(runCtx)
 	if cerr := janitor.Run(); cerr != nil {
@@ -112,9 +124,11 @@ func Run(ctx context.Context, o RunOptions) error {
 	interrupted := runCtx.Err() != nil && ctx.Err() == nil
 	if runErr != nil && !interrupted {
 		// still render what was measured
-		if _, rerr := report.Render(store.F, out); rerr == nil {
+		rep, rerr := report.Render(store.F, out)
+		if rerr == nil {
 			fmt.Fprintf(log, "loadlab: partial report in %s\n", filepath.Join(out, report.MarkdownFile))
 		}
+		lp.end(runCtx, store.F, rep, "failed")
 		return runErr
 	}
 	rep, err := report.Render(store.F, out)
@@ -125,6 +139,11 @@ func Run(ctx context.Context, o RunOptions) error {
 		_, _ = o.Stdout.Write(rep.MarkdownTables()) // stdout: nothing to do about a failed write
 	}
 	fmt.Fprintf(log, "loadlab: wrote %s, %s and %s\n", filepath.Join(out, results.FileName), filepath.Join(out, report.MarkdownFile), filepath.Join(out, report.HTMLFile))
+	how := "finished"
+	if interrupted {
+		how = "interrupted"
+	}
+	lp.end(runCtx, store.F, rep, how)
 	if interrupted {
 		return fmt.Errorf("%w: the step in flight is recorded; run the same command again to resume", ErrInterrupted)
 	}

@@ -29,10 +29,17 @@ Plan fields can be narrowed here: --profiles, --scenarios (names or kinds),
 --keys take subsets of the plan's; --step-scale multiplies every duration
 (0.1 for a quick look); --net, --no-cgroups, --memory and the CPU flags
 override the plan's settings (--server-cpus also replaces every scenario's
-server_cpus).`,
+server_cpus).
+
+--serve HOST:PORT serves the live report while the run goes: the same
+report as report.html, rebuilt after each step, with the step running and
+the ETA on top; the page reloads itself every 5 s. The listener is bound
+before anything runs (a port in use fails at once); after the run the
+final report stays up for --serve-linger.`,
 		Example: `  loadlab lab run --plan quick --out results/quick
   loadlab lab run --plan seed-2026 --out results/seed --profiles caddy-stock,nginx-npm
-  loadlab lab run --plan quick --out /tmp/look --scenarios sustained --step-scale 0.5`,
+  loadlab lab run --plan quick --out /tmp/look --scenarios sustained --step-scale 0.5
+  loadlab lab run --plan quick --serve 127.0.0.1:8090   # open http://127.0.0.1:8090/ while it runs`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLab(cmd, f) },
 	}
@@ -51,5 +58,6 @@ server_cpus).`,
 	fl.StringVar(&f.memory, "memory", "", "memory limit of each proxy's cgroup, e.g. 512MiB, 2GiB, 0 for none (default: the plan's)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the plan, print the layouts and the budget, run nothing")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the tables at the end")
+	f.serveFlags.register(fl)
 	return cmd
 }

@@ -19,6 +19,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 		Keys: f.keys, StepScale: f.stepScale, Net: f.net, NoCgroups: f.noCgroups,
 		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
 		Memory: f.memory, DryRun: f.dryRun, Quiet: f.quiet,
+		Serve: f.serve, ServeLinger: f.serveLinger, AllowRemote: f.allowRemote,
 		Stdout: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
 	})
 	if errors.Is(err, lab.ErrInterrupted) {
@@ -43,4 +44,5 @@ type labRunFlags struct {
 	memory      string
 	dryRun      bool
 	quiet       bool
+	serveFlags
 }

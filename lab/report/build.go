@@ -21,6 +21,7 @@ type Report struct {
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
+	Legend   []string // what the tables' columns are, said once (legend.go)
 	NotRun   []string
 	Notes    []string
 	Layouts  []string
@@ -59,6 +60,7 @@ func Build(f *results.File) (*Report, error) {
 	if t, ok := scalingTable(f); ok {
 		r.Scaling = &t
 	}
+	r.Legend = legend(r)
 	for _, u := range f.Units {
 		switch u.Status {
 		case results.StatusDone:

@@ -133,8 +133,6 @@ func filesTable(f *results.File) (Table, bool) {
 		plain = append(plain, r.row)
 	}
 	finish(&t, plain)
-	// finish's memory and knobs notes are about columns this table has not
-	t.Footnotes = slices.DeleteFunc(t.Footnotes, func(s string) bool { return s == memoryFootnote || s == knobsFootnote })
 	t.Footnotes = append(t.Footnotes,
 		"Each server serves the lab's files itself (the backend's bytes, the same for every server); the row is the median run by 2xx/s, its p99 and server CPU from that run. Run spread: (max − min) / median of the runs' 2xx/s, with their min–max.",
 		"2xx/s per core: 2xx/s over the server CPU the server's cgroup used in that run. caddy-respond serves no file (respond \"hello\" 200): the cost of Caddy's request path without the file.")

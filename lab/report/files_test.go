@@ -108,7 +108,7 @@ func TestFilesTable(t *testing.T) {
 		}
 	}
 	for _, fn := range tb.Footnotes {
-		if fn == memoryFootnote || strings.HasPrefix(fn, "Throttled") {
+		if fn == memoryLegend || strings.HasPrefix(fn, "Throttled") {
 			t.Errorf("footnote about a column the table has not: %s", fn)
 		}
 	}

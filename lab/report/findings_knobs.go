@@ -32,7 +32,7 @@ const (
 	keyTwBuckets = "net.ipv4.tcp_max_tw_buckets"
 )
 
-// knobsHeader names knobsCells' columns, after the proxy's CPU and memory.
+// knobsHeader names knobsCells' columns, in the detail table after the proxy's memory.
 var knobsHeader = []string{"Throttled", "Procs/threads"}
 
 // knobsCells: the share of 100 ms CFS periods the proxy was throttled in
@@ -65,8 +65,8 @@ func procsText(ps results.ProxySummary) string {
 	return fmt.Sprintf("%d/%d", ps.ProcsMax, ps.ThreadsMax)
 }
 
-// knobsFootnote says what the knob columns and labels are.
-const knobsFootnote = "Throttled: the share of the 100 ms CFS periods in which a proxy under a CPU quota used it up and waited for the next (cpu.stat nr_throttled / nr_periods, and the time waited); - without a quota. Procs/threads: the most processes and threads in the proxy's cgroup. [settings] after a profile: the kernel settings its scenario set in the proxy's network namespace, as read back there, and its CPU quota."
+// knobsLegend says what the knob columns and labels are (Report.Legend).
+const knobsLegend = "Throttled: the share of the 100 ms CFS periods in which a proxy under a CPU quota used it up and waited for the next (cpu.stat nr_throttled / nr_periods, and the time waited); - without a quota. Procs/threads: the most processes and threads in the proxy's cgroup. [settings] after a profile: the kernel settings its scenario set in the proxy's network namespace, as read back there, and its CPU quota."
 
 // knobsLabel is " [tcp_tw_reuse=1, 1 CPU quota]" for a row whose step ran
 // with kernel settings or a quota, "" otherwise.

@@ -48,6 +48,9 @@ func backendCell(r row) string {
 	return fmtCores(r.step.BackendSum.CPUAvg, r.step.BackendSum.Samples)
 }
 
+// limitLegend says what the Limited by column is (Report.Legend).
+const limitLegend = "Limited by: the part that limited the row's step (a search: the first failed step above the rate found), the first that holds of generator (its self-check), ports (the proxy logged \"Cannot assign requested address\", the generator counted addr_not_avail, or TIME_WAIT filled 80% of the port range), backend and proxy (busy at 90% of their CPUs or quota over the measured window, or throttled in 20% of the quota's periods); none: no part saturated, the limit was latency or errors."
+
 // limitFootnotes say why each row is limited by what its column says
 // (the generator's reasons have their own † footnotes).
 func limitFootnotes(rows []row) []string {
@@ -58,7 +61,7 @@ func limitFootnotes(rows []row) []string {
 		}
 		out = append(out, fmt.Sprintf("Limited by %s, %s: %s.", r.limitedBy, r.label(true), r.limitedWhy))
 	}
-	return append(out, "Limited by: the part that limited the row's step (a search: the first failed step above the rate found), the first that holds of generator (its self-check), ports (the proxy logged \"Cannot assign requested address\", the generator counted addr_not_avail, or TIME_WAIT filled 80% of the port range), backend and proxy (busy at 90% of their CPUs or quota over the measured window, or throttled in 20% of the quota's periods); none: no part saturated, the limit was latency or errors.")
+	return out
 }
 
 // lagCaveat is the row's caveat on the quantiles above the ones it

@@ -54,6 +54,7 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("## Scaling\n\n")
 		writeMDTable(&b, *r.Scaling, true)
 	}
+	writeMDList(&b, "Legend", r.Legend)
 	writeMDList(&b, "Not run", r.NotRun)
 	writeMDList(&b, "Notes", r.Notes)
 	writeMDList(&b, "CPU layouts", r.Layouts)
@@ -90,6 +91,7 @@ func (r *Report) MarkdownTables() []byte {
 		writeMDTable(&b, *r.Files, false)
 	}
 	writeMDList(&b, "Findings", r.Findings)
+	writeMDList(&b, "Legend", r.Legend)
 	writeMDList(&b, "Not run", r.NotRun)
 	return b.Bytes()
 }

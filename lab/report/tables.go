@@ -15,6 +15,7 @@ type Table struct {
 	Rows      [][]string
 	Marks     []string // per row: its mark symbols ("†", "✗"), "" for none (rank.go)
 	Footnotes []string // the generator's reasons, and other remarks
+	Detail    bool     // the rest of the rows of the table before it (tables.go: detailTable)
 }
 
 // Section is one scenario of the plan.
@@ -56,19 +57,19 @@ func buildSection(f *results.File, s *plan.Scenario) *Section {
 	withKey := len(keys) > 1
 	switch {
 	case s.Method == plan.MethodSearch:
-		sec.Tables = append(sec.Tables, searchTable(sec.rows, withKey))
+		sec.Tables = append(sec.Tables, searchTable(sec.rows, withKey)...)
 		if withKey {
 			sec.Tables = append(sec.Tables, keyMatrix(sec.rows))
 		}
 		sec.Ranking = ranking(sec.rows, withKey, "rate found")
 	case s.Method == plan.MethodFixed:
-		sec.Tables = append(sec.Tables, fixedTable(sec.rows, withKey))
+		sec.Tables = append(sec.Tables, fixedTable(sec.rows, withKey)...)
 		sec.Ranking = cpuRanking(f, sec.rows, withKey)
 	case s.Kind == plan.KindSustained:
-		sec.Tables = append(sec.Tables, sustainedTable(sec.rows, withKey))
+		sec.Tables = append(sec.Tables, sustainedTable(sec.rows, withKey)...)
 		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
 	default:
-		sec.Tables = append(sec.Tables, closedTable(sec.rows, withKey))
+		sec.Tables = append(sec.Tables, closedTable(sec.rows, withKey)...)
 		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
 	}
 	if s.IsOrigin() {
@@ -177,26 +178,64 @@ func latencyCells(r row) []string {
 	return []string{fmtLatency(l.P50), fmtLatency(l.P95), fmtLatency(l.P99), fmtPct(r.errShare)}
 }
 
-// proxyHeader names proxyCells' columns: what the proxy needs (anon +
-// kernel) idle and under load, then the page cache and memory.current
-// under load, so nobody reads the seeds' total as the proxy's need.
-var proxyHeader = concat([]string{"Proxy CPU", "Idle anon+kernel", "Load anon+kernel", "Load page cache", "Load memory.current"}, knobsHeader)
+// Each scenario's rows show in two tables: the main one with what a
+// reader compares across proxies (at most maxMainColumns columns, so it
+// fits a screen), and a detail table under it with the rest of each row.
 
-func proxyCells(r row) []string {
+// maxMainColumns is the most columns a scenario's main table has.
+const maxMainColumns = 10
+
+// mainHeader names mainCells' columns, the main table's last: the proxy's
+// CPU, what it needs under load (anon + kernel: not the seeds' total, so
+// nobody reads that as its need) and the part that limited the row.
+var mainHeader = []string{"Proxy CPU", "Load anon+kernel", limitHeader}
+
+func mainCells(r row) []string {
 	if r.step == nil {
-		return append([]string{"-", fmtMiB(r.memIdle), "-", "-", "-"}, knobsCells(r)...)
+		return []string{"-", "-", limitCell(r)}
 	}
 	ps := r.step.ProxySum
-	return append([]string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(r.memIdle), fmtMiB(ps.NeedMax), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}, knobsCells(r)...)
+	return []string{fmtCores(ps.CPUAvg, ps.Samples), fmtMiB(ps.NeedMax), limitCell(r)}
 }
 
-// headroomFootnote says what the headroom column is.
-const headroomFootnote = "Generator headroom: the generator's ceiling for the scenario (the same search against loadlab serve on the server CPUs, no proxy) over the row's rate, and how much of its wall time the generator's busiest loop had no time to spare (busy + starved) in the row's step; a self-check above 90% marks the row †."
+// detailHeader names detailCells' columns, after the detail table's
+// Proxy: the proxy's memory idle, its page cache and memory.current
+// under load, the knobs, the generator's verdict, the backend's CPU and
+// the generator's headroom.
+var detailHeader = concat([]string{"Idle anon+kernel", "Load page cache", "Load memory.current"}, knobsHeader, []string{"Generator", backendHeader, "Generator headroom"})
 
-// memoryFootnote says what the memory columns are.
-const memoryFootnote = "Memory: anon+kernel is what the proxy needs (memory.stat anon plus kernel memory), idle after one request and the plan's quiet time, and the peak under load; page cache is charged to whichever cgroup first read a file (the binary), so it depends on what ran before; memory.current is both, the number the seeds report."
+func detailCells(r row) []string {
+	mem := []string{fmtMiB(r.memIdle), "-", "-"}
+	if r.step != nil {
+		ps := r.step.ProxySum
+		mem = []string{fmtMiB(r.memIdle), fmtMiB(ps.FileMax), fmtMiB(ps.MemMax)}
+	}
+	return concat(mem, knobsCells(r), []string{r.genText, backendCell(r), orDash(r.headroom)})
+}
 
-// finish adds the generator column's footnotes and marks.
+// detailTable is main's detail table: per row its label, detailCells and
+// the cells of the scenario's own last column (lastHeader, from last).
+func detailTable(main Table, rows []row, withKey bool, lastHeader string, last func(row) string) Table {
+	t := Table{Caption: main.Caption + ": memory, knobs, generator and backend", Detail: true,
+		Header: concat([]string{"Proxy"}, detailHeader, []string{lastHeader})}
+	for _, r := range rows {
+		t.Rows = append(t.Rows, concat([]string{r.label(withKey)}, detailCells(r), []string{last(r)}))
+	}
+	t.Marks = main.Marks
+	return t
+}
+
+// Legend entries: what the scenario tables' columns are, said once for
+// the whole report (Report.Legend).
+const (
+	// headroomLegend says what the headroom column is.
+	headroomLegend = "Generator headroom: the generator's ceiling for the scenario (the same search against loadlab serve on the server CPUs, no proxy) over the row's rate, and how much of its wall time the generator's busiest loop had no time to spare (busy + starved) in the row's step; a self-check above 90% marks the row †."
+	// memoryLegend says what the memory columns are.
+	memoryLegend = "Memory: anon+kernel is what the proxy needs (memory.stat anon plus kernel memory), idle after one request and the plan's quiet time, and the peak under load; page cache is charged to whichever cgroup first read a file (the binary), so it depends on what ran before; memory.current is both, the number the seeds report."
+)
+
+// finish adds the marks and the footnotes about the rows: the
+// generator's reasons, the lag caveats and why each row was limited.
 func finish(t *Table, rows []row) {
 	n := 0
 	for _, r := range rows {
@@ -215,27 +254,33 @@ func finish(t *Table, rows []row) {
 	}
 	t.Footnotes = append(t.Footnotes, caveatFootnotes(rows)...)
 	t.Footnotes = append(t.Footnotes, limitFootnotes(rows)...)
-	t.Footnotes = append(t.Footnotes, memoryFootnote, knobsFootnote)
 }
 
-func searchTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Protocol"})}
+// pair is a scenario's main table and its detail table; the footnotes go
+// under the detail table, the last of the two.
+func pair(main Table, rows []row, withKey bool, lastHeader string, last func(row) string) []Table {
+	finish(&main, rows)
+	d := detailTable(main, rows, withKey, lastHeader, last)
+	d.Footnotes, main.Footnotes = main.Footnotes, nil
+	return []Table{main, d}
+}
+
+func searchTable(rows []row, withKey bool) []Table {
+	t := Table{Caption: "Max sustainable rate", Header: concat([]string{"Proxy", "Rate found (req/s)", "p50", "p95", "p99", "Errors"}, mainHeader)}
 	for _, r := range rows {
 		rate := r.rateText
 		if rate == "" {
 			rate = r.valueText()
 		}
-		cells := append([]string{r.label(withKey), rate}, latencyCells(r)...)
-		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), protocolCell(r)))
+		t.Rows = append(t.Rows, concat([]string{r.label(withKey), rate}, latencyCells(r), mainCells(r)))
 	}
-	finish(&t, rows)
+	ts := pair(t, rows, withKey, "Protocol", protocolCell)
+	d := &ts[1]
 	if n := runsFootnote(rows, "rate found"); n != "" {
-		t.Footnotes = append(t.Footnotes, n)
+		d.Footnotes = append(d.Footnotes, n)
 	}
-	t.Footnotes = append(t.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found (of the median search, with several).")
-	t.Footnotes = append(t.Footnotes, headroomFootnote)
-	return t
+	d.Footnotes = append(d.Footnotes, "Latency, CPU and memory are from the last passing confirmation at the rate found (of the median search, with several).")
+	return ts
 }
 
 // protocolCell says what the generator spoke to the proxy in the row's
@@ -303,61 +348,55 @@ func keyMatrix(rows []row) Table {
 	return t
 }
 
-func fixedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Runs"})}
+func fixedTable(rows []row, withKey bool) []Table {
+	t := Table{Caption: "Fixed rates", Header: concat([]string{"Proxy", "Offered (req/s)", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, mainHeader)}
 	for _, r := range rows {
-		cells := append([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r)...)
-		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), orDash(r.runs)))
+		t.Rows = append(t.Rows, concat([]string{r.label(withKey), fmtRate(r.rate), fmtRate(r.achieved)}, latencyCells(r), mainCells(r)))
 	}
-	finish(&t, rows)
-	t.Footnotes = append(t.Footnotes, headroomFootnote)
-	return t
+	return pair(t, rows, withKey, "Runs", func(r row) string { return orDash(r.runs) })
 }
 
-func closedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom", "Runs"})}
+func closedTable(rows []row, withKey bool) []Table {
+	t := Table{Caption: "Closed loop", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors"}, mainHeader)}
 	for _, r := range rows {
-		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
-		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom), orDash(r.runs)))
+		t.Rows = append(t.Rows, concat([]string{r.label(withKey), r.valueText()}, latencyCells(r), mainCells(r)))
 	}
-	finish(&t, rows)
-	t.Footnotes = append(t.Footnotes, headroomFootnote)
-	t.Footnotes = append(t.Footnotes, "Only 2xx responses count as achieved; errors include non-2xx responses (502s).")
+	ts := pair(t, rows, withKey, "Runs", func(r row) string { return orDash(r.runs) })
+	d := &ts[1]
+	d.Footnotes = append(d.Footnotes, "Only 2xx responses count as achieved; errors include non-2xx responses (502s).")
 	if n := runsFootnote(rows, "achieved (2xx/s)"); n != "" {
-		t.Footnotes = append(t.Footnotes, n)
+		d.Footnotes = append(d.Footnotes, n)
 	}
-	return t
+	return ts
 }
 
-func sustainedTable(rows []row, withKey bool) Table {
-	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak", "First failure"}, proxyHeader, []string{"Generator", limitHeader, backendHeader, "Generator headroom"})}
+func sustainedTable(rows []row, withKey bool) []Table {
+	t := Table{Caption: "Sustained load", Header: concat([]string{"Proxy", "Achieved (2xx/s)", "p50", "p95", "p99", "Errors", "TIME_WAIT peak"}, mainHeader)}
 	for _, r := range rows {
-		cells := append([]string{r.label(withKey), r.valueText()}, latencyCells(r)...)
-		tw, first := "-", "-"
-		if r.step != nil {
-			if r.step.ProxySum.TimeWaitMax >= 0 {
-				tw = fmtInt(int64(r.step.ProxySum.TimeWaitMax))
-			}
-			if r.step.Result != nil {
-				first = "none"
-				if ff := firstFailure(r.step.Result.PerSecond); ff.found {
-					first = fmt.Sprintf("t=%d s, after %s 2xx", ff.second, fmtInt(int64(ff.okBefore)))
-				}
-			}
+		tw := "-"
+		if r.step != nil && r.step.ProxySum.TimeWaitMax >= 0 {
+			tw = fmtInt(int64(r.step.ProxySum.TimeWaitMax))
 		}
-		cells = append(cells, tw, first)
-		cells = append(cells, proxyCells(r)...)
-		t.Rows = append(t.Rows, append(cells, r.genText, limitCell(r), backendCell(r), orDash(r.headroom)))
+		t.Rows = append(t.Rows, concat([]string{r.label(withKey), r.valueText()}, latencyCells(r), []string{tw}, mainCells(r)))
 	}
-	finish(&t, rows)
-	t.Footnotes = append(t.Footnotes, headroomFootnote)
-	t.Footnotes = append(t.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
+	ts := pair(t, rows, withKey, "First failure", firstFailureCell)
+	d := &ts[1]
+	d.Footnotes = append(d.Footnotes, "First failure: the first second with failed or non-2xx responses, and the 2xx responses up to its end (warmup included).")
 	if n := runsFootnote(rows, "achieved (2xx/s)"); n != "" {
-		t.Footnotes = append(t.Footnotes, n)
+		d.Footnotes = append(d.Footnotes, n)
 	}
-	return t
+	return ts
+}
+
+// firstFailureCell is the sustained row's first failing second.
+func firstFailureCell(r row) string {
+	if r.step == nil || r.step.Result == nil {
+		return "-"
+	}
+	if ff := firstFailure(r.step.Result.PerSecond); ff.found {
+		return fmt.Sprintf("t=%d s, after %s 2xx", ff.second, fmtInt(int64(ff.okBefore)))
+	}
+	return "none"
 }
 
 // concat joins string lists.
