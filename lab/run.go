@@ -43,6 +43,10 @@ type RunOptions struct {
 	ServeLinger time.Duration // after the run, keep serving the final report this long
 	AllowRemote bool          // allow a --serve address off loopback
 
+	// Metrics, if set, hears every step (lab run --metrics-addr; the
+	// caller serves it).
+	Metrics *Metrics
+
 	Stdout io.Writer // the tables
 	Log    io.Writer // progress, notes, where the files went
 }
@@ -115,7 +119,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
 		Open: scenario.SessionOpener(&janitor), Log: log, NoCgroups: o.NoCgroups,
 		Machine: scenario.ReadMachine(p.Net),
-		Watch:   lp.watcher(),
+		Watch:   watchers(lp.watcher(), o.Metrics),
 	}
 	runErr := r.Run(runCtx)
 	if cerr := janitor.Run(); cerr != nil {

@@ -59,5 +59,6 @@ final report stays up for --serve-linger.`,
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the plan, print the layouts and the budget, run nothing")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the tables at the end")
 	f.serveFlags.register(fl)
+	f.metrics.register(fl, "the lab run (the step running, the proxy's and backend's cgroups, the generator)")
 	return cmd
 }

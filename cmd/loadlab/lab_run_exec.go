@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,14 +15,27 @@ const exitInterrupted = 130
 // runLab runs `loadlab lab run`: the lab's pipeline (lab.Run) with the
 // flags as given.
 func runLab(cmd *cobra.Command, f *labRunFlags) error {
-	err := lab.Run(cmd.Context(), lab.RunOptions{
+	var lm *lab.Metrics
+	if f.metrics.addr != "" {
+		labels, err := f.metrics.labelSet(time.Now())
+		if err != nil {
+			return err
+		}
+		lm = lab.NewMetrics(labels)
+	}
+	ep, err := f.metrics.start(f.allowRemote, cmd.ErrOrStderr(), lm)
+	if err != nil {
+		return err
+	}
+	err = lab.Run(cmd.Context(), lab.RunOptions{
 		Plan: f.plan, Out: f.out, Profiles: lab.SplitList(f.profiles), Scenarios: lab.SplitList(f.scenarios),
 		Keys: f.keys, StepScale: f.stepScale, Net: f.net, NoCgroups: f.noCgroups,
 		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
 		Memory: f.memory, DryRun: f.dryRun, Quiet: f.quiet,
 		Serve: f.serve, ServeLinger: f.serveLinger, AllowRemote: f.allowRemote,
-		Stdout: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
+		Metrics: lm, Stdout: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
 	})
+	ep.stop(errors.Is(err, lab.ErrInterrupted))
 	if errors.Is(err, lab.ErrInterrupted) {
 		return exitError{code: exitInterrupted, err: err}
 	}
@@ -45,4 +59,5 @@ type labRunFlags struct {
 	dryRun      bool
 	quiet       bool
 	serveFlags
+	metrics metricsFlags
 }

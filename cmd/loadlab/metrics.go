@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/loadlab/loadlab/gen/metrics"
-	"github.com/loadlab/loadlab/internal/listen"
+	"github.com/loadlab/loadlab/internal/loopback"
 )
 
 // metricsFlags are --metrics-addr, --metrics-linger and --metrics-label,
@@ -73,7 +73,7 @@ func (m *metricsFlags) start(allowRemote bool, log io.Writer, cs ...prometheus.C
 	if m.linger < 0 {
 		return nil, usagef("--metrics-linger must not be negative (got %s)", m.linger)
 	}
-	ln, err := listen.Local(m.addr, "--metrics-addr", allowRemote)
+	ln, err := loopback.Listen("--metrics-addr", m.addr, allowRemote)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -25,7 +25,7 @@ type Server struct {
 	Addr net.Addr // where it listens
 }
 
-// Serve serves reg on ln (bind it first: internal/listen) until Close.
+// Serve serves reg on ln (bind it first: internal/loopback) until Close.
 func Serve(ln net.Listener, reg *prometheus.Registry) *Server {
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg, ErrorHandling: promhttp.ContinueOnError}))

@@ -32,9 +32,12 @@ type Prometheus struct {
 	t       testing.TB
 }
 
-// Start starts Prometheus scraping every second what Target adds, and
-// waits until it is ready. It stops with the test.
-func Start(t testing.TB) *Prometheus {
+// Start starts Prometheus scraping every second the targets given here
+// (HOST:PORT, path /metrics: scraped from its start) and what Target adds
+// later (file service discovery: Prometheus passes discovered targets on
+// at most every 5 s), and waits until it is ready. It stops with the
+// test.
+func Start(t testing.TB, static ...string) *Prometheus {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
@@ -45,16 +48,22 @@ func Start(t testing.TB) *Prometheus {
 	if err := os.WriteFile(targets, []byte("[]"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	st, _ := json.Marshal(static)
+	if static == nil {
+		st = []byte("[]")
+	}
 	conf := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 900ms
   evaluation_interval: 1s
 scrape_configs:
   - job_name: loadlab
+    static_configs:
+      - targets: %s
     file_sd_configs:
       - files: [%q]
         refresh_interval: 1s
-`, targets)
+`, st, targets)
 	cfgFile := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgFile, []byte(conf), 0o644); err != nil {
 		t.Fatal(err)
@@ -128,13 +137,39 @@ func (p *Prometheus) awaitReady(exited <-chan struct{}, within time.Duration) bo
 func (p *Prometheus) Target(addr string) time.Time {
 	p.t.Helper()
 	b, _ := json.Marshal([]map[string]any{{"targets": []string{addr}}})
+	if err := p.write(b); err != nil {
+		p.t.Fatal(err)
+	}
+	return p.FirstScrape(addr)
+}
+
+func (p *Prometheus) write(b []byte) error {
 	tmp := p.targets + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		p.t.Fatal(err)
+		return err
 	}
-	if err := os.Rename(tmp, p.targets); err != nil {
-		p.t.Fatal(err)
+	return os.Rename(tmp, p.targets)
+}
+
+// Scraping waits until Prometheus scrapes addr, up or not (its first
+// targets arrive through its discovery manager, seconds after its
+// start).
+func (p *Prometheus) Scraping(addr string) {
+	p.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		if v, err := p.Query(fmt.Sprintf(`up{instance=%q}`, addr), time.Time{}); err == nil && len(v) == 1 {
+			return
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
+	p.t.Fatalf("prometheus never tried to scrape %s", addr)
+}
+
+// FirstScrape waits until Prometheus has scraped addr successfully and
+// returns that scrape's time.
+func (p *Prometheus) FirstScrape(addr string) time.Time {
+	p.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for time.Now().Before(deadline) {
 		// timestamp() of a plain selector: the scrape's own time.

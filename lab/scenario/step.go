@@ -78,9 +78,6 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	}
 	cfg := u.px.Aim().Config(base)
 	st.Started = u.r.Now().UTC()
-	if u.r.Watch != nil {
-		u.r.Watch.StepStart(u.stepInfo(seq, phase, rate, base.Duration), &cfg)
-	}
 
 	if base.Duration >= longStep {
 		u.r.prog.stepStart(u.spec, seq, phase, rate, base.Duration)
@@ -99,6 +96,11 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	w := u.px.Watch(watchEvery)
 	bw := u.watchBackend()
 	life := u.watchLife()
+	if u.r.Watch != nil {
+		si := u.stepInfo(seq, phase, rate, base.Duration)
+		si.Proxy, si.Backend = w, bw
+		u.r.Watch.StepStart(si, &cfg)
+	}
 	genStart := time.Now()
 	h0 := u.r.host.mark()
 	res, err := u.r.Gen(ctx, cfg)

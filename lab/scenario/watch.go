@@ -5,6 +5,7 @@ import (
 
 	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/results"
+	"github.com/loadlab/loadlab/lab/watch"
 )
 
 // Watcher hears a lab run as it goes: each measured step as it starts and
@@ -33,6 +34,10 @@ type StepInfo struct {
 	Phase    string
 	Rate     float64 // 0: closed loop
 	Duration time.Duration
+
+	// Proxy and Backend sample the proxy's and the backend's cgroups
+	// while the step runs (StepStart only; nil when not watched).
+	Proxy, Backend *watch.Watcher
 
 	Done  int           // steps finished, this one included once done
 	Steps int           // the budget's estimate of all steps (at least Done)

@@ -141,6 +141,13 @@ func (w *Watcher) Stop() []Sample {
 	return append([]Sample(nil), w.samples...)
 }
 
+// Samples returns the samples so far (the watcher goes on).
+func (w *Watcher) Samples() []Sample {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return append([]Sample(nil), w.samples...)
+}
+
 // Latest returns the most recent sample (the zero Sample before the first).
 func (w *Watcher) Latest() Sample {
 	w.mu.Lock()
