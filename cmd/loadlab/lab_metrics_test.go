@@ -3,10 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 

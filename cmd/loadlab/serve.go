@@ -10,6 +10,9 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/loadlab/loadlab/pin"
 
@@ -24,6 +27,8 @@ const serveEndpoints = "/1k /100k /1m /echo /status/NNN /chunked /close /delay/D
 func newServeCmd() *cobra.Command {
 	var cfg backend.Config
 	var cpus string
+	var mf metricsFlags
+	var allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the built-in backend (fixed bodies, echo, stall injection)",
@@ -70,7 +75,16 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runServe(ctx, cfg, cmd.ErrOrStderr())
+			return runServe(ctx, cfg, cmd.ErrOrStderr(), func(s *backend.Server) (*metricsEndpoint, error) {
+				if mf.addr == "" {
+					return nil, nil
+				}
+				labels, err := mf.labelSet(time.Now())
+				if err != nil {
+					return nil, err
+				}
+				return mf.start(allowRemote, cmd.ErrOrStderr(), backendCollector{s: s, labels: labels})
+			})
 		},
 	}
 	f := cmd.Flags()
@@ -84,16 +98,26 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 	f.BoolVar(&cfg.H2, "h2", false, "also serve HTTP/2 on the same port (h2c prior knowledge; ALPN h2 with TLS)")
 	f.Uint32Var(&cfg.H2MaxStreams, "h2-max-streams", 0, "SETTINGS_MAX_CONCURRENT_STREAMS for HTTP/2 (with --h2; default 250)")
 	f.IntVar(&cfg.Concurrency, "concurrency", backend.DefaultConcurrency, "maximum concurrent connections")
+	mf.register(f, "the backend (connections accepted and open, requests served)")
+	f.BoolVar(&allowRemote, "allow-remote", false, "allow a --metrics-addr off loopback, reachable from other machines")
 	return cmd
 }
 
 // runServe starts the backend, prints one "serving" line to w, serves until
 // ctx is done and shuts down cleanly.
-func runServe(ctx context.Context, cfg backend.Config, w io.Writer) error {
+func runServe(ctx context.Context, cfg backend.Config, w io.Writer, serveMetrics func(*backend.Server) (*metricsEndpoint, error)) error {
 	s, err := backend.Start(cfg)
 	if err != nil {
 		return err
 	}
+	var ep *metricsEndpoint
+	if serveMetrics != nil {
+		if ep, err = serveMetrics(s); err != nil {
+			s.Close()
+			return err
+		}
+	}
+	defer ep.stop(true) // the backend has no final values to linger for
 	var extra []string
 	if cfg.H2 {
 		mode := "h2c with prior knowledge"
@@ -115,4 +139,21 @@ func runServe(ctx context.Context, cfg backend.Config, w io.Writer) error {
 	fmt.Fprintf(w, "serving %s (endpoints: %s%s)\n", s.URL(), serveEndpoints, suffix)
 	<-ctx.Done()
 	return s.Close()
+}
+
+// backendCollector exposes the backend's own counters (its /_stats) at
+// each scrape.
+type backendCollector struct {
+	s      *backend.Server
+	labels map[string]string
+}
+
+func (backendCollector) Describe(chan<- *prometheus.Desc) {}
+
+func (b backendCollector) Collect(ch chan<- prometheus.Metric) {
+	st := b.s.Stats()
+	d := func(name, help string) *prometheus.Desc { return prometheus.NewDesc(name, help, nil, b.labels) }
+	ch <- prometheus.MustNewConstMetric(d("loadlab_backend_accepted_total", "TCP connections the backend accepted (plain or TLS)."), prometheus.CounterValue, float64(st.Accepted))
+	ch <- prometheus.MustNewConstMetric(d("loadlab_backend_open_connections", "TCP connections open now."), prometheus.GaugeValue, float64(st.Open))
+	ch <- prometheus.MustNewConstMetric(d("loadlab_backend_requests_total", "Requests served, all protocols (/_stats excluded)."), prometheus.CounterValue, float64(st.Requests))
 }

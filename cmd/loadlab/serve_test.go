@@ -56,7 +56,7 @@ func TestRunServeServesUntilCancelled(t *testing.T) {
 	w := &lineWriter{line: make(chan string, 1)}
 	errc := make(chan error, 1)
 	go func() {
-		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", StallEvery: time.Hour, StallFor: time.Minute}, w)
+		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", StallEvery: time.Hour, StallFor: time.Minute}, w, nil)
 	}()
 
 	var line string
@@ -123,7 +123,9 @@ func TestRunServeH2C(t *testing.T) {
 	defer cancel()
 	w := &lineWriter{line: make(chan string, 1)}
 	errc := make(chan error, 1)
-	go func() { errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", H2: true, H2MaxStreams: 8}, w) }()
+	go func() {
+		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0", H2: true, H2MaxStreams: 8}, w, nil)
+	}()
 	var line string
 	select {
 	case line = <-w.line:
@@ -169,5 +171,63 @@ func TestServeErrorsNameFlags(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errb.String(), want) {
 			t.Errorf("serve %s: exit %d, stderr %q, want exit 2 and %q", args, code, errb.String(), want)
 		}
+	}
+}
+
+// TestServeMetricsCountsRequests: serve --metrics-addr exposes the
+// backend's own counters, and they move by exactly the requests sent.
+func TestServeMetricsCountsRequests(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w := &lineWriter{line: make(chan string, 1)}
+	eps := make(chan *metricsEndpoint, 1)
+	srvs := make(chan *backend.Server, 1)
+	errc := make(chan error, 1)
+	go func() {
+		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0"}, w, func(s *backend.Server) (*metricsEndpoint, error) {
+			mf := metricsFlags{addr: "127.0.0.1:0"}
+			ep, err := mf.start(false, io.Discard, backendCollector{s: s, labels: map[string]string{"run": "t"}})
+			eps <- ep
+			srvs <- s
+			return ep, err
+		})
+	}()
+	var ep *metricsEndpoint
+	select {
+	case ep = <-eps:
+	case err := <-errc:
+		t.Fatalf("runServe: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("no metrics endpoint")
+	}
+	s := <-srvs
+	<-w.line
+	scrape := func() string {
+		resp, err := http.Get("http://" + ep.srv.Addr.String() + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if out := scrape(); !strings.Contains(out, `loadlab_backend_requests_total{run="t"} 0`) {
+		t.Fatalf("before any request:\n%s", out)
+	}
+	for i := 0; i < 7; i++ {
+		resp, err := http.Get("http://" + s.Addr() + "/1k")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	out := scrape()
+	if !strings.Contains(out, `loadlab_backend_requests_total{run="t"} 7`) || !strings.Contains(out, `loadlab_backend_accepted_total{run="t"}`) {
+		t.Fatalf("after 7 requests:\n%s", out)
+	}
+	cancel()
+	if err := <-errc; err != nil {
+		t.Fatal(err)
 	}
 }
