@@ -75,6 +75,14 @@ type JobOptions struct {
 	// GenArgs are loadlab gen's flags and URL, without --shard,
 	// --start-at, --json and --quiet, which the Job sets.
 	GenArgs []string
+
+	// MetricsPort, when not 0, has every shard serve its Prometheus
+	// metrics (gen --metrics-addr, labelled shard=INDEX) on this port of
+	// the pod's address: the container declares the port and the pod
+	// carries the prometheus.io/scrape, port and path annotations that
+	// annotation-based scrape configs discover. The endpoint is off
+	// loopback, so GenArgs must include --allow-remote.
+	MetricsPort int
 }
 
 // reserved are the gen flags the Job sets itself.
@@ -115,6 +123,16 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	case len(o.GenArgs) == 0:
 		return nil, fmt.Errorf("no gen arguments: give at least the target URL")
 	}
+	if o.MetricsPort != 0 {
+		switch {
+		case o.MetricsPort < 1 || o.MetricsPort > 65535:
+			return nil, fmt.Errorf("metrics port must be between 1 and 65535 (got %d)", o.MetricsPort)
+		case HasArg(o.GenArgs, "--metrics-addr"):
+			return nil, fmt.Errorf("gen argument --metrics-addr: the Job sets it from the metrics port; leave it out")
+		case !HasArg(o.GenArgs, "--allow-remote"):
+			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --allow-remote to the gen arguments")
+		}
+	}
 	mem, err := resource.ParseQuantity(o.MemoryPerShard)
 	if err != nil || mem.Sign() <= 0 {
 		return nil, fmt.Errorf("memory per shard %q: give a Kubernetes quantity such as 512Mi or 2Gi", o.MemoryPerShard)
@@ -135,14 +153,26 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 		corev1.ResourceCPU:    *resource.NewQuantity(int64(o.CPUsPerShard), resource.DecimalSI),
 		corev1.ResourceMemory: mem,
 	}
-	args := append([]string{
+	args := []string{
 		"gen",
 		fmt.Sprintf("--shard=$(%s)/%d", IndexEnv, o.Shards),
 		"--start-at=" + o.Start.UTC().Format(time.RFC3339Nano),
 		"--host=$(NODE_NAME)/$(POD_NAME)",
 		"--json=-",
 		"--quiet",
-	}, o.GenArgs...)
+	}
+	var annotations map[string]string
+	var ports []corev1.ContainerPort
+	if o.MetricsPort != 0 {
+		args = append(args, "--metrics-addr=0.0.0.0:"+strconv.Itoa(o.MetricsPort))
+		ports = []corev1.ContainerPort{{Name: "metrics", ContainerPort: int32(o.MetricsPort), Protocol: corev1.ProtocolTCP}}
+		annotations = map[string]string{
+			"prometheus.io/scrape": "true",
+			"prometheus.io/port":   strconv.Itoa(o.MetricsPort),
+			"prometheus.io/path":   "/metrics",
+		}
+	}
+	args = append(args, o.GenArgs...)
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
 	}
@@ -160,6 +190,7 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			Image:   o.Image,
 			Command: []string{Binary},
 			Args:    args,
+			Ports:   ports,
 			Env: []corev1.EnvVar{
 				fieldEnv(IndexEnv, "metadata.annotations['"+completionIndexAnnotation+"']"),
 				fieldEnv("NODE_NAME", "spec.nodeName"),
@@ -194,7 +225,7 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			// as late: one attempt per shard.
 			BackoffLimit: ptr(int32(0)),
 			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec:       pod,
 			},
 		},
@@ -213,6 +244,20 @@ func YAML(job *batchv1.Job) ([]byte, error) {
 		return nil, fmt.Errorf("write the Job as YAML: %w", err)
 	}
 	return b, nil
+}
+
+// HasArg reports whether args give the flag name, as --name or
+// --name=value, before a "--".
+func HasArg(args []string, name string) bool {
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if n, _, _ := strings.Cut(a, "="); n == name {
+			return true
+		}
+	}
+	return false
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -162,3 +162,41 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// TestJobMetricsPort: --metrics-port gives each shard an endpoint on the
+// pod's address that annotation-based discovery finds.
+func TestJobMetricsPort(t *testing.T) {
+	o := example()
+	o.MetricsPort = 9464
+	job := decode(t, must(YAML(must(Job(o)))))
+	tpl := job.Spec.Template
+	c := tpl.Spec.Containers[0]
+	if i := slices.Index(c.Args, "--metrics-addr=0.0.0.0:9464"); i != 6 || c.Args[len(c.Args)-1] != "http://proxy.bench.svc:8080/1k" {
+		t.Fatalf("args %q: want --metrics-addr after the Job's own flags, the URL last", c.Args)
+	}
+	if len(c.Ports) != 1 || c.Ports[0].ContainerPort != 9464 || c.Ports[0].Name != "metrics" || c.Ports[0].Protocol != corev1.ProtocolTCP {
+		t.Fatalf("ports %+v", c.Ports)
+	}
+	a := tpl.Annotations
+	if a["prometheus.io/scrape"] != "true" || a["prometheus.io/port"] != "9464" || a["prometheus.io/path"] != "/metrics" {
+		t.Fatalf("pod annotations %v", a)
+	}
+	job = decode(t, must(YAML(must(Job(example())))))
+	if c := job.Spec.Template.Spec.Containers[0]; len(c.Ports) != 0 || job.Spec.Template.Annotations != nil || slices.ContainsFunc(c.Args, func(a string) bool { return strings.HasPrefix(a, "--metrics-addr") }) {
+		t.Fatalf("without a metrics port: ports %+v, annotations %v, args %q", c.Ports, job.Spec.Template.Annotations, c.Args)
+	}
+	for want, edit := range map[string]func(*JobOptions){
+		"between 1 and 65535":         func(o *JobOptions) { o.MetricsPort = 70000 },
+		"gen argument --metrics-addr": func(o *JobOptions) { o.GenArgs = append([]string{"--metrics-addr=127.0.0.1:1"}, o.GenArgs...) },
+		"add --allow-remote": func(o *JobOptions) {
+			o.GenArgs = slices.DeleteFunc(o.GenArgs, func(a string) bool { return a == "--allow-remote" })
+		},
+	} {
+		o := example()
+		o.MetricsPort = 9464
+		edit(&o)
+		if _, err := Job(o); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v", want, err)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -81,6 +80,7 @@ Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 	fl.DurationVar(&f.startIn, "start-in", time.Minute, "start the schedule this long after now, rounded up to a whole second: time for the pods to be scheduled and the image pulled")
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this time instead (RFC 3339)")
 	fl.StringVarP(&f.out, "output", "o", "-", "write the manifest to FILE (- = stdout)")
+	fl.IntVar(&f.opts.MetricsPort, "metrics-port", 0, "have each shard serve Prometheus metrics on this port of its pod (gen --metrics-addr, label shard), with the container port and the prometheus.io/scrape, port and path pod annotations; needs --allow-remote in the gen arguments")
 	return cmd
 }
 
@@ -113,7 +113,7 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 	default:
 		o.Start = now.Add(f.startIn).Truncate(time.Second).Add(time.Second)
 	}
-	run, err := checkGenArgs(genArgs, o.Shards)
+	run, err := checkGenArgs(genArgs, o.Shards, o.MetricsPort != 0)
 	if err != nil {
 		return err
 	}
@@ -147,7 +147,7 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: %d shards start at %s (in %v): apply it now, then\n  kubectl%s wait --for=condition=complete job/%s --timeout=%ds\n  kubectl%s logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl\n  loadlab merge shards.jsonl\n",
 		o.Name, o.Shards, o.Start.UTC().Format(time.RFC3339), o.Start.Sub(now).Round(time.Second), ns, o.Name, int(o.Deadline.Seconds()), ns, o.Name, o.Shards)
-	if !hasFlag(genArgs, "--allow-remote") {
+	if !k8s.HasArg(genArgs, "--allow-remote") {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: the shards refuse a target reached through a gateway (usually the case from a pod) unless the gen arguments include --allow-remote\n")
 	}
 	return nil
@@ -155,8 +155,9 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 
 // checkGenArgs parses the Job's gen arguments with gen's own flags, so that
 // a typo fails here rather than in every pod, and returns how long a shard
-// runs at most (duration and two timeouts to drain).
-func checkGenArgs(args []string, shards int) (time.Duration, error) {
+// runs at most (duration and two timeouts to drain, and the metrics
+// endpoint's linger when metrics is set).
+func checkGenArgs(args []string, shards int, metrics bool) (time.Duration, error) {
 	g := newGenCmd()
 	g.SetArgs(args)
 	if err := g.ParseFlags(args); err != nil {
@@ -195,17 +196,10 @@ func checkGenArgs(args []string, shards int) (time.Duration, error) {
 	if d <= 0 || t <= 0 {
 		return 0, usagef("gen arguments: --duration and --timeout must be > 0")
 	}
-	return d + 2*t, nil
-}
-
-func hasFlag(args []string, name string) bool {
-	for _, a := range args {
-		if a == "--" {
-			break
-		}
-		if n, _, _ := strings.Cut(a, "="); n == name {
-			return true
-		}
+	run := d + 2*t
+	if metrics {
+		linger, _ := fl.GetDuration("metrics-linger")
+		run += linger
 	}
-	return false
+	return run, nil
 }
