@@ -189,6 +189,9 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
 	lc.rec.withTargets(len(r.cfg.reqs), r.histMax)
+	if cfg.Live != nil {
+		lc.rec.live = r.spareLive() // as Run sets each loop up
+	}
 	d, err := r.eng.newDriver(lc, cfg.Connections)
 	if err != nil {
 		tb.Fatal(err)
@@ -332,6 +335,41 @@ func TestZeroAllocTLSKeepAlive(t *testing.T) {
 	cfg := Config{URL: "https://" + addr + "/", Connections: 1, TLS: TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}}
 	if n := allocsPerRequest(t, cfg); n != 0 {
 		t.Fatalf("TLS keep-alive: %v allocations per request after the handshake, want 0", n)
+	}
+}
+
+// TestZeroAllocLive: with Config.Live set (what --metrics-addr sets), a
+// request also records into the live histograms, and still allocates
+// nothing; the live report is made once a second, off the request path.
+func TestZeroAllocLive(t *testing.T) {
+	live := func(*Live) {}
+	dir := testutil.CertDir(t)
+	ca := certs.PathsFor(dir, certs.P256).CA
+	plain := startAllocServer(t, "plain", 1024, "")
+	tls := startAllocServer(t, "tls", 1024, dir)
+	h2c := startAllocServer(t, "h2", 1024, "")
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"closed", Config{URL: "http://" + plain + "/", Connections: 1}},
+		{"open", Config{URL: "http://" + plain + "/", Connections: 4, Rate: 20000}},
+		{"open-paced", Config{URL: "http://" + plain + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond}},
+		{"tls-paced", Config{URL: "https://" + tls + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond, TLS: TLSOptions{CAFile: ca}}},
+		{"h2-open", Config{URL: "http://" + h2c + "/", Connections: 2, Streams: 10, Rate: 20000, HTTP2: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.cfg.Live = live
+			var n float64
+			if tc.cfg.HTTP2 {
+				n = h2AllocsPerRequest(t, tc.cfg)
+			} else {
+				n = allocsPerRequest(t, tc.cfg)
+			}
+			if n != 0 {
+				t.Fatalf("with Live: %v allocations per request, want 0", n)
+			}
+		})
 	}
 }
 
