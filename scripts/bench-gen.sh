@@ -35,9 +35,18 @@
 #              generator CPU per GB read (target loadlab/wrk <= 0.7)
 # (closed-1k and closed-1m also run the floor, see above)
 #
+# METRICS=1 adds, in every scenario, each loadlab run again with
+# --metrics-addr on a free loopback port (suffix +metrics; --metrics-linger 0,
+# so the wall time is the run's) while curl scrapes /metrics once a second, as
+# a Prometheus would, and reports its cost over the same run without
+# (target <= 1.02: metrics cost at most 2% more generator CPU per request).
+# TOOLS="loadlab-epoll loadlab-epoll+metrics ..." runs only those of a
+# scenario's tools (and the ratios between them).
+#
 # Environment: SERVER_CPU=0 GEN_CPU=1 DURATION=10 ROUNDS=3 CONNS=50
 #   RATE=20000 CONNS_1M=10 WARMUP=2 (seconds of unmeasured wrk before each
-#   scenario; 0 = none) SCENARIOS="closed-1k rate-1k closed-1m"
+#   scenario; 0 = none) SCENARIOS="closed-1k rate-1k closed-1m" METRICS=0
+#   TOOLS=""
 #
 # Output: one line per tool per round, a per-round ratio line, a summary of
 # medians and ratios; results/bench-gen.tsv (every run) and
@@ -55,6 +64,9 @@ SCENARIOS=${SCENARIOS:-closed-1k rate-1k closed-1m}
 if ! [[ $RATE =~ ^[0-9]+$ ]] || ((RATE == 0)); then die "RATE must be a positive integer (got '$RATE')"; fi
 if ! [[ $CONNS_1M =~ ^[0-9]+$ ]] || ((CONNS_1M == 0)); then die "CONNS_1M must be a positive integer (got '$CONNS_1M')"; fi
 [[ $WARMUP =~ ^[0-9]+$ ]] || die "WARMUP must be a non-negative integer (got '$WARMUP')"
+METRICS=${METRICS:-0}
+TOOLS=${TOOLS:-}
+[[ $METRICS == [01] ]] || die "METRICS must be 0 or 1 (got '$METRICS')"
 for s in $SCENARIOS; do
 	case $s in closed-1k | rate-1k | closed-1m) ;; *) die "unknown scenario '$s': use closed-1k, rate-1k, closed-1m" ;; esac
 done
@@ -133,15 +145,29 @@ run_one() {
 	local n=$((RATE * DURATION))
 	case $tool in
 	loadlab | loadlab-*)
-		# loadlab-[TOLERANCE-]IO
-		local io=${tool##*-} tol=0 mid=${tool#loadlab-}
+		# loadlab-[TOLERANCE-]IO[+metrics]
+		local base=${tool%+metrics} mflags=() scraper=
+		local io=${base##*-} tol=0 mid=${base#loadlab-}
 		[[ $mid == *-* ]] && tol=${mid%-*}
+		if [[ $tool == *+metrics ]]; then
+			local mport
+			mport=$(free_port)
+			mflags=(--metrics-addr "127.0.0.1:$mport" --metrics-linger 0)
+			# A scrape a second, as Prometheus would: the endpoint's cost is
+			# the generator's.
+			(while sleep 1; do curl -s -o /dev/null "http://127.0.0.1:$mport/metrics" || true; done) &
+			scraper=$!
+		fi
 		if [[ -n $rate ]]; then
 			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -n "$n" -d "$((DURATION + 20))s" -r "$rate" \
-				--pacing-tolerance "$tol" --cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
+				--pacing-tolerance "$tol" --cpus "$GEN_CPU" "${mflags[@]}" --json "$TMP/$name.json" -q "$url" || rc=$?
 		else
 			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -d "${DURATION}s" \
-				--cpus "$GEN_CPU" --json "$TMP/$name.json" -q "$url" || rc=$?
+				--cpus "$GEN_CPU" "${mflags[@]}" --json "$TMP/$name.json" -q "$url" || rc=$?
+		fi
+		if [[ -n $scraper ]]; then
+			kill "$scraper" 2>/dev/null || true
+			wait "$scraper" 2>/dev/null || true
 		fi
 		;;
 	floor-*)
@@ -163,7 +189,7 @@ run_one() {
 	esac
 	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
 	if ((rc != 0)); then
-		printf '%-9s r%-2s %-17s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%-9s r%-2s %-25s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
 		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$l1" >>"$RAW"
 		LAST_COST=-
 		return 0
@@ -193,7 +219,7 @@ run_one() {
 	if [[ $tool == loadlab* && -n $rate ]]; then
 		note+=$(jq -r '"  lag p99 \(.generator.lag_p99_us) µs (tolerance \(.generator.pacing_tolerance_us)), p50 \(.latency_us.p50) µs"' "$TMP/$name.json")
 	fi
-	printf '%-9s r%-2s %-17s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
+	printf '%-9s r%-2s %-25s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
 		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$unit" \
 		"$([[ $sc == closed-1m ]] && awk -v b="$bytes" 'BEGIN { printf "  %.2f GB", b / 1e9 }')" "$note"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
@@ -201,20 +227,42 @@ run_one() {
 	LAST_COST=$cost
 }
 
-# tools_of SCENARIO prints the generators compared in it, loadlab first.
-tools_of() {
+# all_tools_of SCENARIO prints every generator compared in it, loadlab first.
+all_tools_of() {
+	local t list
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab-epoll loadlab-uring wrk floor-epoll floor-uring floor-uring-link" ;;
-	rate-1k) echo "loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load vegeta" ;;
+	closed-1k | closed-1m) list="loadlab-epoll loadlab-uring wrk floor-epoll floor-uring floor-uring-link" ;;
+	rate-1k) list="loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load vegeta" ;;
 	esac
+	if ((METRICS)); then
+		for t in $list; do [[ $t == loadlab-* ]] && list+=" $t+metrics"; done
+	fi
+	echo "$list"
 }
 
-# pairs_of SCENARIO prints the "LOADLAB_TOOL/PEER" ratios a scenario reports.
+# tools_of SCENARIO prints the generators run in it: all of them, or those
+# of TOOLS.
+tools_of() {
+	local t out=""
+	for t in $(all_tools_of "$1"); do
+		[[ -z $TOOLS || " $TOOLS " == *" $t "* ]] && out+="$t "
+	done
+	echo "$out"
+}
+
+# pairs_of SCENARIO prints the "LOADLAB_TOOL/PEER" ratios a scenario reports,
+# those of tools that run.
 pairs_of() {
+	local p t list run
 	case $1 in
-	closed-1k | closed-1m) echo "loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll floor-uring-link/floor-uring" ;;
-	rate-1k) echo "loadlab-epoll/h2load loadlab-uring/h2load loadlab-1ms-epoll/h2load loadlab-1ms-uring/h2load loadlab-uring/loadlab-epoll loadlab-1ms-uring/loadlab-1ms-epoll loadlab-epoll/vegeta" ;;
+	closed-1k | closed-1m) list="loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll floor-uring-link/floor-uring" ;;
+	rate-1k) list="loadlab-epoll/h2load loadlab-uring/h2load loadlab-1ms-epoll/h2load loadlab-1ms-uring/h2load loadlab-uring/loadlab-epoll loadlab-1ms-uring/loadlab-1ms-epoll loadlab-epoll/vegeta" ;;
 	esac
+	for t in $(all_tools_of "$1"); do [[ $t == *+metrics ]] && list+=" $t/${t%+metrics}"; done
+	run=" $(tools_of "$1") "
+	for p in $list; do
+		[[ $run == *" ${p%/*} "* && $run == *" ${p#*/} "* ]] && echo "$p"
+	done
 }
 
 # target_of SCENARIO PAIR prints the target ratio of a pair ("-" = reported only).
@@ -224,6 +272,7 @@ target_of() {
 	closed-1m/loadlab-*/wrk) echo 0.7 ;;
 	rate-1k/loadlab-1ms-*/h2load) echo 0.6 ;;
 	rate-1k/loadlab-*/h2load) echo 1.2 ;;
+	*+metrics/*) echo 1.02 ;;
 	rate-1k/loadlab-epoll/vegeta) echo 0.2 ;;
 	*) echo - ;;
 	esac
@@ -273,7 +322,7 @@ col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t {
 echo
 echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
 printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost\tunit\n' >"$SUMMARY"
-printf '%-9s %-17s %5s %11s %12s  %s\n' scenario tool runs "req/s" cost unit
+printf '%-9s %-25s %5s %11s %12s  %s\n' scenario tool runs "req/s" cost unit
 for sc in $SCENARIOS; do
 	read -r -a tools <<<"$(tools_of "$sc")"
 	unit=us/req
@@ -282,13 +331,13 @@ for sc in $SCENARIOS; do
 		runs=$(col "$sc" "$t" 12 | grep -cv '^-$' || true)
 		mrate=$(col "$sc" "$t" 10 | median)
 		mcost=$(col "$sc" "$t" 12 | median)
-		printf '%-9s %-17s %5s %11.0f %12s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$unit"
+		printf '%-9s %-25s %5s %11.0f %12s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$unit"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$unit" >>"$SUMMARY"
 	done
 done
 echo
 printf 'scenario\tpair\tratio_of_medians\tmedian_round_ratio\ttarget\tverdict\n' >>"$SUMMARY"
-printf '%-9s %-36s %10s %12s %7s  %s\n' scenario pair ratio "round-ratio" target verdict
+printf '%-9s %-44s %10s %12s %7s  %s\n' scenario pair ratio "round-ratio" target verdict
 for sc in $SCENARIOS; do
 	for pair in $(pairs_of "$sc"); do
 		a=$(col "$sc" "${pair%/*}" 12 | median)
@@ -298,7 +347,7 @@ for sc in $SCENARIOS; do
 		tgt=$(target_of "$sc" "$pair")
 		v=-
 		[[ $tgt != - ]] && v=$(verdict "$rat" "$tgt")
-		printf '%-9s %-36s %10s %12s %7s  %s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v"
+		printf '%-9s %-44s %10s %12s %7s  %s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$pair" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
 	done
 done
