@@ -345,9 +345,13 @@ func TestRemeasureNoisiestOnly(t *testing.T) {
 // scriptHost makes the runner read a scripted host clock: the lab's CPUs
 // busy with nothing of the lab's for extra[n] over the n-th generator call
 // (something outside the lab used them). The returned func restores the
-// clock.
+// clock. Its wall clock is scripted too, one second per reading (a step
+// reads it twice), so that a step's share of foreign CPU is extra[n] over
+// the same wall for every step, whatever the machine's load does to the
+// fake generator's real duration.
 func scriptHost(h *harness, extra map[int]time.Duration) func() {
 	var busy time.Duration
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	done := map[int]bool{}
 	clock := &hostClock{cpus: pin.NewCPUSet(0, 1)}
 	clock.read = func() hostMark {
@@ -358,7 +362,8 @@ func scriptHost(h *harness, extra map[int]time.Duration) func() {
 			busy += d
 			done[n] = true
 		}
-		return hostMark{at: time.Now(), busy: busy, ok: true}
+		at = at.Add(time.Second)
+		return hostMark{at: at, busy: busy, ok: true}
 	}
 	old := newHost
 	newHost = func() *hostClock { return clock }
