@@ -375,7 +375,11 @@ func TestZeroAllocLive(t *testing.T) {
 
 func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
-	l := handLoop(b, Config{URL: "http://" + addr + "/", Connections: 1})
+	benchKeepAlive(b, Config{URL: "http://" + addr + "/", Connections: 1})
+}
+
+func benchKeepAlive(b *testing.B, cfg Config) {
+	l := handLoop(b, cfg)
 	now := l.lc.now()
 	l.dispatch(&l.slots[0], now, 0, now)
 	l.lc.pump(b, 10)
