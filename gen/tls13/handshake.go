@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
 	"hash"
 	"io"
 	"slices"
@@ -140,12 +141,32 @@ type Handshake struct {
 	alpn     string
 
 	peerParams []byte // QUIC: the server's transport parameters
+	params     []byte // QUIC: this connection's transport parameters
 }
 
 // Start begins a handshake for c and appends the ClientHello record to
 // out (with Config.QUIC: the ClientHello message, to be sent in Initial
 // packets' CRYPTO frames).
 func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
+	return h.start(c, c.cfg.QUICTransportParams, out)
+}
+
+var errParamsLen = errors.New("tls13: StartQUIC's transport parameters differ in length from the Config's")
+
+// StartQUIC is Start for a QUIC connection whose transport parameters
+// (e.g. its initial_source_connection_id) differ from the Config's
+// template: params must have the template's length; it replaces the
+// template's bytes in this handshake's ClientHellos. The Config must have
+// QUIC set.
+func (h *Handshake) StartQUIC(c *Client, params, out []byte) ([]byte, error) {
+	if !c.cfg.QUIC || len(params) != len(c.cfg.QUICTransportParams) {
+		h.state = stateFailed
+		return out, errParamsLen
+	}
+	return h.start(c, params, out)
+}
+
+func (h *Handshake) start(c *Client, params, out []byte) ([]byte, error) {
 	h.c = c
 	h.state = stateServerHello
 	h.first = true
@@ -187,6 +208,8 @@ func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
 	}
 	h.peerParams = h.peerParams[:0]
 	if cfg.QUIC {
+		h.params = append(h.params[:0], params...)
+		copy(h.ch[cfg.offParams:], h.params)
 		return append(out, h.ch[RecordHeaderLen:]...), nil
 	}
 	return append(out, h.ch...), nil
@@ -585,6 +608,9 @@ func (h *Handshake) helloRetry(sh *serverHello, m, out []byte) ([]byte, error) {
 	random, sid := (*[32]byte)(h.rnd[:32]), (*[32]byte)(h.rnd[32:])
 	h.ch, _, _, _ = cfg.appendHello(h.ch[:0], random, sid, h.group, h.key.pub, sh.cookie)
 	h.ch[2] = 3 // record version TLS 1.2 after the first ClientHello, as servers expect
+	if cfg.QUIC {
+		copy(h.ch[cfg.offParams:], h.params)
+	}
 	h.transcript.Write(h.ch[RecordHeaderLen:])
 	h.retry = true
 	h.state = stateServerHelloAfterRetry

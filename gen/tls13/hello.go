@@ -59,10 +59,11 @@ type Config struct {
 	// extension (QUIC only), encoded by the caller.
 	QUICTransportParams []byte
 
-	hello    []byte // the first ClientHello record, key share zeroed
-	offRand  int    // where the random is in hello
-	offSID   int    // where the legacy session id is (-1: empty, QUIC)
-	offShare int    // where the key share's public key is
+	hello     []byte // the first ClientHello record, key share zeroed
+	offRand   int    // where the random is in hello
+	offSID    int    // where the legacy session id is (-1: empty, QUIC)
+	offShare  int    // where the key share's public key is
+	offParams int    // QUIC: where the transport parameters are
 }
 
 // Prepare checks the Config and serializes the ClientHello template.
@@ -179,6 +180,7 @@ func (c *Config) appendHello(dst []byte, random, sid *[32]byte, g Group, pub, co
 	if c.QUIC {
 		b = appendU16(b, extQUICTransportParams)
 		b = appendU16(b, uint16(len(c.QUICTransportParams)))
+		c.offParams = len(b) - start // the same in every ClientHello: nothing before it varies
 		b = append(b, c.QUICTransportParams...)
 	}
 	b = appendU16(b, extSupportedVersions)

@@ -34,7 +34,7 @@ func quicPair(t *testing.T, srvCfg *tls.Config, groups []Group, suites []uint16,
 	}
 	defer q.Close()
 	var h Handshake
-	ch, err := h.Start(c, nil)
+	ch, err := h.StartQUIC(c, []byte("client-PARAMS"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func quicPair(t *testing.T, srvCfg *tls.Config, groups []Group, suites []uint16,
 			writeSecret[e.Level] = bytes.Clone(e.Data)
 		}
 	}
-	if string(gotParams) != "client-params" {
+	if string(gotParams) != "client-PARAMS" {
 		t.Errorf("server got transport params %q", gotParams)
 	}
 	if string(h.QUICTransportParams()) != "server-params" {
@@ -147,6 +147,9 @@ func TestQUICWrongLevel(t *testing.T) {
 	h.Start(c, nil)
 	if _, err := h.ReadQUIC(LevelHandshake, []byte{typeServerHello, 0, 0, 0}, nil); err != errQUICLevel {
 		t.Errorf("ServerHello at the Handshake level: %v", err)
+	}
+	if _, err := h.StartQUIC(c, []byte("x"), nil); err != errParamsLen {
+		t.Errorf("StartQUIC with parameters of another length: %v", err)
 	}
 	if (&Config{QUIC: true}).Prepare() == nil {
 		t.Error("QUIC without ALPN accepted")
