@@ -151,11 +151,15 @@ func AppendLongHeader(b []byte, t PacketType, dcid, scid, token []byte, pn uint6
 	return b, lenOff, pnOff
 }
 
-// AppendShortHeader appends a 1-RTT header (key phase 0, spin 0) with a
-// four-byte packet number pn; it returns the buffer and the packet
+// AppendShortHeader appends a 1-RTT header (spin 0, key phase as given)
+// with a four-byte packet number pn; it returns the buffer and the packet
 // number's offset.
-func AppendShortHeader(b []byte, dcid []byte, pn uint64) (out []byte, pnOff int) {
-	b = append(b, 0x40|(PacketNumberLen-1))
+func AppendShortHeader(b []byte, dcid []byte, keyPhase bool, pn uint64) (out []byte, pnOff int) {
+	first := byte(0x40 | (PacketNumberLen - 1))
+	if keyPhase {
+		first |= 0x04
+	}
+	b = append(b, first)
 	b = append(b, dcid...)
 	pnOff = len(b)
 	b = append(b, byte(pn>>24), byte(pn>>16), byte(pn>>8), byte(pn))

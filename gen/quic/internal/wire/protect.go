@@ -111,8 +111,20 @@ func (p *Keys) Seal(b []byte, start, lenOff, pnOff int, pn uint64) []byte {
 // the largest packet number received in its space (-1: none). It returns
 // the full packet number and the plaintext payload, a slice of pkt.
 func (p *Keys) Open(pkt []byte, pnOff int, largest int64) (pn uint64, payload []byte, err error) {
+	pn, hdrEnd, err := p.Unprotect(pkt, pnOff, largest)
+	if err != nil {
+		return 0, nil, err
+	}
+	payload, err = p.Decrypt(pkt, hdrEnd, pn)
+	return pn, payload, err
+}
+
+// Unprotect removes header protection in place (Open's first half): it
+// returns the packet number and where the header ends. The first byte's
+// key phase bit (KeyPhase) is then readable.
+func (p *Keys) Unprotect(pkt []byte, pnOff int, largest int64) (pn uint64, hdrEnd int, err error) {
 	if len(pkt) < pnOff+4+16 {
-		return 0, nil, ErrDecrypt
+		return 0, 0, ErrDecrypt
 	}
 	mask := p.headerMask(pkt[pnOff+4 : pnOff+20])
 	first := pkt[0]
@@ -124,26 +136,46 @@ func (p *Keys) Open(pkt []byte, pnOff int, largest int64) (pn uint64, payload []
 	n := int(first&3) + 1
 	var trunc uint64
 	for i := 0; i < n; i++ {
-		trunc = trunc<<8 | uint64(pkt[pnOff+i]^mask[1+i])
-	}
-	// Unmask in place only now that the length is known; restore on
-	// failure is unnecessary (the packet is dropped).
-	pkt[0] = first
-	for i := 0; i < n; i++ {
 		pkt[pnOff+i] ^= mask[1+i]
+		trunc = trunc<<8 | uint64(pkt[pnOff+i])
 	}
+	pkt[0] = first
 	if first&0x80 == 0 && first&0x18 != 0 || first&0x80 != 0 && first&0x0c != 0 {
 		// Reserved bits set after removing protection: a
 		// PROTOCOL_VIOLATION, treated here as a failed packet.
-		return 0, nil, ErrDecrypt
+		return 0, 0, ErrDecrypt
 	}
-	pn = DecodePacketNumber(largest, trunc, n)
-	hdrEnd := pnOff + n
-	payload, err = p.aead.Open(pkt[hdrEnd:hdrEnd], p.nonceFor(pn), pkt[hdrEnd:], pkt[:hdrEnd])
+	return DecodePacketNumber(largest, trunc, n), pnOff + n, nil
+}
+
+// Decrypt authenticates and decrypts the payload of a packet whose header
+// protection Unprotect removed (Open's second half), in place.
+func (p *Keys) Decrypt(pkt []byte, hdrEnd int, pn uint64) ([]byte, error) {
+	payload, err := p.aead.Open(pkt[hdrEnd:hdrEnd], p.nonceFor(pn), pkt[hdrEnd:], pkt[:hdrEnd])
 	if err != nil {
-		return 0, nil, ErrDecrypt
+		return nil, ErrDecrypt
 	}
-	return pn, payload, nil
+	return payload, nil
+}
+
+// NextSecret appends the next 1-RTT secret after secret (RFC 9001 §6.1,
+// label "quic ku") to dst.
+func NextSecret(k tls13.KDF, dst, secret []byte) []byte {
+	return k.ExpandLabel(dst, secret, "quic ku", nil, len(secret))
+}
+
+// Update makes p the keys of the next key phase: a new AEAD and IV from
+// secret (the next secret), the header protection key of from, which
+// header protection keeps across updates. It allocates (the AEAD).
+func (p *Keys) Update(k tls13.KDF, s *tls13.Suite, secret []byte, from *Keys) error {
+	key := k.ExpandLabel(p.key[:0], secret, "quic key", nil, s.KeyLen)
+	aead, err := tls13.NewAEAD(key, s.ChaCha)
+	if err != nil {
+		return err
+	}
+	k.ExpandLabel(p.iv[:0], secret, "quic iv", nil, 12)
+	p.aead, p.hp, p.chacha, p.hpKey = aead, from.hp, from.chacha, from.hpKey
+	return nil
 }
 
 // KeyPhase reports the key phase bit of an unprotected short header's

@@ -98,7 +98,7 @@ func TestSealOpenRoundTrip(t *testing.T) {
 		b, lenOff, pnOff := AppendLongHeader(nil, Handshake, dcid, scid, nil, 77)
 		b = AppendCrypto(b, 0, []byte("hello, handshake"))
 		b = w.Seal(b, 0, lenOff, pnOff, 77)
-		b2, pnOff2 := AppendShortHeader(b, dcid, 78)
+		b2, pnOff2 := AppendShortHeader(b, dcid, false, 78)
 		b2 = append(b2, FramePing, 0, 0, 0)
 		b2 = w.Seal(b2, len(b), -1, pnOff2, 78)
 		h, err := ParseHeader(b2, len(dcid))
