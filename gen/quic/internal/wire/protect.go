@@ -22,6 +22,7 @@ type Keys struct {
 	nonce  [12]byte
 	mask   [16]byte
 	key    [32]byte
+	secret [32]byte // scratch for SetInitialKeys
 }
 
 // ErrDecrypt is a packet that failed authentication (or header

@@ -58,8 +58,8 @@ func TestInitialKeysRFC9001(t *testing.T) {
 	if hex.EncodeToString(ss[:]) != "3c199828fd139efd216c155ad844cc81fb82fa8d7446fa7d78be803acdda951b" {
 		t.Errorf("server initial secret %x", ss)
 	}
-	var c Keys
-	if err := c.Set(k, InitialSuite, cs[:]); err != nil {
+	var c, sk Keys
+	if err := SetInitialKeys(k, unhex(t, "8394c8f03e515708"), &c, &sk); err != nil {
 		t.Fatal(err)
 	}
 	if hex.EncodeToString(c.iv[:]) != "fa044b2f42a3fd3b46fb255c" {
