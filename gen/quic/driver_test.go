@@ -29,6 +29,7 @@ type driver struct {
 	sock *net.UDPConn
 	buf  []byte
 	out  []byte
+	sm   time.Duration // time spent inside the Conn's methods
 }
 
 func newDriver(t testing.TB, addr string) *driver {
@@ -52,7 +53,9 @@ func newDriver(t testing.TB, addr string) *driver {
 func (d *driver) run(cl *Client, c *Conn, limit time.Duration) error {
 	hard := time.Now().Add(limit)
 	var err error
-	d.out, err = c.Start(cl, time.Now(), d.out[:0])
+	t0 := time.Now()
+	d.out, err = c.Start(cl, t0, d.out[:0])
+	d.sm += time.Since(t0)
 	if err != nil {
 		return err
 	}
@@ -78,6 +81,7 @@ func (d *driver) run(cl *Client, c *Conn, limit time.Duration) error {
 				return fmt.Errorf("test limit %v passed", limit)
 			}
 			d.out, err = c.Timeout(now, d.out[:0])
+			d.sm += time.Since(now)
 			if os.Getenv("QUIC_TRACE") != "" {
 				fmt.Fprintf(os.Stderr, "timeout -> send %d err %v ack ranges %v\n", len(d.out), err, c.lv[lvlApp].acks.ranges[:c.lv[lvlApp].acks.n])
 			}
@@ -90,6 +94,7 @@ func (d *driver) run(cl *Client, c *Conn, limit time.Duration) error {
 			continue
 		}
 		d.out, err = c.Receive(now, d.buf[:n], d.out[:0])
+		d.sm += time.Since(now)
 		if os.Getenv("QUIC_TRACE") != "" {
 			_, done := c.HandshakeDone()
 			fmt.Fprintf(os.Stderr, "recv %d -> send %d err %v done %v status %d body %d closed %v deadline %v pending %d\n", n, len(d.out), err, done, c.Status(), c.BodyBytes(), c.Closed(), c.Deadline().Sub(now), c.lv[lvlApp].acks.pending)
