@@ -619,7 +619,7 @@ func (c *Conn) flush(now time.Time, out []byte) []byte {
 	start := len(out)
 	dcid := c.dcid[:c.dcidLen]
 	hsReady := c.lv[lvlHandshake].seal.Ready()
-	ackEliciting := false
+	ackEliciting, appSent := false, false
 
 	// Initial: only until the Handshake keys are known; then the client
 	// drops them (RFC 9001 §4.9.1) once it sends a Handshake packet.
@@ -686,7 +686,7 @@ func (c *Conn) flush(now time.Time, out []byte) []byte {
 			b = wire.AppendStream(b, streamRequest, 0, cfg.request, true)
 			c.sendReq = false
 			c.reqPN = l.nextPN
-			ackEliciting = true
+			ackEliciting, appSent = true, true
 		}
 		out = l.seal.Seal(b, p0, -1, pnOff, l.nextPN)
 		l.nextPN++
@@ -696,7 +696,13 @@ func (c *Conn) flush(now time.Time, out []byte) []byte {
 	} else if c.closeQueue {
 		c.closed, c.ptoAt, c.ackAt = true, time.Time{}, time.Time{}
 	} else if ackEliciting {
-		c.ptoAt = now.Add(c.pto())
+		d := c.pto()
+		if appSent {
+			// The server may delay its ACK of 1-RTT packets by its
+			// max_ack_delay (RFC 9002 §6.2.1).
+			d += time.Duration(c.peer.MaxAckDelay) * time.Millisecond
+		}
+		c.ptoAt = now.Add(d)
 	} else if c.confirmed && c.reqAcked {
 		c.ptoAt = time.Time{} // nothing of the client's is in flight
 	}
@@ -709,9 +715,16 @@ var debugf func(format string, args ...any)
 // zeros are PADDING frames.
 var zeros [MinDatagram]byte
 
-// pto is the probe timeout: 3x the RTT, doubled per expiry (at most 2^6).
+// minPTO is the probe timeout's floor: RFC 9002's timer granularity
+// (1ms) above the RTT, so that a loopback RTT of microseconds does not
+// make the client resend while the server is still computing.
+const minPTO = 2 * time.Millisecond
+
+// pto is the probe timeout: 3x the RTT (RFC 9002's srtt + 4*rttvar with
+// the initial rttvar of rtt/2), at least minPTO, doubled per expiry (at
+// most 2^6).
 func (c *Conn) pto() time.Duration {
-	return 3 * c.rtt << min(c.ptoCount, 6)
+	return max(3*c.rtt, minPTO) << min(c.ptoCount, 6)
 }
 
 // appendClose appends the CONNECTION_CLOSE for the client's own error:

@@ -136,19 +136,18 @@ func TestHandshakeTimeout(t *testing.T) {
 	}
 }
 
-// A relay that drops the client's first datagram: the PTO resends the
-// Initial and the connection succeeds.
-func TestLostInitial(t *testing.T) {
-	body := testutil.Body(2000)
-	srv := startServer(t, bodyHandler(body), serverOpts{key: certs.P256})
-	srvAddr, _ := net.ResolveUDPAddr("udp4", srv.addr)
+// relay forwards datagrams between one client and srvAddr, dropping
+// those of the client for which drop (given their count, from 1) is
+// true; it returns its address and a counter of client datagrams.
+func relay(t *testing.T, srvAddr string, drop func(n int, b []byte) bool) (string, func() int) {
+	sa, _ := net.ResolveUDPAddr("udp4", srvAddr)
 	var mu sync.Mutex
 	var client *net.UDPAddr
 	fromClient := 0
-	relay := udpLoop(t, func(s *net.UDPConn, from *net.UDPAddr, b []byte) {
+	s := udpLoop(t, func(s *net.UDPConn, from *net.UDPAddr, b []byte) {
 		mu.Lock()
 		defer mu.Unlock()
-		if from.String() == srvAddr.String() {
+		if from.String() == sa.String() {
 			if client != nil {
 				s.WriteToUDP(b, client)
 			}
@@ -156,15 +155,23 @@ func TestLostInitial(t *testing.T) {
 		}
 		client = from
 		fromClient++
-		if fromClient == 1 {
-			return // dropped
+		if !drop(fromClient, b) {
+			s.WriteToUDP(b, sa)
 		}
-		s.WriteToUDP(b, srvAddr)
 	})
+	return s.LocalAddr().String(), func() int { mu.Lock(); defer mu.Unlock(); return fromClient }
+}
+
+// A relay that drops the client's first datagram: the PTO resends the
+// Initial and the connection succeeds.
+func TestLostInitial(t *testing.T) {
+	body := testutil.Body(2000)
+	srv := startServer(t, bodyHandler(body), serverOpts{key: certs.P256})
+	addr, count := relay(t, srv.addr, func(n int, _ []byte) bool { return n == 1 })
 	cl := newTestClient(t, srv.ca, false, func(c *Config) { c.InitialRTT = 50 * time.Millisecond })
 	var c Conn
 	start := time.Now()
-	err := newDriver(t, relay.LocalAddr().String()).run(cl, &c, 5*time.Second)
+	err := newDriver(t, addr).run(cl, &c, 5*time.Second)
 	el := time.Since(start)
 	if err != nil || c.Status() != 200 || c.BodyBytes() != int64(len(body)) {
 		t.Fatalf("err %v status %d body %d", err, c.Status(), c.BodyBytes())
@@ -172,10 +179,32 @@ func TestLostInitial(t *testing.T) {
 	if el < 150*time.Millisecond || el > 2*time.Second {
 		t.Errorf("took %v: want one PTO (150ms) and a round trip", el)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if fromClient < 2 {
-		t.Errorf("%d datagrams from the client", fromClient)
+	if count() < 2 {
+		t.Errorf("%d datagrams from the client", count())
+	}
+}
+
+// A relay that drops the client's datagram with its Finished (and the
+// request coalesced with it): the PTO resends both.
+func TestLostFinished(t *testing.T) {
+	body := testutil.Body(2000)
+	srv := startServer(t, bodyHandler(body), serverOpts{key: certs.P256})
+	dropped := false
+	addr, _ := relay(t, srv.addr, func(n int, b []byte) bool {
+		// A Handshake packet (long header type 2) longer than an ACK.
+		if !dropped && len(b) > 100 && b[0]&0x80 != 0 && b[0]>>4&3 == 2 {
+			dropped = true
+			return true
+		}
+		return false
+	})
+	cl := newTestClient(t, srv.ca, false, nil)
+	var c Conn
+	if err := newDriver(t, addr).run(cl, &c, 5*time.Second); err != nil || c.Status() != 200 || c.BodyBytes() != int64(len(body)) {
+		t.Fatalf("err %v status %d body %d", err, c.Status(), c.BodyBytes())
+	}
+	if !dropped {
+		t.Error("no datagram with the Finished seen")
 	}
 }
 
