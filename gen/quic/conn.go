@@ -168,6 +168,9 @@ func (c *Conn) Closed() bool { return c.closed }
 // Err returns the connection's failure, or nil.
 func (c *Conn) Err() error { return c.err }
 
+// ErrClass returns the class of Err (ClassNone if nil).
+func (c *Conn) ErrClass() Class { return ClassOf(c.err) }
+
 // Handshake returns the TLS handshake, for its negotiated suite, group,
 // ALPN and peer key.
 func (c *Conn) Handshake() *tls13.Handshake { return &c.hs }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -189,11 +190,11 @@ func TestLostInitial(t *testing.T) {
 func TestLostFinished(t *testing.T) {
 	body := testutil.Body(2000)
 	srv := startServer(t, bodyHandler(body), serverOpts{key: certs.P256})
-	dropped := false
+	var dropped atomic.Bool
 	addr, _ := relay(t, srv.addr, func(n int, b []byte) bool {
 		// A Handshake packet (long header type 2) longer than an ACK.
-		if !dropped && len(b) > 100 && b[0]&0x80 != 0 && b[0]>>4&3 == 2 {
-			dropped = true
+		if !dropped.Load() && len(b) > 100 && b[0]&0x80 != 0 && b[0]>>4&3 == 2 {
+			dropped.Store(true)
 			return true
 		}
 		return false
@@ -203,7 +204,7 @@ func TestLostFinished(t *testing.T) {
 	if err := newDriver(t, addr).run(cl, &c, 5*time.Second); err != nil || c.Status() != 200 || c.BodyBytes() != int64(len(body)) {
 		t.Fatalf("err %v status %d body %d", err, c.Status(), c.BodyBytes())
 	}
-	if !dropped {
+	if !dropped.Load() {
 		t.Error("no datagram with the Finished seen")
 	}
 }
