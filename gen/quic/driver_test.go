@@ -119,6 +119,9 @@ type serverOpts struct {
 	key   certs.KeyType
 	retry bool
 	curve []tls.CurveID
+	// clientAuth makes the server require a client certificate (which
+	// this client never has: the handshake fails on the server's side).
+	clientAuth bool
 }
 
 func startServer(t testing.TB, h http.Handler, o serverOpts) *h3Server {
@@ -136,6 +139,9 @@ func startServer(t testing.TB, h http.Handler, o serverOpts) *h3Server {
 		t.Fatal(err)
 	}
 	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, CurvePreferences: o.curve})
+	if o.clientAuth {
+		tlsConf.ClientAuth = tls.RequireAnyClientCert
+	}
 	srv := &http3.Server{Handler: h, TLSConfig: tlsConf}
 	tr := &quicgo.Transport{Conn: udp}
 	if o.retry {

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -242,5 +243,38 @@ func TestForgedRetryIgnored(t *testing.T) {
 	var c Conn
 	if err := newDriver(t, relay.LocalAddr().String()).run(cl, &c, 5*time.Second); err != nil || c.retried {
 		t.Fatalf("err %v retried %v", err, c.retried)
+	}
+}
+
+// A server that fails the handshake (it requires a client certificate)
+// closes the connection: the peer-closed class, with its CRYPTO_ERROR
+// code (0x100 + certificate_required, 116).
+func TestPeerClosed(t *testing.T) {
+	srv := startServer(t, bodyHandler(nil), serverOpts{clientAuth: true})
+	cl := newTestClient(t, srv.ca, false, nil)
+	var c Conn
+	err := newDriver(t, srv.addr).run(cl, &c, 5*time.Second)
+	var e *Error
+	if !errors.Is(err, ErrPeerClosed) || !errors.As(err, &e) || e.Code != 0x100+116 {
+		t.Fatalf("err %v, want the peer-closed class with code 0x174", err)
+	}
+	if _, done := c.HandshakeDone(); !done {
+		t.Error("the client's side of the handshake should have completed")
+	}
+}
+
+// Statuses other than 200 and an empty body.
+func TestStatus(t *testing.T) {
+	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/body" || r.Method != "GET" || r.Host != "localhost" {
+			w.WriteHeader(400)
+			return
+		}
+		w.WriteHeader(418)
+	}), serverOpts{})
+	cl := newTestClient(t, srv.ca, false, nil)
+	var c Conn
+	if err := newDriver(t, srv.addr).run(cl, &c, 5*time.Second); err != nil || c.Status() != 418 || c.BodyBytes() != 0 {
+		t.Fatalf("err %v status %d body %d", err, c.Status(), c.BodyBytes())
 	}
 }
