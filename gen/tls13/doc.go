@@ -18,6 +18,16 @@
 // standard library's AEAD constructors make (four keys per handshake) and,
 // with P-256, crypto/ecdh's.
 //
+// QUIC mode (Config.QUIC, RFC 9001): the same handshake without the record
+// layer, for gen/quic. The ClientHello has an empty legacy session id and
+// the quic_transport_parameters extension (the caller's bytes;
+// Handshake.StartQUIC patches per-connection ones in), there is no
+// ChangeCipherSpec, and messages go in and out per encryption level as
+// raw bytes (Handshake.ReadQUIC: the CRYPTO frames' contents). The
+// handshake and application traffic secrets (HandshakeSecrets,
+// ApplicationKeys' Secret), the suite and the server's transport
+// parameters are exposed as they become known; KDF derives QUIC's keys.
+//
 // What it does not do: TLS 1.2, session resumption (PSK), early data, client
 // certificates (a CertificateRequest is answered with an empty Certificate),
 // post-handshake messages (the record layer after the handshake is the

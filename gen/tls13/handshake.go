@@ -4,6 +4,7 @@ import (
 	"crypto"
 	"crypto/rand"
 	"crypto/subtle"
+	"errors"
 	"hash"
 	"io"
 	"slices"
@@ -138,11 +139,34 @@ type Handshake struct {
 	scratch  []byte
 	leaf     []byte
 	alpn     string
+
+	peerParams []byte // QUIC: the server's transport parameters
+	params     []byte // QUIC: this connection's transport parameters
 }
 
 // Start begins a handshake for c and appends the ClientHello record to
-// out.
+// out (with Config.QUIC: the ClientHello message, to be sent in Initial
+// packets' CRYPTO frames).
 func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
+	return h.start(c, c.cfg.QUICTransportParams, out)
+}
+
+var errParamsLen = errors.New("tls13: StartQUIC's transport parameters differ in length from the Config's")
+
+// StartQUIC is Start for a QUIC connection whose transport parameters
+// (e.g. its initial_source_connection_id) differ from the Config's
+// template: params must have the template's length; it replaces the
+// template's bytes in this handshake's ClientHellos. The Config must have
+// QUIC set.
+func (h *Handshake) StartQUIC(c *Client, params, out []byte) ([]byte, error) {
+	if !c.cfg.QUIC || len(params) != len(c.cfg.QUICTransportParams) {
+		h.state = stateFailed
+		return out, errParamsLen
+	}
+	return h.start(c, params, out)
+}
+
+func (h *Handshake) start(c *Client, params, out []byte) ([]byte, error) {
 	h.c = c
 	h.state = stateServerHello
 	h.first = true
@@ -169,7 +193,9 @@ func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
 	h.group = cfg.Groups[0]
 	h.ch = append(h.ch[:0], c.hello...)
 	copy(h.ch[cfg.offRand:], h.rnd[:32])
-	copy(h.ch[cfg.offSID:], h.rnd[32:])
+	if cfg.offSID >= 0 {
+		copy(h.ch[cfg.offSID:], h.rnd[32:])
+	}
 	if cfg.FreshKeyShare {
 		if err := h.fresh.generate(h.group); err != nil {
 			h.state = stateFailed
@@ -179,6 +205,12 @@ func (h *Handshake) Start(c *Client, out []byte) ([]byte, error) {
 		copy(h.ch[cfg.offShare:], h.key.pub)
 	} else {
 		h.key = &c.keys[groupIndex(h.group)]
+	}
+	h.peerParams = h.peerParams[:0]
+	if cfg.QUIC {
+		h.params = append(h.params[:0], params...)
+		copy(h.ch[cfg.offParams:], h.params)
+		return append(out, h.ch[RecordHeaderLen:]...), nil
 	}
 	return append(out, h.ch...), nil
 }
@@ -209,7 +241,8 @@ func (h *Handshake) Leaf() []byte {
 
 // ApplicationKeys returns the application traffic keys of a completed
 // handshake: the client's (to write) and the server's (to read). They are
-// valid until the next Start.
+// valid until the next Start. With Config.QUIC only their Secret is set
+// (QUIC derives its own keys from it).
 func (h *Handshake) ApplicationKeys() (client, server *RecordKeys) {
 	return &h.client, &h.server
 }
@@ -268,8 +301,8 @@ func (h *Handshake) Read(src, out []byte) (used int, res []byte, done bool, err 
 func (h *Handshake) fail(out []byte, err error) ([]byte, error) {
 	h.state = stateFailed
 	e, ok := err.(*Error)
-	if !ok || e.Alert == alertCloseNotify {
-		return out, err
+	if !ok || e.Alert == alertCloseNotify || h.c.cfg.QUIC {
+		return out, err // QUIC: the alert is the caller's CRYPTO_ERROR (0x100 + Alert)
 	}
 	alert := [2]byte{2, e.Alert} // fatal
 	if h.out.aead != nil {
@@ -347,11 +380,12 @@ func (h *Handshake) messages(out []byte) ([]byte, error) {
 		if h.c.Trace != nil {
 			h.c.Trace(m)
 		}
-		before := h.in.aead
+		before, st := h.in.aead, h.state
 		if out, err = h.message(m, out); err != nil {
 			return out, err
 		}
-		if (h.in.aead != before || h.state == stateDone || h.state == stateServerHelloAfterRetry) && off < len(h.msg) {
+		keysChanged := h.in.aead != before || (h.state == stateEncryptedExtensions && st != stateEncryptedExtensions)
+		if (keysChanged || h.state == stateDone || h.state == stateServerHelloAfterRetry) && off < len(h.msg) {
 			// Keys change after a ServerHello or the server's Finished,
 			// and a HelloRetryRequest ends the server's flight: nothing
 			// may follow in the same record.
@@ -405,6 +439,12 @@ func (h *Handshake) message(m, out []byte) ([]byte, error) {
 			if h.alpn == "" {
 				return out, errALPN
 			}
+		}
+		if h.c.cfg.QUIC {
+			if !ee.hasQUICParams {
+				return out, errNoQUICParams
+			}
+			h.peerParams = append(h.peerParams[:0], ee.quicParams...)
 		}
 		h.transcript.Write(m)
 		h.state = stateCertificate
@@ -480,6 +520,8 @@ var (
 	errTwoRetries    = fail(alertUnexpectedMessage, "tls: the server sent a second HelloRetryRequest")
 	errRetryGroup    = fail(alertIllegalParameter, "tls: the server's HelloRetryRequest asks for a group the client does not support or already sent")
 	errRetryUseless  = fail(alertIllegalParameter, "tls: the server sent a HelloRetryRequest that would not change the ClientHello")
+	errNoQUICParams  = fail(alertMissingExtension, "tls: the QUIC server sent no quic_transport_parameters")
+	errQUICLevel     = fail(alertUnexpectedMessage, "tls: the server sent handshake data at the wrong QUIC encryption level")
 	errFinished      = fail(alertDecryptError, "tls: the server's Finished does not verify (wrong handshake transcript or keys)")
 )
 
@@ -492,7 +534,11 @@ func (h *Handshake) checkHello(sh *serverHello) (*Suite, error) {
 	if sh.legacyVers != 0x0303 {
 		return nil, errLegacyVersion
 	}
-	if string(sh.sessionID) != string(h.rnd[32:]) {
+	sid := h.rnd[32:]
+	if h.c.cfg.QUIC {
+		sid = sid[:0]
+	}
+	if string(sh.sessionID) != string(sid) {
 		return nil, errSessionID
 	}
 	if sh.compression != 0 {
@@ -562,11 +608,17 @@ func (h *Handshake) helloRetry(sh *serverHello, m, out []byte) ([]byte, error) {
 	random, sid := (*[32]byte)(h.rnd[:32]), (*[32]byte)(h.rnd[32:])
 	h.ch, _, _, _ = cfg.appendHello(h.ch[:0], random, sid, h.group, h.key.pub, sh.cookie)
 	h.ch[2] = 3 // record version TLS 1.2 after the first ClientHello, as servers expect
+	if cfg.QUIC {
+		copy(h.ch[cfg.offParams:], h.params)
+	}
 	h.transcript.Write(h.ch[RecordHeaderLen:])
-	out = appendCCS(out)
-	h.sentCC = true
 	h.retry = true
 	h.state = stateServerHelloAfterRetry
+	if cfg.QUIC {
+		return append(out, h.ch[RecordHeaderLen:]...), nil
+	}
+	out = appendCCS(out)
+	h.sentCC = true
 	return append(out, h.ch...), nil
 }
 
@@ -600,11 +652,13 @@ func (h *Handshake) serverHello(sh *serverHello, m []byte) error {
 	hs := k.extract(h.secret[:0], k.derivedEarly[:size], shared)
 	k.deriveSecret(h.cHS[:0], hs, "c hs traffic", th)
 	k.deriveSecret(h.sHS[:0], hs, "s hs traffic", th)
-	if err := h.in.set(k, s, h.sHS[:size], h.keyBuf[:]); err != nil {
-		return fail(alertInternalError, "tls: "+err.Error())
-	}
-	if err := h.out.set(k, s, h.cHS[:size], h.keyBuf[:]); err != nil {
-		return fail(alertInternalError, "tls: "+err.Error())
+	if !h.c.cfg.QUIC { // QUIC derives its own packet protection from the secrets
+		if err := h.in.set(k, s, h.sHS[:size], h.keyBuf[:]); err != nil {
+			return fail(alertInternalError, "tls: "+err.Error())
+		}
+		if err := h.out.set(k, s, h.cHS[:size], h.keyBuf[:]); err != nil {
+			return fail(alertInternalError, "tls: "+err.Error())
+		}
 	}
 	// master secret = Extract(Derive-Secret(hs, "derived", ""), 0)
 	derived := k.deriveSecret(h.tmp[:0], hs, "derived", k.emptyHash[:size])
@@ -629,8 +683,14 @@ func (h *Handshake) serverFinished(body, m, out []byte) ([]byte, error) {
 	}
 	h.transcript.Write(m)
 	th = h.transcript.Sum(h.th[:0])
-	h.client.set(k, h.suite, k.deriveSecret(h.tmp[:0], h.secret[:size], "c ap traffic", th))
-	h.server.set(k, h.suite, k.deriveSecret(h.tmp[:0], h.secret[:size], "s ap traffic", th))
+	if h.c.cfg.QUIC {
+		h.client.Secret = k.deriveSecret(h.client.buf[:0], h.secret[:size], "c ap traffic", th)
+		h.server.Secret = k.deriveSecret(h.server.buf[:0], h.secret[:size], "s ap traffic", th)
+		h.client.Key, h.server.Key = nil, nil
+	} else {
+		h.client.set(k, h.suite, k.deriveSecret(h.tmp[:0], h.secret[:size], "c ap traffic", th))
+		h.server.set(k, h.suite, k.deriveSecret(h.tmp[:0], h.secret[:size], "s ap traffic", th))
+	}
 
 	// The client's flight: [ChangeCipherSpec], [empty Certificate],
 	// Finished, under the client's handshake keys.
@@ -648,13 +708,71 @@ func (h *Handshake) serverFinished(body, m, out []byte) ([]byte, error) {
 	msg = k.hmac(msg, fk, th, nil, nil)
 	h.transcript.Write(msg[fin:])
 	h.scratch = msg
+	h.state = stateDone
+	if h.c.cfg.QUIC {
+		return append(out, msg...), nil
+	}
 	if !h.sentCC {
 		out = appendCCS(out)
 		h.sentCC = true
 	}
 	out = h.out.seal(out, TypeHandshake, msg)
-	h.state = stateDone
 	return out, nil
+}
+
+// Level is a QUIC encryption level that carries handshake messages.
+type Level uint8
+
+// The levels of ReadQUIC.
+const (
+	LevelInitial   Level = 0
+	LevelHandshake Level = 2
+)
+
+// ReadQUIC processes handshake bytes the server sent at level (the
+// in-order contents of its CRYPTO frames; messages may be split across
+// calls) and appends what the client must send, as raw handshake messages,
+// to out: after a HelloRetryRequest, a second ClientHello to send at the
+// Initial level; once Done, the client's Finished (and an empty
+// Certificate if one was requested), to send at the Handshake level. For
+// a Handshake whose Config has QUIC set. A non-nil err ends the handshake;
+// if it is an *Error, QUIC's CRYPTO_ERROR code is 0x100 + its Alert.
+func (h *Handshake) ReadQUIC(level Level, data, out []byte) ([]byte, error) {
+	if h.state == stateIdle || h.state >= stateDone || !h.c.cfg.QUIC {
+		return out, errNotStarted
+	}
+	want := LevelHandshake
+	if h.state == stateServerHello || h.state == stateServerHelloAfterRetry {
+		want = LevelInitial
+	}
+	if level != want {
+		return h.fail(out, errQUICLevel)
+	}
+	h.msg = append(h.msg, data...)
+	out, err := h.messages(out)
+	if err != nil {
+		return h.fail(out, err)
+	}
+	return out, nil
+}
+
+// HandshakeSecrets returns the client's and the server's handshake
+// traffic secrets once the ServerHello is processed (else nil), for QUIC's
+// Handshake packet protection. Valid until the next Start.
+func (h *Handshake) HandshakeSecrets() (client, server []byte) {
+	if h.kdf == nil || h.state < stateEncryptedExtensions || h.state == stateFailed {
+		return nil, nil
+	}
+	return h.cHS[:h.kdf.size], h.sHS[:h.kdf.size]
+}
+
+// QUICTransportParams returns the server's quic_transport_parameters
+// (from EncryptedExtensions; nil before). Valid until the next Start.
+func (h *Handshake) QUICTransportParams() []byte {
+	if h.state <= stateEncryptedExtensions || h.state == stateFailed {
+		return nil
+	}
+	return h.peerParams
 }
 
 // PeerKey returns the leaf's public key (verified), or nil in insecure mode.

@@ -49,11 +49,21 @@ type Config struct {
 	// FreshKeyShare makes a new key pair for every handshake instead of one
 	// per Client.
 	FreshKeyShare bool
+	// QUIC makes the handshake carry QUIC's (RFC 9001 §4, §8): the
+	// ClientHello has an empty legacy_session_id and the
+	// quic_transport_parameters extension, there is no ChangeCipherSpec
+	// and no record layer (see Handshake.ReadQUIC). Set ALPN too (h3):
+	// QUIC requires it.
+	QUIC bool
+	// QUICTransportParams is the body of the quic_transport_parameters
+	// extension (QUIC only), encoded by the caller.
+	QUICTransportParams []byte
 
-	hello    []byte // the first ClientHello record, key share zeroed
-	offRand  int    // where the random is in hello
-	offSID   int    // where the legacy session id is
-	offShare int    // where the key share's public key is
+	hello     []byte // the first ClientHello record, key share zeroed
+	offRand   int    // where the random is in hello
+	offSID    int    // where the legacy session id is (-1: empty, QUIC)
+	offShare  int    // where the key share's public key is
+	offParams int    // QUIC: where the transport parameters are
 }
 
 // Prepare checks the Config and serializes the ClientHello template.
@@ -85,6 +95,12 @@ func (c *Config) Prepare() error {
 			return fmt.Errorf("tls13: bad ALPN protocol %q", p)
 		}
 	}
+	if c.QUIC && len(c.ALPN) == 0 {
+		return errors.New("tls13: QUIC needs an ALPN protocol (h3)")
+	}
+	if len(c.QUICTransportParams) > 1024 {
+		return errors.New("tls13: QUIC transport parameters longer than 1024 bytes")
+	}
 	if len(c.ServerName) > 255 {
 		return errors.New("tls13: server name longer than 255 bytes")
 	}
@@ -113,9 +129,14 @@ func (c *Config) appendHello(dst []byte, random, sid *[32]byte, g Group, pub, co
 	b = append(b, 3, 3)                         // legacy_version TLS 1.2
 	offRand = len(b) - start
 	b = append(b, random[:]...)
-	b = append(b, 32)
-	offSID = len(b) - start
-	b = append(b, sid[:]...)
+	if c.QUIC {
+		b = append(b, 0) // RFC 9001 §8.4: no legacy session id
+		offSID = -1
+	} else {
+		b = append(b, 32)
+		offSID = len(b) - start
+		b = append(b, sid[:]...)
+	}
 	b = appendU16(b, uint16(2*len(c.Suites)))
 	for _, s := range c.Suites {
 		b = appendU16(b, s)
@@ -155,6 +176,12 @@ func (c *Config) appendHello(dst []byte, random, sid *[32]byte, g Group, pub, co
 			b = append(b, byte(len(p)))
 			b = append(b, p...)
 		}
+	}
+	if c.QUIC {
+		b = appendU16(b, extQUICTransportParams)
+		b = appendU16(b, uint16(len(c.QUICTransportParams)))
+		c.offParams = len(b) - start // the same in every ClientHello: nothing before it varies
+		b = append(b, c.QUICTransportParams...)
 	}
 	b = appendU16(b, extSupportedVersions)
 	b = append(b, 0, 3, 2, 3, 4)

@@ -134,3 +134,21 @@ func TrafficKeys(s *Suite, secret []byte) *RecordKeys {
 	r.set(newBareKDF(s.Hash), s, secret)
 	return r
 }
+
+// KDF is HKDF and HKDF-Expand-Label with one hash, for the key
+// derivations of protocols built on this handshake (QUIC's packet
+// protection keys, RFC 9001 §5). Its methods allocate nothing once it is
+// made (NewKDF allocates). Not safe for concurrent use.
+type KDF struct{ k *kdf }
+
+// NewKDF returns a KDF for h (SHA-256 or SHA-384).
+func NewKDF(h crypto.Hash) KDF { return KDF{newBareKDF(h)} }
+
+// Extract appends HKDF-Extract(salt, ikm) to dst.
+func (k KDF) Extract(dst, salt, ikm []byte) []byte { return k.k.extract(dst, salt, ikm) }
+
+// ExpandLabel appends HKDF-Expand-Label(secret, label, context, n) to dst
+// (label without the "tls13 " prefix, at most 249 bytes).
+func (k KDF) ExpandLabel(dst, secret []byte, label string, context []byte, n int) []byte {
+	return k.k.expandLabel(dst, secret, label, context, n)
+}

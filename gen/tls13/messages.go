@@ -34,6 +34,7 @@ const (
 	extSupportedVersions   = 43
 	extCookie              = 44
 	extKeyShare            = 51
+	extQUICTransportParams = 57
 )
 
 const versionTLS13 = 0x0304
@@ -163,7 +164,9 @@ func parseServerHello(body []byte) (serverHello, error) {
 
 // encryptedExtensions is what the client needs of EncryptedExtensions.
 type encryptedExtensions struct {
-	alpn []byte // the protocol the server selected, or nil
+	alpn          []byte // the protocol the server selected, or nil
+	quicParams    []byte // quic_transport_parameters
+	hasQUICParams bool
 }
 
 // parseEncryptedExtensions parses an EncryptedExtensions body. Extensions
@@ -194,6 +197,8 @@ func parseEncryptedExtensions(body []byte) (encryptedExtensions, error) {
 				return ee, errBadALPN
 			}
 			ee.alpn = proto
+		case extQUICTransportParams:
+			ee.quicParams, ee.hasQUICParams = data, true
 		case extServerName:
 			if !data.Empty() { // the server's acknowledgement is empty
 				return ee, errBadEE

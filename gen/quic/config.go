@@ -1,0 +1,135 @@
+package quic
+
+import (
+	"crypto"
+	"errors"
+	"time"
+
+	"github.com/loadlab/loadlab/gen/quic/internal/h3"
+	"github.com/loadlab/loadlab/gen/quic/internal/wire"
+	"github.com/loadlab/loadlab/gen/tls13"
+)
+
+// ConnIDLen is the length of the client's source connection IDs (and of
+// its first destination connection IDs).
+const ConnIDLen = 8
+
+// MinDatagram is the size the client pads datagrams with Initial packets
+// to (RFC 9000 §14.1); no datagram it sends is larger.
+const MinDatagram = 1200
+
+// Config is what the connections of one run share. Set the fields, then
+// call Prepare once; after that it is read-only.
+type Config struct {
+	// TLS is the handshake's configuration: ServerName, Verifier (nil:
+	// insecure), Suites, Groups. Prepare sets its QUIC fields and ALPN
+	// (h3) and prepares it.
+	TLS *tls13.Config
+	// Authority is the request's :authority (default: TLS.ServerName).
+	Authority string
+	// Path is the request's :path (default "/").
+	Path string
+	// InitialRTT is the round-trip time assumed until one is measured
+	// (default 100ms). The probe timeout is 3x the RTT, doubled on each
+	// expiry.
+	InitialRTT time.Duration
+	// HandshakeTimeout bounds the handshake (default 5s):
+	// ErrHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// Timeout bounds the whole connection (default 30s): ErrTimeout.
+	Timeout time.Duration
+	// Window is initial_max_data and initial_max_stream_data_bidi_local
+	// (default 16 MiB): the most response bytes the server may send.
+	Window uint64
+
+	request []byte // stream 0: the HEADERS frame
+	control []byte // stream 2: type and SETTINGS
+	params  []byte // transport parameters; the SCID's bytes last
+}
+
+// Prepare checks the Config, encodes the transport parameters, the
+// control stream and the request once, and prepares TLS.
+func (c *Config) Prepare() error {
+	if c.TLS == nil {
+		return errors.New("quic: Config.TLS is nil")
+	}
+	if c.Authority == "" {
+		c.Authority = c.TLS.ServerName
+	}
+	if c.Path == "" {
+		c.Path = "/"
+	}
+	if c.InitialRTT <= 0 {
+		c.InitialRTT = 100 * time.Millisecond
+	}
+	if c.HandshakeTimeout <= 0 {
+		c.HandshakeTimeout = 5 * time.Second
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = 30 * time.Second
+	}
+	if c.Window == 0 {
+		c.Window = 16 << 20
+	}
+	if len(c.Authority)+len(c.Path) > 4096 {
+		return errors.New("quic: authority and path longer than 4 KiB")
+	}
+	c.request = h3.AppendHeadersFrame(nil, h3.AppendRequestSection(nil, c.Authority, c.Path))
+	c.control = h3.AppendControlStream(nil)
+	p := wire.TransportParams{
+		MaxIdleTimeout:         uint64(c.Timeout.Milliseconds()),
+		MaxUDPPayloadSize:      1472,
+		InitialMaxData:         c.Window,
+		MaxStreamDataBidiLocal: c.Window,
+		MaxStreamDataUni:       64 << 10,
+		MaxStreamsUni:          16,
+		DisableMigration:       true,
+		InitialSCID:            make([]byte, ConnIDLen),
+	}
+	c.params = wire.AppendTransportParams(nil, &p)
+	t := c.TLS
+	t.QUIC = true
+	t.ALPN = []string{"h3"}
+	t.QUICTransportParams = c.params
+	return t.Prepare()
+}
+
+// Client is one event loop's state shared by its Conns: the TLS client
+// (key shares, verifier scratch) and key derivation. Not safe for
+// concurrent use.
+type Client struct {
+	cfg    *Config
+	tls    *tls13.Client
+	kdf256 tls13.KDF
+	kdf384 tls13.KDF
+}
+
+// NewClient returns a Client for cfg, which must be prepared.
+func NewClient(cfg *Config) (*Client, error) {
+	if cfg.request == nil {
+		return nil, errors.New("quic: NewClient with a Config that was not prepared")
+	}
+	t, err := tls13.NewClient(cfg.TLS)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{cfg: cfg, tls: t, kdf256: tls13.NewKDF(crypto.SHA256), kdf384: tls13.NewKDF(crypto.SHA384)}, nil
+}
+
+func (cl *Client) kdf(s *tls13.Suite) tls13.KDF {
+	if s.Hash == crypto.SHA384 {
+		return cl.kdf384
+	}
+	return cl.kdf256
+}
+
+// DestConnID returns the destination connection ID of the first packet in
+// a datagram from a server: the SCID of the client's Conn it is for (nil
+// if the datagram is too short to tell).
+func DestConnID(datagram []byte) []byte {
+	h, err := wire.ParseHeader(datagram, ConnIDLen)
+	if err != nil || len(h.DCID) != ConnIDLen {
+		return nil
+	}
+	return h.DCID
+}

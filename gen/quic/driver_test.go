@@ -1,0 +1,215 @@
+package quic
+
+import (
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"hash"
+	"net"
+	"net/http"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen/tls13"
+	"github.com/loadlab/loadlab/internal/testutil"
+	quicgo "github.com/quic-go/quic-go"
+	"github.com/quic-go/quic-go/http3"
+)
+
+// maxSteps bounds the datagrams and timeouts one connection may take in
+// a test.
+const maxSteps = 20000
+
+// driver runs Conns to completion over one UDP socket, blocking: the
+// test's event loop.
+type driver struct {
+	sock *net.UDPConn
+	buf  []byte
+	out  []byte
+	sm   time.Duration // time spent inside the Conn's methods
+}
+
+func newDriver(t testing.TB, addr string) *driver {
+	t.Helper()
+	if os.Getenv("QUIC_TRACE") != "" {
+		debugf = func(f string, a ...any) { fmt.Fprintf(os.Stderr, f+"\n", a...) }
+	}
+	ua, err := net.ResolveUDPAddr("udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sock, err := net.DialUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, ua)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { sock.Close() })
+	return &driver{sock: sock, buf: make([]byte, 64<<10), out: make([]byte, 0, 2048)}
+}
+
+// run starts c and feeds it until it closes or limit passes.
+func (d *driver) run(cl *Client, c *Conn, limit time.Duration) error {
+	hard := time.Now().Add(limit)
+	var err error
+	t0 := time.Now()
+	d.out, err = c.Start(cl, t0, d.out[:0])
+	d.sm += time.Since(t0)
+	if err != nil {
+		return err
+	}
+	for step := 0; step < maxSteps && !c.Closed(); step++ {
+		if len(d.out) > 0 {
+			if _, werr := d.sock.Write(d.out); werr != nil {
+				return werr
+			}
+		}
+		dl := c.Deadline()
+		if dl.IsZero() || dl.After(hard) {
+			dl = hard
+		}
+		d.sock.SetReadDeadline(dl)
+		n, rerr := d.sock.Read(d.buf)
+		now := time.Now()
+		if rerr != nil {
+			var ne net.Error
+			if !errors.As(rerr, &ne) || !ne.Timeout() {
+				continue // e.g. ICMP port unreachable: keep waiting, as QUIC does
+			}
+			if now.After(hard) {
+				return fmt.Errorf("test limit %v passed", limit)
+			}
+			d.out, err = c.Timeout(now, d.out[:0])
+			d.sm += time.Since(now)
+			if os.Getenv("QUIC_TRACE") != "" {
+				fmt.Fprintf(os.Stderr, "timeout -> send %d err %v ack ranges %v\n", len(d.out), err, c.lv[lvlApp].acks.ranges[:c.lv[lvlApp].acks.n])
+			}
+			continue
+		}
+		// The test's socket serves one Conn at a time; a demultiplexer
+		// would look the Conn up by DestConnID.
+		if id := DestConnID(d.buf[:n]); id == nil || string(id) != string(c.SCID()) {
+			d.out = d.out[:0]
+			continue
+		}
+		d.out, err = c.Receive(now, d.buf[:n], d.out[:0])
+		d.sm += time.Since(now)
+		if os.Getenv("QUIC_TRACE") != "" {
+			_, done := c.HandshakeDone()
+			fmt.Fprintf(os.Stderr, "recv %d -> send %d err %v done %v status %d body %d closed %v deadline %v pending %d\n", n, len(d.out), err, done, c.Status(), c.BodyBytes(), c.Closed(), c.Deadline().Sub(now), c.lv[lvlApp].acks.pending)
+		}
+	}
+	if len(d.out) > 0 {
+		d.sock.Write(d.out) // the CONNECTION_CLOSE
+	}
+	if !c.Closed() {
+		return errors.New("connection not closed after the step limit")
+	}
+	return c.Err()
+}
+
+// h3Server is a quic-go HTTP/3 server on 127.0.0.1.
+type h3Server struct {
+	addr string
+	ca   string
+}
+
+type serverOpts struct {
+	key   certs.KeyType
+	retry bool
+	curve []tls.CurveID
+	// clientAuth makes the server require a client certificate (which
+	// this client never has: the handshake fails on the server's side).
+	clientAuth bool
+}
+
+func startServer(t testing.TB, h http.Handler, o serverOpts) *h3Server {
+	t.Helper()
+	if o.key == "" {
+		o.key = certs.P256
+	}
+	p := testutil.Cert(t, o.key)
+	cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, CurvePreferences: o.curve})
+	if o.clientAuth {
+		tlsConf.ClientAuth = tls.RequireAnyClientCert
+	}
+	srv := &http3.Server{Handler: h, TLSConfig: tlsConf}
+	tr := &quicgo.Transport{Conn: udp}
+	if o.retry {
+		tr.VerifySourceAddress = func(net.Addr) bool { return true }
+	}
+	ln, err := tr.ListenEarly(tlsConf, &quicgo.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.ServeListener(ln)
+	t.Cleanup(func() {
+		srv.Close()
+		ln.Close()
+		tr.Close()
+		udp.Close()
+	})
+	return &h3Server{addr: udp.LocalAddr().String(), ca: p.CA}
+}
+
+func bodyHandler(body []byte) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", fmt.Sprint(len(body)))
+		w.Write(body)
+	})
+}
+
+// newTestClient is a Client for srv: verifying against its CA unless
+// insecure.
+func newTestClient(t testing.TB, srvCA string, insecure bool, adjust func(*Config)) *Client {
+	t.Helper()
+	tc := &tls13.Config{ServerName: "localhost"}
+	if !insecure {
+		pool, err := certs.LoadCertPool(srvCA)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tc.Verifier = tls13.NewVerifier(pool, "localhost", 0)
+	}
+	cfg := &Config{TLS: tc, Path: "/body", HandshakeTimeout: 3 * time.Second, Timeout: 10 * time.Second}
+	if adjust != nil {
+		adjust(cfg)
+	}
+	if err := cfg.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewClient(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cl
+}
+
+// getN runs n sequential connections and checks each response.
+func getN(t *testing.T, d *driver, cl *Client, n int, body []byte) {
+	t.Helper()
+	want := sha256.Sum256(body)
+	var c Conn
+	var sum hash.Hash = sha256.New()
+	c.Body = sum
+	for i := 0; i < n; i++ {
+		sum.Reset()
+		if err := d.run(cl, &c, 10*time.Second); err != nil {
+			t.Fatalf("connection %d: %v (class %v)", i, err, ClassOf(err))
+		}
+		if _, ok := c.HandshakeDone(); !ok || c.Status() != 200 || c.BodyBytes() != int64(len(body)) || [32]byte(sum.Sum(nil)) != want {
+			t.Fatalf("connection %d: status %d, %d body bytes of %d, digest ok %v", i, c.Status(), c.BodyBytes(), len(body), [32]byte(sum.Sum(nil)) == want)
+		}
+	}
+}
+
+var _ = os.Getenv

@@ -1,0 +1,131 @@
+package h3
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/quic-go/qpack"
+	"golang.org/x/net/http2/hpack"
+)
+
+// The request section decodes with quic-go's QPACK decoder.
+func TestRequestSectionDecodes(t *testing.T) {
+	for _, path := range []string{"/", "/a/long/path?x=1"} {
+		sec := AppendRequestSection(nil, "localhost:4433", path)
+		got := map[string]string{}
+		dec := qpack.NewDecoder()
+		fn := dec.Decode(sec)
+		for {
+			f, err := fn()
+			if err != nil {
+				break
+			}
+			got[f.Name] = f.Value
+		}
+		if got[":method"] != "GET" || got[":scheme"] != "https" || got[":authority"] != "localhost:4433" || got[":path"] != path {
+			t.Errorf("%q: %v", path, got)
+		}
+	}
+}
+
+// encodeResponse encodes fields with quic-go's QPACK encoder (which uses
+// static references, name references and Huffman where shorter).
+func encodeResponse(t testing.TB, fields ...string) []byte {
+	var buf bytes.Buffer
+	enc := qpack.NewEncoder(&buf)
+	for i := 0; i < len(fields); i += 2 {
+		if err := enc.WriteField(qpack.HeaderField{Name: fields[i], Value: fields[i+1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return buf.Bytes()
+}
+
+func TestDecodeStatus(t *testing.T) {
+	var hb bytes.Buffer
+	for _, c := range []struct {
+		fields []string
+		want   int
+	}{
+		{[]string{":status", "200", "content-type", "text/plain"}, 200},
+		{[]string{":status", "404"}, 404},
+		{[]string{":status", "418", "x-custom-header", "value"}, 418},
+		{[]string{":status", "299"}, 299},
+	} {
+		got, err := DecodeStatus(encodeResponse(t, c.fields...), &hb)
+		if err != nil || got != c.want {
+			t.Errorf("%v: %d %v", c.fields, got, err)
+		}
+	}
+	// Literal name ":status", not Huffman-coded, value Huffman-coded ("201").
+	enc := hpack.AppendHuffmanString(nil, "201")
+	sec := append([]byte{0, 0, 0x27, 0}, ":status"...)
+	sec = append(sec, 0x80|byte(len(enc)))
+	sec = append(sec, enc...)
+	if got, err := DecodeStatus(sec, &hb); err != nil || got != 201 {
+		t.Errorf("literal name, Huffman value: %d %v", got, err)
+	}
+	if _, err := DecodeStatus([]byte{1, 0, 0xd9}, &hb); err != ErrDynamic {
+		t.Errorf("required insert count 1: %v", err)
+	}
+	if _, err := DecodeStatus([]byte{0, 0, 0xdf}, &hb); err != ErrNoStatus {
+		t.Errorf("no status: %v", err)
+	}
+}
+
+func TestResponseFeed(t *testing.T) {
+	sec := encodeResponse(t, ":status", "200")
+	var stream []byte
+	stream = AppendHeadersFrame(stream, encodeResponse(t, ":status", "103"))
+	stream = AppendHeadersFrame(stream, sec)
+	stream = append(stream, 0x21, 3, 'x', 'y', 'z') // a reserved frame type: skipped
+	stream = append(stream, frameData, 5, 'h', 'e', 'l', 'l', 'o')
+	stream = append(stream, frameData, 0x40, 3, 'a', 'b', 'c')
+	for step := 1; step <= len(stream); step++ {
+		var r Response
+		var body bytes.Buffer
+		r.Body = &body
+		for i := 0; i < len(stream); i += step {
+			end := min(i+step, len(stream))
+			if err := r.Feed(stream[i:end], end == len(stream)); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+		}
+		if !r.Done || r.Status != 200 || r.Bytes != 8 || body.String() != "helloabc" {
+			t.Fatalf("step %d: %+v body %q", step, r, body.String())
+		}
+	}
+	var r Response
+	if err := r.Feed(stream[:len(stream)-1], true); err != ErrTruncated {
+		t.Errorf("truncated: %v", err)
+	}
+	r.Reset()
+	if err := r.Feed([]byte{frameData, 1, 'x'}, false); err != ErrDataFirst {
+		t.Errorf("DATA first: %v", err)
+	}
+}
+
+func FuzzDecodeStatus(f *testing.F) {
+	f.Add([]byte{0, 0, 0xd9})
+	f.Add([]byte{0, 0, 0x5f, 0x09, 3, '2', '0', '0'})
+	f.Add(append([]byte{0, 0, 0x27, 0}, ":status\x03200"...))
+	var hb bytes.Buffer
+	f.Fuzz(func(t *testing.T, b []byte) {
+		DecodeStatus(b, &hb)
+	})
+}
+
+func FuzzResponse(f *testing.F) {
+	f.Add([]byte{1, 3, 0, 0, 0xd9, 0, 2, 'o', 'k'})
+	f.Add([]byte{1, 3, 0, 0, 0xd9, 0x21, 1, 0, 0, 0x40, 1, 'x'})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var r Response
+		step := 1 + len(b)%5
+		for i := 0; i < len(b); i += step {
+			end := min(i+step, len(b))
+			if r.Feed(b[i:end], end == len(b)) != nil {
+				return
+			}
+		}
+	})
+}
