@@ -1,70 +1,15 @@
 package quic
 
 import (
-	"crypto/tls"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/findbin"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
-
-// startCaddy is a short form of gen's startCaddy (gen/h3_caddy_test.go):
-// Caddy serving dir's files over HTTPS and HTTP/3 on a free port of
-// 127.0.0.1 with the test certificate p, ready once a TLS handshake over
-// TCP verifies. Caddy is killed (by its PID) when the test ends.
-func startCaddy(t *testing.T, bin string, p certs.Paths, www string) int {
-	t.Helper()
-	pool, err := certs.LoadCertPool(p.CA)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for attempt := 1; attempt <= 3; attempt++ {
-		port := testutil.FreeTCPUDPPort(t)
-		conf := fmt.Sprintf("{\n\tadmin off\n\tauto_https off\n\tpersist_config off\n\tstorage file_system %s\n\tservers {\n\t\tprotocols h1 h2 h3\n\t}\n}\n"+
-			"https://localhost:%d {\n\tbind 127.0.0.1\n\ttls %s %s\n\troot * %s\n\tfile_server\n}\n",
-			filepath.Join(dir, "data"), port, p.FullChain, p.Key, www)
-		confFile := filepath.Join(dir, "Caddyfile")
-		if err := os.WriteFile(confFile, []byte(conf), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		logf, err := os.Create(filepath.Join(dir, fmt.Sprintf("caddy-%d.log", attempt)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		cmd := exec.Command(bin, "run", "--config", confFile, "--adapter", "caddyfile")
-		cmd.Env = append(os.Environ(), "HOME="+dir, "XDG_CONFIG_HOME="+dir, "XDG_DATA_HOME="+dir)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		exited := make(chan struct{})
-		go func() { cmd.Wait(); logf.Close(); close(exited) }()
-		t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
-			d := &net.Dialer{Timeout: 200 * time.Millisecond}
-			if c, err := tls.DialWithDialer(d, "tcp", addr, &tls.Config{ServerName: "localhost", RootCAs: pool}); err == nil {
-				c.Close()
-				return port
-			}
-			select {
-			case <-exited:
-				deadline = time.Time{} // try another port
-			case <-time.After(50 * time.Millisecond):
-			}
-		}
-	}
-	t.Fatal("Caddy did not start")
-	return 0
-}
 
 func TestCaddy(t *testing.T) {
 	bin, err := findbin.FindBinary("caddy")
@@ -77,7 +22,9 @@ func TestCaddy(t *testing.T) {
 	os.WriteFile(filepath.Join(www, "big"), big, 0o644)
 	for _, key := range []certs.KeyType{certs.P256, certs.RSA2048} {
 		p := testutil.Cert(t, key)
-		port := startCaddy(t, bin, p, www)
+		port := testutil.StartCaddy(t, bin, p.CA, t.TempDir(), func(port int) string {
+			return fmt.Sprintf("https://localhost:%d {\n\tbind 127.0.0.1\n\ttls %s %s\n\troot * %s\n\tfile_server\n}\n", port, p.FullChain, p.Key, www)
+		})
 		addr := fmt.Sprintf("127.0.0.1:%d", port)
 		for _, insecure := range []bool{false, true} {
 			for _, f := range []struct {
