@@ -1,15 +1,12 @@
 package gen
 
 import (
-	"crypto/tls"
 	"fmt"
-	"net"
 	"net/http"
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/testutil"
 
-	"github.com/loadlab/loadlab/certs"
 	"github.com/quic-go/quic-go/http3"
 )
 
@@ -31,30 +28,8 @@ func startH3Server(t testing.TB, h http.Handler) *h3TestServer {
 // startH3ServerWith is startH3Server with a hook to adjust the server.
 func startH3ServerWith(t testing.TB, h http.Handler, adjust func(*http3.Server)) *h3TestServer {
 	t.Helper()
-	p := testutil.Cert(t, certs.P256)
-	cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http3.Server{
-		Handler:   h,
-		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
-	}
-	if adjust != nil {
-		adjust(srv)
-	}
-	go srv.Serve(udp)
-	stop := func() {
-		srv.Close()
-		udp.Close()
-	}
-	t.Cleanup(stop)
-	port := udp.LocalAddr().(*net.UDPAddr).Port
-	return &h3TestServer{url: fmt.Sprintf("https://127.0.0.1:%d/", port), caFile: p.CA, port: port, close: stop}
+	s := testutil.StartH3Server(t, h, testutil.H3Options{Adjust: adjust})
+	return &h3TestServer{url: s.URL, caFile: s.CA, port: s.Port, close: s.Close}
 }
 
 // fixedBody answers every request with n bytes.

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"crypto/tls"
-	"fmt"
-	"net"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"net/http"
 	"path/filepath"
 	"testing"
-
-	"github.com/loadlab/loadlab/certs"
-	"github.com/quic-go/quic-go/http3"
 )
 
 func TestGenHTTP3Usage(t *testing.T) {
@@ -28,29 +23,10 @@ func TestGenHTTP3Usage(t *testing.T) {
 // against an in-process HTTP/3 server and reads its JSON result.
 func TestGenHTTP3Flags(t *testing.T) {
 	dir := t.TempDir()
-	paths, err := certs.Ensure(certs.Options{Dir: dir, Keys: []certs.KeyType{certs.P256}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := paths[certs.P256]
-	cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := &http3.Server{
-		Handler:   http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello")) }),
-		TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}}),
-	}
-	go srv.Serve(udp)
-	defer func() { srv.Close(); udp.Close() }()
-	url := fmt.Sprintf("https://127.0.0.1:%d/", udp.LocalAddr().(*net.UDPAddr).Port)
+	srv := testutil.StartH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write([]byte("hello")) }), testutil.H3Options{})
 	out := filepath.Join(dir, "out.json")
 	code, _ := pincertsRun(t, "gen", "--http3", "--new-conn", "--resume", "--0rtt", "-c", "2", "-d", "1s",
-		"--ca", p.CA, "-q", "--json", out, url)
+		"--ca", srv.CA, "-q", "--json", out, srv.URL)
 	if code != 0 {
 		t.Fatalf("exit %d", code)
 	}

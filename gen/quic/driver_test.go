@@ -15,8 +15,6 @@ import (
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/internal/testutil"
-	quicgo "github.com/quic-go/quic-go"
-	"github.com/quic-go/quic-go/http3"
 )
 
 // maxSteps bounds the datagrams and timeouts one connection may take in
@@ -126,39 +124,8 @@ type serverOpts struct {
 
 func startServer(t testing.TB, h http.Handler, o serverOpts) *h3Server {
 	t.Helper()
-	if o.key == "" {
-		o.key = certs.P256
-	}
-	p := testutil.Cert(t, o.key)
-	cert, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tlsConf := http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{cert}, CurvePreferences: o.curve})
-	if o.clientAuth {
-		tlsConf.ClientAuth = tls.RequireAnyClientCert
-	}
-	srv := &http3.Server{Handler: h, TLSConfig: tlsConf}
-	tr := &quicgo.Transport{Conn: udp}
-	if o.retry {
-		tr.VerifySourceAddress = func(net.Addr) bool { return true }
-	}
-	ln, err := tr.ListenEarly(tlsConf, &quicgo.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	go srv.ServeListener(ln)
-	t.Cleanup(func() {
-		srv.Close()
-		ln.Close()
-		tr.Close()
-		udp.Close()
-	})
-	return &h3Server{addr: udp.LocalAddr().String(), ca: p.CA}
+	s := testutil.StartH3Server(t, h, testutil.H3Options{Key: o.key, Curves: o.curve, Retry: o.retry, ClientAuth: o.clientAuth})
+	return &h3Server{addr: s.Addr, ca: s.CA}
 }
 
 func bodyHandler(body []byte) http.Handler {
