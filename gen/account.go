@@ -146,12 +146,19 @@ func newProcessAccount(cpus pin.CPUSet, every time.Duration) *processAccount {
 		prev: map[int]pin.SchedStat{}, run: make([]time.Duration, len(cpus)), wait: make([]time.Duration, len(cpus))}
 }
 
-// begin starts the window: the first sample and the sampler goroutine.
+// begin starts the window: the first sample and the sampler goroutine
+// (none when every is 0: the account is then the difference of the first
+// and last samples: exact when the run has one CPU, but for threads that
+// exit in between).
 func (p *processAccount) begin() {
 	p.t0 = time.Now()
 	p.cpuOK = p.stat.ReadAll(p.cpus, p.c0) == nil
 	p.sample(false)
 	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	if p.every <= 0 {
+		close(p.done)
+		return
+	}
 	go func() {
 		defer close(p.done)
 		t := time.NewTicker(p.every)

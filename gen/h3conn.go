@@ -138,8 +138,7 @@ func (c *h3Conn) do(job h3Job) {
 		return
 	}
 	err := c.exchange(o, deadline)
-	var noStream *streamOpenError
-	if errors.As(err, &noStream) && !o.handshake {
+	if err != nil && !o.handshake && isStreamOpenError(err) {
 		// A kept-alive connection took no new request (the server is
 		// shutting it down: GOAWAY). Nothing was sent: reconnect and send
 		// it once, like the HTTP/1.1 engine after a keep-alive close.
@@ -276,6 +275,13 @@ type streamOpenError struct{ err error }
 
 func (e *streamOpenError) Error() string { return e.err.Error() }
 func (e *streamOpenError) Unwrap() error { return e.err }
+
+// isStreamOpenError: errors.As with its target off the success path (the
+// target escapes: one allocation per call).
+func isStreamOpenError(err error) bool {
+	var noStream *streamOpenError
+	return errors.As(err, &noStream)
+}
 
 func abortStream(str *http3.RequestStream) {
 	str.CancelRead(quic.StreamErrorCode(http3.ErrCodeRequestCanceled))
