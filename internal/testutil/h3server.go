@@ -61,7 +61,13 @@ func StartH3Server(t testing.TB, h http.Handler, o H3Options) *H3Server {
 	if o.Retry {
 		tr.VerifySourceAddress = func(net.Addr) bool { return true }
 	}
-	ln, err := tr.ListenEarly(srv.TLSConfig, srv.QUICConfig)
+	// As http3.Server.Serve configures its listener: 0-RTT allowed.
+	qconf := &quic.Config{Allow0RTT: true}
+	if srv.QUICConfig != nil {
+		qconf = srv.QUICConfig.Clone()
+	}
+	qconf.EnableDatagrams = srv.EnableDatagrams
+	ln, err := tr.ListenEarly(srv.TLSConfig, qconf)
 	if err != nil {
 		t.Fatal(err)
 	}
