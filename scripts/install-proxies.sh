@@ -5,7 +5,8 @@
 #
 # Idempotent: installs only what is missing and runs apt-get update only when
 # a wanted package has no install candidate.
-#   apt:    nginx haproxy h2o (when the release has it) iproute2 wrk nghttp2-client
+#   apt:    nginx haproxy h2o and ngtcp2-server (when the release has them: the
+#           lean QUIC client is checked against ngtcp2's gtlsserver) iproute2 wrk nghttp2-client
 #           strace (the sendfile test of the file-serving origins), prometheus
 #           (the metrics tests scrape a real one) and chromium (the report
 #           pages are checked in a real headless browser)
@@ -28,7 +29,7 @@ set -euo pipefail
 CADDY_VERSION=v2.11.9
 TRAEFIK_VERSION=v3.6.12
 APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client strace prometheus chromium)
-APT_OPTIONAL=(h2o)
+APT_OPTIONAL=(h2o ngtcp2-server)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 bindir="$root/.cache/bin"
