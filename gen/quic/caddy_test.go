@@ -16,27 +16,44 @@ func TestCaddy(t *testing.T) {
 	if err != nil {
 		t.Skipf("no Caddy: %v", err)
 	}
-	www := t.TempDir()
-	small, big := testutil.Body(4096), testutil.Body(1<<20)
-	os.WriteFile(filepath.Join(www, "small"), small, 0o644)
-	os.WriteFile(filepath.Join(www, "big"), big, 0o644)
+	www, small, big := interopFiles(t)
 	for _, key := range []certs.KeyType{certs.P256, certs.RSA2048} {
 		p := testutil.Cert(t, key)
 		port := testutil.StartCaddy(t, bin, p.CA, t.TempDir(), func(port int) string {
 			return fmt.Sprintf("https://localhost:%d {\n\tbind 127.0.0.1\n\ttls %s %s\n\troot * %s\n\tfile_server\n}\n", port, p.FullChain, p.Key, www)
 		})
-		addr := fmt.Sprintf("127.0.0.1:%d", port)
-		for _, insecure := range []bool{false, true} {
-			for _, f := range []struct {
-				path string
-				body []byte
-			}{{"/small", small}, {"/big", big}} {
-				cl := newTestClient(t, p.CA, insecure, func(c *Config) {
-					c.Path = f.path
-					c.Authority = fmt.Sprintf("localhost:%d", port)
-				})
-				getN(t, newDriver(t, addr), cl, 3, f.body)
-			}
+		getFiles(t, fmt.Sprintf("127.0.0.1:%d", port), p.CA, fmt.Sprintf("localhost:%d", port), small, big)
+	}
+}
+
+// interopFiles writes the two files the interop servers serve: 4 KiB and
+// 1 MiB.
+func interopFiles(t *testing.T) (www string, small, big []byte) {
+	www = t.TempDir()
+	small, big = testutil.Body(4096), testutil.Body(1<<20)
+	for name, b := range map[string][]byte{"small": small, "big": big} {
+		if err := os.WriteFile(filepath.Join(www, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return www, small, big
+}
+
+// getFiles fetches both files from addr, verified against ca and insecure,
+// three new connections each: every one a 200 with the file's bytes.
+func getFiles(t *testing.T, addr, ca, authority string, small, big []byte) {
+	for _, insecure := range []bool{false, true} {
+		for _, f := range []struct {
+			path string
+			body []byte
+		}{{"/small", small}, {"/big", big}} {
+			cl := newTestClient(t, ca, insecure, func(c *Config) {
+				c.Path = f.path
+				if authority != "" {
+					c.Authority = authority
+				}
+			})
+			getN(t, newDriver(t, addr), cl, 3, f.body)
 		}
 	}
 }

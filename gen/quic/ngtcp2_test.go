@@ -22,10 +22,7 @@ func TestNgtcp2(t *testing.T) {
 	if err != nil {
 		t.Skipf("no ngtcp2 server (apt-get install ngtcp2-server): %v", err)
 	}
-	www := t.TempDir()
-	small, big := testutil.Body(4096), testutil.Body(1<<20)
-	os.WriteFile(filepath.Join(www, "small"), small, 0o644)
-	os.WriteFile(filepath.Join(www, "big"), big, 0o644)
+	www, small, big := interopFiles(t)
 	for _, key := range []certs.KeyType{certs.P256, certs.RSA2048} {
 		p := testutil.Cert(t, key)
 		port := testutil.FreeTCPUDPPort(t)
@@ -62,14 +59,6 @@ func TestNgtcp2(t *testing.T) {
 			}
 			time.Sleep(50 * time.Millisecond)
 		}
-		for _, insecure := range []bool{false, true} {
-			for _, f := range []struct {
-				path string
-				body []byte
-			}{{"/small", small}, {"/big", big}} {
-				cl := newTestClient(t, p.CA, insecure, func(c *Config) { c.Path = f.path })
-				getN(t, newDriver(t, addr), cl, 3, f.body)
-			}
-		}
+		getFiles(t, addr, p.CA, "", small, big)
 	}
 }
