@@ -326,7 +326,7 @@ func (c *Conn) Receive(now time.Time, d []byte, out []byte) ([]byte, error) {
 		}
 		elicit, perr := c.frames(now, lvl, payload)
 		if perr != nil {
-			c.fail(perr)
+			_ = c.fail(perr) // kept as c.err; the datagram's other packets are dropped
 			break
 		}
 		if elicit {
@@ -411,7 +411,7 @@ func (c *Conn) handleRetry(h *wire.Header, pkt []byte) {
 	c.dcidLen = copy(c.dcid[:], h.SCID)
 	l := &c.lv[lvlInitial]
 	if err := wire.SetInitialKeys(c.cl.kdf256, c.dcid[:c.dcidLen], &l.seal, &l.open); err != nil {
-		c.fail(&Error{Class: ClassTLS, Reason: "initial keys after Retry", Err: err})
+		_ = c.fail(&Error{Class: ClassTLS, Reason: "initial keys after Retry", Err: err}) // kept as c.err
 		return
 	}
 	c.sendCrypto[0] = true
@@ -450,7 +450,7 @@ func (c *Conn) frames(now time.Time, lvl int, p []byte) (elicit bool, err *Error
 		case wire.FrameAck, wire.FrameAckECN:
 			if lvl == lvlApp {
 				c.confirmed = true
-				if uint64(f.Largest) >= c.reqPN && c.lv[lvlApp].nextPN > c.reqPN {
+				if f.Largest >= c.reqPN && c.lv[lvlApp].nextPN > c.reqPN {
 					c.reqAcked = true
 				}
 			}

@@ -217,7 +217,7 @@ func DecodeStatus(section []byte, buf *bytes.Buffer) (int, error) {
 			isStatus := !huff && string(name) == ":status"
 			if huff && len(name) < 16 {
 				buf.Reset()
-				if _, err := hpack.HuffmanDecode(buf, name); err == nil && string(buf.Bytes()) == ":status" {
+				if _, err := hpack.HuffmanDecode(buf, name); err == nil && buf.String() == ":status" {
 					isStatus = true
 				}
 			}
