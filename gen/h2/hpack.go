@@ -5,6 +5,8 @@ import (
 	"hash/maphash"
 
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/loadlab/loadlab/gen/internal/prefixint"
 )
 
 // DefaultHeaderTableSize is the HPACK dynamic table size every endpoint
@@ -320,29 +322,15 @@ func parseStatus[T string | []byte](v T) int {
 // readVarInt reads an HPACK integer with an n-bit prefix (RFC 7541 section
 // 5.1), rejecting values of 63 bits or more as x/net/http2/hpack does.
 func readVarInt(n uint, p []byte) (uint64, []byte, error) {
-	if len(p) == 0 {
+	v, used, err := prefixint.Read(p, n)
+	switch err {
+	case nil:
+		return v, p[used:], nil
+	case prefixint.ErrOverflow:
+		return 0, nil, errHPACKVarint
+	default:
 		return 0, nil, errHPACKTruncated
 	}
-	max := uint64(1)<<n - 1
-	v := uint64(p[0]) & max
-	p = p[1:]
-	if v < max {
-		return v, p, nil
-	}
-	var m uint
-	for len(p) > 0 {
-		b := p[0]
-		p = p[1:]
-		v += uint64(b&127) << m
-		if b&128 == 0 {
-			return v, p, nil
-		}
-		m += 7
-		if m >= 63 {
-			return 0, nil, errHPACKVarint
-		}
-	}
-	return 0, nil, errHPACKTruncated
 }
 
 // readString reads a string literal: its raw (possibly Huffman-coded)

@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/net/http/httpguts"
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/loadlab/loadlab/gen/internal/prefixint"
 )
 
 // Request describes the one request every stream of a run sends.
@@ -153,15 +155,5 @@ func appendString(b []byte, s string) []byte {
 // appendVarInt appends v as an HPACK integer with an n-bit prefix; first
 // carries the representation's high bits.
 func appendVarInt(b []byte, n uint, first byte, v uint64) []byte {
-	max := uint64(1)<<n - 1
-	if v < max {
-		return append(b, first|byte(v))
-	}
-	b = append(b, first|byte(max))
-	v -= max
-	for v >= 128 {
-		b = append(b, byte(v&0x7f)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
+	return prefixint.Append(b, n, first, v)
 }

@@ -5,42 +5,24 @@ import (
 	"errors"
 
 	"golang.org/x/net/http2/hpack"
+
+	"github.com/loadlab/loadlab/gen/internal/prefixint"
 )
 
-// appendInt appends v as a QPACK/HPACK integer with an n-bit prefix whose
-// other bits are flags (RFC 7541 §5.1).
+// appendInt appends v as a QPACK integer with an n-bit prefix whose other
+// bits are flags (RFC 9204 §4.1.1, HPACK's integer).
 func appendInt(b []byte, flags byte, n uint, v uint64) []byte {
-	max := uint64(1)<<n - 1
-	if v < max {
-		return append(b, flags|byte(v))
-	}
-	b = append(b, flags|byte(max))
-	v -= max
-	for v >= 128 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
+	return prefixint.Append(b, n, flags, v)
 }
 
 // readInt reads an integer with an n-bit prefix from b; used is 0 if b is
 // too short or the value too large.
 func readInt(b []byte, n uint) (v uint64, used int) {
-	if len(b) == 0 {
+	v, used, err := prefixint.Read(b, n)
+	if err != nil {
 		return 0, 0
 	}
-	max := uint64(1)<<n - 1
-	v = uint64(b[0]) & max
-	if v < max {
-		return v, 1
-	}
-	for i, shift := 1, uint(0); i < len(b) && i < 10; i, shift = i+1, shift+7 {
-		v += uint64(b[i]&0x7f) << shift
-		if b[i]&0x80 == 0 {
-			return v, i + 1
-		}
-	}
-	return 0, 0
+	return v, used
 }
 
 // Static table indices used by the encoder (RFC 9204 §A).
