@@ -179,4 +179,3 @@ func getN(t *testing.T, d *driver, cl *Client, n int, body []byte) {
 	}
 }
 
-var _ = os.Getenv
