@@ -341,6 +341,18 @@ func (c *Config) validateTLS() error {
 	return err
 }
 
+// onlyHost: every header line is a Host (the lean QUIC client's
+// :authority).
+func onlyHost(lines []string) bool {
+	for _, l := range lines {
+		name, _, _ := strings.Cut(l, ":")
+		if !strings.EqualFold(strings.TrimSpace(name), "host") {
+			return false
+		}
+	}
+	return true
+}
+
 // leanTLS decides whether handshakes use package tls13 (lean) or
 // crypto/tls and uTLS. why says, when lean does not apply, what prevents
 // it (for the result's notes).
@@ -354,8 +366,16 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 	switch {
 	case t.Engine == "std":
 		why = "{TLS.Engine} std"
-	case c.HTTP3:
-		why = "HTTP/3 (quic-go runs TLS)"
+	case c.HTTP3 && !c.NewConn:
+		why = "HTTP/3 without {NewConn} (the lean QUIC client makes one request per connection)"
+	case c.HTTP3 && (c.Body != nil || !strings.EqualFold(c.Method, "GET") && c.Method != ""):
+		why = "HTTP/3 with a method other than GET or a body (the lean QUIC client sends GETs)"
+	case c.HTTP3 && !onlyHost(c.Headers):
+		why = "HTTP/3 with {Headers} other than Host (the lean QUIC client sends :authority and :path only)"
+	case c.HTTP3 && len(c.Targets) > 0:
+		why = "HTTP/3 with {Targets} (the lean QUIC client sends one request line)"
+	case c.HTTP3 && t.ZeroRTT:
+		why = "HTTP/3 with {TLS.ZeroRTT}"
 	case t.Version != "1.3":
 		why = "{TLS.Version} " + t.Version
 	case t.ClientHello != "go" && t.ClientHello != "":

@@ -128,10 +128,12 @@ func TestH3OpenLoopRate(t *testing.T) {
 	}
 }
 
+// TestH3NewConn: quic-go's path (TestH3LeanNewConn is the lean client's).
 func TestH3NewConn(t *testing.T) {
 	s := startH3Server(t, fixedBody(100))
 	cfg := h3Config(s)
 	cfg.NewConn = true
+	cfg.TLS.Engine = "std"
 	cfg.Connections = 2
 	cfg.Duration = time.Second
 	res := runH3Test(t, cfg)

@@ -65,7 +65,7 @@ func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
 	}
 	c.why = why
 	if lean {
-		if c.Lean, err = newLeanConfig(o, sni, c.ALPN, roots); err != nil {
+		if c.Lean, err = newLeanConfig(o, sni, c.ALPN, roots, !cfg.HTTP3); err != nil {
 			return nil, err
 		}
 	}
@@ -102,8 +102,9 @@ func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
 }
 
 // newLeanConfig builds the tls13 configuration: roots nil means the
-// system's (as crypto/tls does), unless --insecure.
-func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13.Config, error) {
+// system's (as crypto/tls does), unless --insecure. Unless prepare it is
+// left for gen/quic's Config.Prepare, which sets its QUIC fields first.
+func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool, prepare bool) (*tls13.Config, error) {
 	lc := &tls13.Config{ServerName: sni, ALPN: []string{alpn}, FreshKeyShare: o.FreshKeyShare}
 	for _, n := range o.Curves {
 		g := tls13.X25519
@@ -129,6 +130,9 @@ func newLeanConfig(o TLSOptions, sni, alpn string, roots *x509.CertPool) (*tls13
 		}
 		lc.Verifier = tls13.NewVerifier(roots, sni, 0)
 	}
+	if !prepare {
+		return lc, nil
+	}
 	if err := lc.Prepare(); err != nil {
 		return nil, err
 	}
@@ -141,7 +145,7 @@ func (c *tlsClient) notes() []string {
 	if c.UTLS != nil {
 		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not {TLS.Curves}")
 	}
-	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3") {
+	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3 without") {
 		n = append(n, "TLS handshakes by "+c.implementation()+", not the lean TLS 1.3 implementation: "+(&UsageError{Msg: c.why}).Words(nil))
 	}
 	return n

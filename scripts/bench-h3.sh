@@ -18,8 +18,8 @@
 #
 # Tools (TOOLS, default "loadlab-std h3plain loadlab-h2"):
 #   loadlab-ENGINE  loadlab gen --http3 --tls-engine ENGINE (std, auto,
-#                   lean: HTTP/3 refuses lean until loadlab runs QUIC's TLS
-#                   itself, and the row then shows "-")
+#                   lean: the lean QUIC client, --new-conn only: its
+#                   keep-alive row shows "-")
 #   h3plain         scripts/h3plain (built into bin/h3plain)
 #   loadlab-h2      loadlab gen --h2 over TLS (ALPN h2, the same server's
 #                   TCP port), CONNS connections x STREAMS streams (default
@@ -217,6 +217,8 @@ run_tool() {
 			--timeout 5s -q --json "$TMP/$name.json" "${TLSARGS[@]}" "$URL" || rc=$?
 		;;
 	loadlab-* | base-*)
+		# The lean QUIC client makes one request per connection.
+		[ "${tool#*-}" = lean ] && [ "$mode" = keepalive ] && { echo "- - -"; return; }
 		local bin=$LOADLAB
 		[ "${tool%%-*}" = base ] && bin=$BASE_LOADLAB
 		timed_gen "$name" "$bin" gen --http3 --tls-engine "${tool#*-}" --cpus "$GCPU" -c "$CONNS" -d "${DUR}s" --warmup 1s \

@@ -178,4 +178,3 @@ func getN(t *testing.T, d *driver, cl *Client, n int, body []byte) {
 		}
 	}
 }
-

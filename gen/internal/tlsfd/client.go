@@ -94,15 +94,23 @@ func (t *Loop) captureLean(hs *tls13.Handshake) {
 		t.lean.KeepLeaf = false
 		return
 	}
+	o.Capture(LeanSession(hs))
+}
+
+// LeanSession is what a completed lean handshake negotiated; Peer holds
+// the server's leaf when the handshake kept it (tls13.Client.KeepLeaf).
+func LeanSession(hs *tls13.Handshake) Session {
 	var peer []*x509.Certificate
-	if cert, err := x509.ParseCertificate(hs.Leaf()); err == nil {
-		peer = []*x509.Certificate{cert}
+	if leaf := hs.Leaf(); leaf != nil {
+		if cert, err := x509.ParseCertificate(leaf); err == nil {
+			peer = []*x509.Certificate{cert}
+		}
 	}
 	curve := tls.X25519
 	if hs.Group() == tls13.P256 {
 		curve = tls.CurveP256
 	}
-	o.Capture(Session{Version: tls.VersionTLS13, Suite: hs.Suite().ID, Curve: curve, ALPN: hs.ALPN(), Peer: peer})
+	return Session{Version: tls.VersionTLS13, Suite: hs.Suite().ID, Curve: curve, ALPN: hs.ALPN(), Peer: peer}
 }
 
 // Error is a failure of TLS itself on a connection (a malformed or

@@ -1,0 +1,127 @@
+package gen
+
+import (
+	"crypto/sha256"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
+)
+
+// leanH3Config is a short --http3 --new-conn run on the lean QUIC client.
+func leanH3Config(s *h3TestServer) Config {
+	cfg := h3Config(s)
+	cfg.NewConn = true
+	cfg.Connections = 2
+	cfg.Duration = time.Second
+	cfg.TLS.Engine = "lean"
+	return cfg
+}
+
+// TestH3LeanNewConn: every request is one lean QUIC connection to quic-go's
+// server: each ends 200 with its 100 bytes, one handshake each.
+func TestH3LeanNewConn(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	res := runH3Test(t, leanH3Config(s))
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	if res.Requests != res.OK || res.Status["200"] != res.OK || res.BytesRead != res.OK*100 {
+		t.Errorf("requests %d ok %d status %v bytes %d", res.Requests, res.OK, res.Status, res.BytesRead)
+	}
+	if res.Handshakes != res.Requests {
+		t.Errorf("handshakes %d != requests %d with --new-conn", res.Handshakes, res.Requests)
+	}
+	if tl := res.TLS; tl == nil || tl.Version != "TLS 1.3" || tl.ALPN != "h3" || tl.Resumed != 0 || tl.Engine != "lean" || res.QUICVersion != "v1" {
+		t.Errorf("tls %+v quic_version %q", res.TLS, res.QUICVersion)
+	}
+	if h := res.HandshakeUs; h == nil || h.P50 <= 0 || h.P50 > res.Latency.P50 {
+		t.Errorf("handshake_us %+v latency %+v", res.HandshakeUs, res.Latency)
+	}
+}
+
+// TestH3LeanRate: an open loop at 200/s over two slots: the schedule's
+// requests, each one connection, all answered.
+func TestH3LeanRate(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := leanH3Config(s)
+	cfg.Rate = 200
+	cfg.Duration = 2 * time.Second
+	cfg.Warmup = 500 * time.Millisecond
+	res := runH3Test(t, cfg)
+	if errorTotal(res) != 0 {
+		t.Errorf("errors %v %v", res.Errors, res.ErrorSamples)
+	}
+	if got := res.Requests; got < 280 || got > 320 {
+		t.Errorf("requests %d, want ~300 (1.5 s at 200/s)", got)
+	}
+	if testutil.Race {
+		t.Skip("the race detector is too slow for the rate bound")
+	}
+	if res.AchievedRate < 180 || res.AchievedRate > 220 {
+		t.Errorf("achieved %.1f/s of 200", res.AchievedRate)
+	}
+}
+
+// TestH3LeanSlowServer: the server answers each request after 100 ms, one
+// slot, closed loop: each request takes the handshake plus 100 ms, so at
+// most 10 a second, and its latency is at least 100 ms.
+func TestH3LeanSlowServer(t *testing.T) {
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(100 * time.Millisecond)
+		w.Write([]byte("ok"))
+	}))
+	cfg := leanH3Config(s)
+	cfg.Connections = 1
+	cfg.Duration = 2 * time.Second
+	res := runH3Test(t, cfg)
+	if errorTotal(res) != 0 {
+		t.Fatalf("errors %v %v", res.Errors, res.ErrorSamples)
+	}
+	if res.OK < 8 || res.OK > 20 {
+		t.Errorf("ok %d in 2 s at >= 100 ms each, want 8-20", res.OK)
+	}
+	if res.Latency.P50 < 100_000 || res.Latency.P50 > 400_000 {
+		t.Errorf("p50 %d µs, want 100-400 ms (100 ms of server time and a loopback handshake)", res.Latency.P50)
+	}
+}
+
+func TestH3LeanWrongCA(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	cfg := leanH3Config(s)
+	cfg.TLS.CAFile = testutil.OtherCA(t)
+	res := runH3Test(t, cfg)
+	if res.OK != 0 || res.Errors["tls"] == 0 || res.Requests != res.Errors["tls"] {
+		t.Fatalf("ok %d requests %d errors %v: want TLS errors only", res.OK, res.Requests, res.Errors)
+	}
+	if msg := res.ErrorSamples["tls"]; !strings.Contains(msg, "certif") {
+		t.Errorf("tls sample %q does not mention the certificate", msg)
+	}
+}
+
+func TestH3LeanVerify(t *testing.T) {
+	s := startH3Server(t, fixedBody(100))
+	good := sha256.Sum256(testutil.Body(100))
+	for _, tc := range []struct {
+		name string
+		sum  []byte
+		ok   bool
+	}{{"match", good[:], true}, {"mismatch", make([]byte, 32), false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := leanH3Config(s)
+			cfg.VerifySHA256 = tc.sum
+			res := runH3Test(t, cfg)
+			if res.Requests == 0 {
+				t.Fatal("no requests")
+			}
+			if tc.ok && (res.OK != res.Requests || errorTotal(res) != 0) {
+				t.Errorf("ok %d of %d, errors %v", res.OK, res.Requests, res.Errors)
+			}
+			if !tc.ok && (res.OK != 0 || res.Errors["body_mismatch"] != res.Requests) {
+				t.Errorf("ok %d of %d, errors %v: want body_mismatch for each", res.OK, res.Requests, res.Errors)
+			}
+		})
+	}
+}
