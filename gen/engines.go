@@ -3,6 +3,8 @@ package gen
 // newEngine builds the engine of the run's protocol.
 func newEngine(r *run) (engine, error) {
 	switch {
+	case r.cfg.HTTP3 && r.tls.Lean != nil:
+		return asEngine(newH3LeanEngine(r))
 	case r.cfg.HTTP3:
 		return asEngine(newH3Engine(r))
 	case r.cfg.HTTP2:

@@ -55,18 +55,18 @@ func TestClassifyH3(t *testing.T) {
 }
 
 func TestBufferNote(t *testing.T) {
-	if n := bufferNote(8<<20, 8<<20); n != "" {
+	if n := bufferNote(8<<20, 8<<20, "quic-go"); n != "" {
 		t.Errorf("enough buffer: note %q", n)
 	}
-	if n := bufferNote(-1, -1); n != "" {
+	if n := bufferNote(-1, -1, "quic-go"); n != "" {
 		t.Errorf("unknown sizes: note %q", n)
 	}
-	n := bufferNote(4<<20, 8<<20)
+	n := bufferNote(4<<20, 8<<20, "quic-go")
 	if !strings.Contains(n, "receive buffer limited to 4096 KiB by net.core.rmem_max") || strings.Contains(n, "send buffer") ||
 		!strings.Contains(n, "sysctl -w net.core.rmem_max=7500000 net.core.wmem_max=7500000") {
 		t.Errorf("note %q", n)
 	}
-	n = bufferNote(8<<20, 2<<20)
+	n = bufferNote(8<<20, 2<<20, "quic-go")
 	if !strings.HasPrefix(n, "UDP send buffer limited to 2048 KiB by net.core.wmem_max; quic-go wants 7 MiB") {
 		t.Errorf("note %q", n)
 	}

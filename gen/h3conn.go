@@ -52,12 +52,11 @@ type h3Conn struct {
 	idx  int
 	work chan h3Job // open loop: the next request (capacity 1)
 
-	udp  *net.UDPConn
-	lean *h3Lean // set: the lean QUIC client runs the requests (h3lean.go), tr and qc stay nil
-	tr   *quic.Transport
-	tls  *tls.Config // the run's, or with TLS.Resume a copy with this slot's own session cache
-	qc   *quic.Conn  // set and cleared by the worker under l.mu; finish reads it under l.mu
-	cc   *http3.ClientConn
+	udp *net.UDPConn
+	tr  *quic.Transport
+	tls *tls.Config // the run's, or with TLS.Resume a copy with this slot's own session cache
+	qc  *quic.Conn  // set and cleared by the worker under l.mu; finish reads it under l.mu
+	cc  *http3.ClientConn
 
 	req *http.Request // shared by the run's workers, read only
 	buf []byte
@@ -131,10 +130,6 @@ func (c *h3Conn) do(job h3Job) {
 	o.started = l.lc.now()
 	// The timeout runs from here, through the dial and the exchange.
 	deadline := l.lc.r.start.Add(time.Duration(o.started) + l.lc.r.cfg.Timeout)
-	if c.lean != nil {
-		c.doLean(o, deadline)
-		return
-	}
 	if c.qc != nil && c.qc.Context().Err() != nil {
 		c.drop() // the server closed it while idle: not an error, reconnect
 	}

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	genquic "github.com/loadlab/loadlab/gen/quic"
 	"github.com/loadlab/loadlab/pin"
 	"github.com/quic-go/quic-go"
 	"github.com/quic-go/quic-go/http3"
@@ -71,8 +70,6 @@ type h3Engine struct {
 	acct *processAccount
 
 	bufNote string // UDP buffer remark for generator.notes
-
-	lean *genquic.Config // set: requests run on the lean QUIC client (h3lean.go)
 }
 
 // newH3Engine builds the TLS and QUIC configurations and the request, and
@@ -100,15 +97,6 @@ func newH3Engine(r *run) (*h3Engine, error) {
 		return nil, err
 	}
 	e.req = req
-	if r.tls.Lean != nil {
-		host := req.Host
-		if host == "" {
-			host = req.URL.Host
-		}
-		if e.lean, err = newLeanQUIC(r, authorityPath{authority: host, path: req.URL.RequestURI()}); err != nil {
-			return nil, err
-		}
-	}
 	if err := e.probe(); err != nil {
 		return nil, err
 	}
@@ -150,7 +138,7 @@ func (e *h3Engine) claim(cpus pin.CPUSet, _ int) (func(), error) {
 func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 	r := e.r
 	cfg := r.cfg
-	scanEvery := max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
+	scanEvery := scanPeriod(cfg)
 	l := &h3Loop{lc: lc, e: e, backoff: time.Duration(scanEvery), timerfd: -1}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	for j := 0; j < n; j++ {
@@ -173,12 +161,6 @@ func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 				return err
 			}
 			c.udp = udp
-			if e.lean != nil {
-				if c.lean, err = newH3Lean(e.lean, e.dst); err != nil {
-					return err
-				}
-				continue
-			}
 			c.tr = &quic.Transport{Conn: udp}
 		}
 		return nil
@@ -199,9 +181,6 @@ func (e *h3Engine) outcome(o *outcome) {
 	o.shares = e.acct.shares()
 	o.g.CPUs = e.cpus
 	o.g.IO, o.g.IONote = "udp", "HTTP/3: quic-go's UDP sockets ({IO} chooses for the HTTP/1.1 and HTTP/2 loops)"
-	if e.lean != nil {
-		o.g.IONote = "HTTP/3: the lean QUIC client (gen/quic), one UDP socket and worker goroutine per connection ({IO} chooses for the HTTP/1.1 and HTTP/2 loops)"
-	}
 	o.g.Notes = append(o.g.Notes, "h3: busy and starved are per CPU of the run, from every thread of the process that ran there (quic-go's goroutines move between the run's CPUs)")
 	if e.bufNote != "" {
 		o.g.Notes = append(o.g.Notes, e.bufNote)

@@ -1,183 +1,251 @@
 package gen
 
 import (
-	"crypto/sha256"
 	"errors"
 	"fmt"
-	"net"
 	"net/netip"
+	"strings"
+	"sync/atomic"
 	"time"
 
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/internal/rawio"
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 	genquic "github.com/loadlab/loadlab/gen/quic"
-	"github.com/loadlab/loadlab/gen/tls13"
 )
 
-// The lean HTTP/3 path ({TLS.Engine} lean with {NewConn}): each request is
-// one connection of package gen/quic's client, driven by the slot's worker
-// over the slot's own UDP socket, instead of a quic-go dial and an http3
-// request. The loops, the schedule, settle and the error classes are the
-// same as quic-go's path; only how a request runs (doLean) differs.
+// The lean HTTP/3 engine: HTTP/3 on package gen/quic's client ({TLS.Engine}
+// lean, or auto where lean applies: see Config.leanTLS), on the same kind
+// of loop as HTTP/1.1 and HTTP/2. Each loop is one locked thread pinned to
+// its CPU, sleeping in epoll and making raw system calls (h3leanloop.go);
+// no goroutine per connection, no hand-off. Each loop has one UDP socket
+// (one per source address), connected to the target and shared by the
+// loop's connection slots: the server tells the connections apart by
+// connection ID, and the loop finds the slot of a datagram from the
+// connection ID the server sends it to. The datagrams one pass of the loop
+// produces leave in one sendmmsg; what arrives is read a batch per
+// recvmmsg.
+//
+// quic-go's engine (h3engine.go) stays for {TLS.Engine} std and for what
+// the lean client does not do (see leanTLS).
 
-// leanSlice bounds each blocking read, so that a worker notices the run's
-// end within it.
-const leanSlice = 50 * time.Millisecond
-
-// h3Lean is one slot's lean client state. Not safe for concurrent use:
-// the slot's worker owns it.
-type h3Lean struct {
-	cl   *genquic.Client
-	conn genquic.Conn // restarted for each request
-	dst  netip.AddrPort
-	buf  []byte // one received datagram
-	out  []byte // one datagram to send
-	hsOK bool   // a handshake completed: the session was captured
+// h3LeanEngine is the state of one lean HTTP/3 run, shared by its loops
+// (read only once the loops run, but for the atomics).
+type h3LeanEngine struct {
+	tcpEngine
+	qc       *genquic.Config
+	reqBytes uint64
+	bufNote  string      // UDP buffer remark for generator.notes
+	done     atomic.Bool // a handshake completed: QUIC v1 was spoken
 }
 
-// newLeanQUIC prepares the run's lean QUIC configuration from the lean TLS
-// one (set when leanTLS chose lean for this HTTP/3 run).
-func newLeanQUIC(r *run, req authorityPath) (*genquic.Config, error) {
-	qc := &genquic.Config{TLS: r.tls.Lean, Authority: req.authority, Path: req.path,
-		HandshakeTimeout: r.cfg.Timeout, Timeout: r.cfg.Timeout}
-	if err := qc.Prepare(); err != nil {
-		return nil, fmt.Errorf("lean QUIC client: %w", err)
-	}
-	return qc, nil
-}
+// leanDatagram is the largest datagram the loops send or take (the client
+// advertises max_udp_payload_size 1472; a longer one is dropped).
+const leanDatagram = 1500
 
-// authorityPath is what the lean client's request carries.
-type authorityPath struct{ authority, path string }
+// leanBatch is how many datagrams one sendmmsg or recvmmsg carries at most.
+const leanBatch = 64
 
-func newH3Lean(qc *genquic.Config, dst *net.UDPAddr) (*h3Lean, error) {
-	cl, err := genquic.NewClient(qc)
+// newH3LeanEngine prepares the lean QUIC configuration from the run's lean
+// TLS one and checks with one connection that something answers.
+func newH3LeanEngine(r *run) (*h3LeanEngine, error) {
+	base, err := newLoopEngine(r)
 	if err != nil {
+		return nil, err
+	}
+	e := &h3LeanEngine{tcpEngine: base}
+	e.io = IOEpoll
+	e.ioNote = "HTTP/3: the lean QUIC client (gen/quic) on epoll loops, one UDP socket per loop, sendmmsg and recvmmsg ({IO} chooses for the HTTP/1.1 and HTTP/2 loops)"
+	e.notePwait2()
+	cfg := r.cfg
+	rq := &cfg.reqs[0]
+	authority := rq.target.HostHeader
+	for _, h := range rq.headers {
+		if strings.EqualFold(h.Name, "host") {
+			authority = h.Value // leanTLS allows Host and no other header
+		}
+	}
+	e.qc = &genquic.Config{TLS: r.tls.Lean, Authority: authority, Path: rq.target.Path,
+		HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout}
+	if err := e.qc.Prepare(); err != nil {
 		return nil, fmt.Errorf("lean QUIC client: %w", err)
 	}
-	return &h3Lean{cl: cl, dst: dst.AddrPort(), buf: make([]byte, 64<<10), out: make([]byte, 0, genquic.MinDatagram)}, nil
+	e.reqBytes = uint64(e.qc.RequestBytes())
+	if err := e.probe(); err != nil {
+		return nil, err
+	}
+	return e, nil
 }
 
-// doLean runs one request as one lean QUIC connection into c.out.
-func (c *h3Conn) doLean(o *h3Out, deadline time.Time) {
-	l, lc := c.l, c.lean
-	q := &lc.conn
-	if c.sum != nil {
-		q.Body = c.sum
-	}
-	start := l.lc.r.start
-	err := c.runLean(deadline)
-	at, done := q.HandshakeDone()
-	if done {
-		o.handshake = true
-		o.handshakeNs = int64(at.Sub(start)) - o.started
-		o.written = int64(at.Sub(start)) // the request goes with the client's Finished
-		l.countDial()
-		c.e.versionOnce.Do(func() { c.e.version = "v1" }) // the lean client speaks QUIC v1 only
-		if !lc.hsOK {
-			lc.hsOK = true
-			c.captureLean(q.Handshake())
-		}
-	}
-	o.status, o.bytes = q.Status(), q.BodyBytes()
-	if err == nil && c.sum != nil {
-		var d [sha256.Size]byte
-		if string(c.sum.Sum(d[:0])) != string(l.lc.r.cfg.VerifySHA256) {
-			err = errBodyMismatch
-		}
-	}
-	if c.sum != nil {
-		c.sum.Reset()
-	}
-	if err == nil {
-		o.done = l.lc.now()
-		return
-	}
-	o.failed = l.lc.now()
-	o.class, o.err = classifyLean(err), err
+func (e *h3LeanEngine) protocol() string { return "h3" }
+
+func (e *h3LeanEngine) newDriver(lc *lifecycle, conns int) (driver, error) {
+	return newH3LeanLoop(e, lc, conns)
 }
 
-// errRunEndedLean: the run ended while the connection was still going.
-var errRunEndedLean = errors.New("the run ended before the response")
+// closes: UDP sockets leave no TIME_WAIT.
+func (e *h3LeanEngine) closes() int64 { return 0 }
 
-// runLean starts the slot's Conn and feeds it datagrams and timeouts until
-// it closes, deadline passes or the run ends.
-func (c *h3Conn) runLean(deadline time.Time) error {
-	lc, sock := c.lean, c.udp
-	q := &lc.conn
-	var err error
-	lc.out, err = q.Start(lc.cl, time.Now(), lc.out[:0])
+// outcome: the loops' thread accounts (tcpEngine's), the QUIC version and
+// the UDP notes.
+func (e *h3LeanEngine) outcome(o *outcome) {
+	e.tcpEngine.outcome(o)
+	o.g.IO = "udp"
+	if e.done.Load() {
+		o.quicVersion = "v1" // the lean client speaks QUIC v1 only
+	}
+	if e.bufNote != "" {
+		o.g.Notes = append(o.g.Notes, e.bufNote)
+	}
+	var dropped int64
+	for _, lc := range e.r.loops {
+		dropped += lc.d.(*h3LeanLoop).dropped()
+	}
+	if dropped > 0 {
+		o.g.Notes = append(o.g.Notes, fmt.Sprintf("h3: the kernel refused %d datagrams on the generator's UDP sockets (a full send buffer): QUIC resent what mattered, at the cost of the requests' latency", dropped))
+	}
+}
+
+// openUDP opens a non-blocking UDP socket connected to the target, bound
+// to src if it is valid, with buffers as large as the kernel allows up to
+// what quic-go asks for. Call it inside the run's network namespace.
+func (e *h3LeanEngine) openUDP(src netip.Addr) (int, error) {
+	fd, err := unix.Socket(e.family, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1, fmt.Errorf("open UDP socket: %w", err)
+	}
+	rcv := growBuffer(fd, unix.SO_RCVBUF, unix.SO_RCVBUFFORCE)
+	snd := growBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE)
+	if e.bufNote == "" {
+		e.bufNote = bufferNote(rcv, snd, "the lean QUIC client")
+	}
+	if src.IsValid() {
+		if err := unix.Bind(fd, sockaddr(netip.AddrPortFrom(src, 0))); err != nil {
+			unix.Close(fd)
+			return -1, fieldErr("SrcAddrs", "%s is not an address of this host (bind: %v): add it to an interface or list local addresses", src, err)
+		}
+	}
+	if err := unix.Connect(fd, sockaddr(e.r.dst)); err != nil {
+		unix.Close(fd)
+		return -1, fmt.Errorf("connect UDP socket to %s: %w", e.r.dst, err)
+	}
+	return fd, nil
+}
+
+// probe makes one lean QUIC connection so that a run against nothing fails
+// at once with a clear message. UDP has no connection refusal to wait for
+// (unless an ICMP error comes back): a closed port looks like a silent one,
+// so the probe waits up to 3 s (or the timeout). A connection that fails
+// otherwise (certificate, TLS alert, a status) does not stop the run: its
+// requests count those failures.
+func (e *h3LeanEngine) probe() error {
+	r := e.r
+	wait := min(r.cfg.Timeout, 3*time.Second)
+	return r.inNetns(func() error {
+		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
+			return err
+		}
+		if err := e.checkSrcAddrs(); err != nil {
+			return err
+		}
+		fd, err := e.openUDP(netip.Addr{})
+		if err != nil {
+			return err
+		}
+		defer unix.Close(fd)
+		cl, err := genquic.NewClient(e.qc)
+		if err != nil {
+			return fmt.Errorf("lean QUIC client: %w", err)
+		}
+		var c genquic.Conn
+		err = runLeanBlocking(fd, cl, &c, time.Now().Add(wait))
+		var errno unix.Errno
+		switch {
+		case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
+			return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
+		case errors.Is(err, errLeanProbeTimeout) || genquic.ClassOf(err) == genquic.ClassHandshakeTimeout:
+			if _, done := c.HandshakeDone(); !done {
+				return fmt.Errorf("no QUIC answer from %s within %v: start an HTTP/3 server on UDP port %d or check the URL", r.dst, wait, r.dst.Port())
+			}
+		}
+		return nil
+	})
+}
+
+// errLeanProbeTimeout: the probe's connection did not end in time.
+var errLeanProbeTimeout = errors.New("the probe's QUIC connection did not end in time")
+
+// runLeanBlocking runs Conn c of cl to its end over the connected socket
+// fd, waiting in poll(2), until deadline. For the probe: the loops never
+// block.
+func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time) error {
+	out, err := c.Start(cl, time.Now(), make([]byte, 0, leanDatagram))
 	if err != nil {
 		return err
 	}
-	for !q.Closed() {
-		if len(lc.out) > 0 {
-			if _, werr := sock.WriteToUDPAddrPort(lc.out, lc.dst); werr != nil {
-				return werr
+	buf := make([]byte, 64<<10)
+	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for !c.Closed() {
+		if len(out) > 0 {
+			if _, err := rawio.Write(fd, out); err == unix.ECONNREFUSED {
+				return err
 			}
-			lc.out = lc.out[:0]
-		}
-		if c.l.ctx.Err() != nil {
-			return errRunEndedLean
+			out = out[:0]
 		}
 		now := time.Now()
-		dl := q.Deadline()
-		if dl.IsZero() || dl.After(deadline) {
-			dl = deadline
-		}
 		if !now.Before(deadline) {
-			return errTimeout
+			return errLeanProbeTimeout
 		}
-		slice := now.Add(leanSlice)
-		if dl.After(slice) {
-			dl = slice
+		at := deadline
+		if d := c.Deadline(); !d.IsZero() && d.Before(at) {
+			at = d
 		}
-		_ = sock.SetReadDeadline(dl)
-		n, from, rerr := sock.ReadFromUDPAddrPort(lc.buf)
+		ms := int(time.Until(at).Milliseconds()) + 1
+		if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+			return err
+		}
+		n, err := rawio.Read(fd, buf)
 		now = time.Now()
-		if rerr != nil {
-			var ne net.Error
-			if !errors.As(rerr, &ne) || !ne.Timeout() {
-				continue // e.g. ICMP port unreachable: keep waiting, as QUIC does
+		switch {
+		case err == unix.ECONNREFUSED:
+			return err
+		case err == nil && n > 0:
+			out, _ = c.Receive(now, buf[:n], out)
+		default:
+			if d := c.Deadline(); !d.IsZero() && !now.Before(d) {
+				out, _ = c.Timeout(now, out)
 			}
-			if qd := q.Deadline(); !qd.IsZero() && !now.Before(qd) {
-				lc.out, _ = q.Timeout(now, lc.out[:0])
-			}
-			continue
 		}
-		if from != lc.dst {
-			continue // not the server's
-		}
-		lc.out, _ = q.Receive(now, lc.buf[:n], lc.out[:0])
 	}
-	if len(lc.out) > 0 {
-		_, _ = sock.WriteToUDPAddrPort(lc.out, lc.dst) // the CONNECTION_CLOSE
-		lc.out = lc.out[:0]
+	if len(out) > 0 {
+		rawio.Write(fd, out) //nolint:errcheck // the CONNECTION_CLOSE: best effort
 	}
-	return q.Err()
+	return c.Err()
 }
 
-// classifyLean maps gen/quic's classes to the run's.
+// classifyLean maps gen/quic's error classes to the run's, as classifyH3
+// maps quic-go's errors for the same failures.
 func classifyLean(err error) ErrorClass {
-	switch {
-	case err == errBodyMismatch:
-		return ErrBodyMismatch
-	case err == errTimeout:
-		return ErrTimeout
-	}
 	switch genquic.ClassOf(err) {
 	case genquic.ClassTLS:
 		return ErrTLS
 	case genquic.ClassProtocol:
 		return ErrParse
+	case genquic.ClassVersion:
+		return ErrOther
 	case genquic.ClassPeerClosed:
 		return ErrClosed
 	case genquic.ClassHandshakeTimeout, genquic.ClassTimeout:
 		return ErrTimeout
 	case genquic.ClassStreamReset:
-		return ErrStreamReset
+		return ErrReset // as quic-go's engine counts a reset request stream
 	}
 	return classify(err)
 }
 
-// captureLean tells the run's TLS account what the first lean handshake
-// negotiated.
-func (c *h3Conn) captureLean(hs *tls13.Handshake) { c.e.r.tls.Capture(tlsfd.LeanSession(hs)) }
+// leanCapture tells the run's TLS account what the first completed lean
+// handshake negotiated.
+func (e *h3LeanEngine) leanCapture(c *genquic.Conn) {
+	e.r.tls.Capture(tlsfd.LeanSession(c.Handshake()))
+}

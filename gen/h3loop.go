@@ -258,13 +258,6 @@ func (l *h3Loop) setConn(c *h3Conn, qc *quic.Conn) bool {
 	return true
 }
 
-// countDial counts a lean connection's completed handshake.
-func (l *h3Loop) countDial() {
-	l.mu.Lock()
-	l.lc.rec.dials++
-	l.mu.Unlock()
-}
-
 // clearConn forgets c's QUIC connection.
 func (l *h3Loop) clearConn(c *h3Conn) {
 	l.mu.Lock()

@@ -25,7 +25,7 @@ func udpBufferNote() string {
 	defer unix.Close(fd)
 	rcv := growBuffer(fd, unix.SO_RCVBUF, unix.SO_RCVBUFFORCE)
 	snd := growBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE)
-	return bufferNote(rcv, snd)
+	return bufferNote(rcv, snd, "quic-go")
 }
 
 // growBuffer asks for quicWantBuf the way quic-go does and returns what
@@ -44,8 +44,8 @@ func growBuffer(fd, opt, force int) int {
 }
 
 // bufferNote words the remark for buffer sizes rcv and snd (bytes as
-// getsockopt reports them; -1 = unknown, no remark).
-func bufferNote(rcv, snd int) string {
+// getsockopt reports them; -1 = unknown, no remark) of who's sockets.
+func bufferNote(rcv, snd int, who string) string {
 	var short []string
 	if rcv >= 0 && rcv < quicWantBuf {
 		short = append(short, fmt.Sprintf("UDP receive buffer limited to %d KiB by net.core.rmem_max", rcv/1024))
@@ -56,5 +56,5 @@ func bufferNote(rcv, snd int) string {
 	if len(short) == 0 {
 		return ""
 	}
-	return strings.Join(short, ", ") + "; quic-go wants 7 MiB: sysctl -w net.core.rmem_max=7500000 net.core.wmem_max=7500000"
+	return strings.Join(short, ", ") + "; " + who + " wants 7 MiB: sysctl -w net.core.rmem_max=7500000 net.core.wmem_max=7500000"
 }

@@ -31,6 +31,22 @@ type tcpEngine struct {
 // newTCPEngine checks the addresses and that the target accepts
 // connections.
 func newTCPEngine(r *run) (tcpEngine, error) {
+	e, err := newLoopEngine(r)
+	if err != nil {
+		return e, err
+	}
+	if e.io, e.ioNote, err = chooseIO(r); err != nil {
+		return e, err
+	}
+	e.notePwait2()
+	return e, e.probe()
+}
+
+// newLoopEngine is what every engine on raw-socket loops starts from (the
+// TCP engines, and HTTP/3 on the lean QUIC client): the target's address
+// family, the source addresses checked against it, and the epoll_pwait2
+// probe.
+func newLoopEngine(r *run) (tcpEngine, error) {
 	e := tcpEngine{r: r, family: unix.AF_INET, pwait2: probePwait2()}
 	if r.dst.Addr().Is6() {
 		e.family = unix.AF_INET6
@@ -40,14 +56,15 @@ func newTCPEngine(r *run) (tcpEngine, error) {
 			return e, fieldErr("SrcAddrs", "%s is not of the target's address family (%s)", a, r.dst.Addr())
 		}
 	}
-	var err error
-	if e.io, e.ioNote, err = chooseIO(r); err != nil {
-		return e, err
-	}
+	return e, nil
+}
+
+// notePwait2 says in the result's notes when the epoll loops sleep on a
+// timerfd.
+func (e *tcpEngine) notePwait2() {
 	if !e.pwait2 && e.io == IOEpoll {
-		r.notes = append(r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
+		e.r.notes = append(e.r.notes, "epoll_pwait2 is not available (older kernel or a seccomp filter): the loops sleep on a timerfd with epoll_wait, one more system call per sleep")
 	}
-	return e, e.probe()
 }
 
 // claim: each loop holds a P for the whole run (raw system calls, see
@@ -178,6 +195,13 @@ func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) 
 		}
 		l.tls = tlsfd.NewLoop(&r.tls.Client, rx)
 	}
-	l.scanEvery = max(int64(time.Millisecond), min(int64(r.cfg.Timeout)/20, int64(10*time.Millisecond)))
+	l.scanEvery = scanPeriod(r.cfg)
 	l.nextScan = l.scanEvery
+}
+
+// scanPeriod is how often a loop looks for requests past their timeout and
+// slots whose backoff has passed: a twentieth of the timeout, between 1 ms
+// and 10 ms.
+func scanPeriod(cfg *Prepared) int64 {
+	return max(int64(time.Millisecond), min(int64(cfg.Timeout)/20, int64(10*time.Millisecond)))
 }

@@ -118,7 +118,7 @@ head -c 1024 /dev/urandom >"$TMP/www/1k"
 SERVE_LOADLAB=${SERVE_LOADLAB:-$LOADLAB}
 SERVER=${SERVER:-auto}
 if [ -z "${H3_SERVER_CMD:-}" ] && [ "$SERVER" != caddy ]; then
-	if "$SERVE_LOADLAB" serve --help 2>/dev/null | grep -q -- "--h3"; then
+	if "$SERVE_LOADLAB" serve --help 2>/dev/null | grep -- "--h3" >/dev/null; then  # not grep -q: an early exit would SIGPIPE the writer (pipefail)
 		H3_SERVER_CMD="$SERVE_LOADLAB serve --h3 --h2 --listen 127.0.0.1:{port} --tls-cert {cert} --tls-key {key}"
 	elif [ "$SERVER" = loadlab ]; then
 		echo "bench-h3: $SERVE_LOADLAB has no 'serve --h3'; set SERVE_LOADLAB to a build that has" >&2
@@ -179,7 +179,7 @@ sleep 0.5
 # h2load: Debian's build may lack HTTP/3 (it needs ngtcp2/nghttp3); try it.
 H2LOAD_H3=no
 if command -v h2load >/dev/null; then
-	if timeout 10 h2load --npn-list=h3 -n 1 -c 1 -H "Host: localhost:$PORT" "$URL" 2>&1 | grep -q "Application protocol: h3"; then
+	if timeout 10 h2load --npn-list=h3 -n 1 -c 1 -H "Host: localhost:$PORT" "$URL" 2>&1 | grep "Application protocol: h3" >/dev/null; then
 		H2LOAD_H3=yes
 		case " $TOOLS " in *" h2load "*) ;; *) TOOLS="$TOOLS h2load" ;; esac
 	fi

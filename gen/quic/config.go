@@ -133,3 +133,11 @@ func DestConnID(datagram []byte) []byte {
 	}
 	return h.DCID
 }
+
+// SetKeepLeaf makes the Client's handshakes keep the server's leaf
+// certificate (tls13.Handshake.Leaf), e.g. until its key type is noted.
+func (cl *Client) SetKeepLeaf(on bool) { cl.tls.KeepLeaf = on }
+
+// RequestBytes is the size of the request each connection sends: its
+// HEADERS frame (the QUIC and TLS framing around it not counted).
+func (c *Config) RequestBytes() int { return len(c.request) }
