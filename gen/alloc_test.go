@@ -18,6 +18,7 @@ import (
 
 	"github.com/loadlab/loadlab/internal/testutil"
 
+	"github.com/quic-go/quic-go/http3"
 	"golang.org/x/net/http2"
 
 	"github.com/loadlab/loadlab/certs"
@@ -70,6 +71,11 @@ func allocServer(mode, bodySize string) {
 	}
 	if mode == "h2" || mode == "h2tls" {
 		allocServerH2(ln, mode == "h2tls", size)
+		return
+	}
+	if mode == "h3" {
+		ln.Close()
+		allocServerH3(size)
 		return
 	}
 	if mode == "tls" {
@@ -143,6 +149,31 @@ func allocServerH2(ln net.Listener, useTLS bool, size int) {
 			srv.ServeConn(c, &http2.ServeConnOpts{Handler: h})
 		}()
 	}
+}
+
+// allocServerH3 is allocServer's HTTP/3 server: quic-go's, a body of size
+// bytes for every request, P-256 from LOADLAB_ALLOC_CERTS.
+func allocServerH3(size int) {
+	p := certs.PathsFor(os.Getenv("LOADLAB_ALLOC_CERTS"), certs.P256)
+	kp, err := tls.LoadX509KeyPair(p.FullChain, p.Key)
+	if err != nil {
+		fmt.Println("ERR", err)
+		return
+	}
+	udp, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		fmt.Println("ERR", err)
+		return
+	}
+	body := []byte(strings.Repeat("x", size))
+	srv := &http3.Server{TLSConfig: http3.ConfigureTLSConfig(&tls.Config{Certificates: []tls.Certificate{kp}}),
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Length", strconv.Itoa(size))
+			w.Write(body)
+		})}
+	fmt.Println(udp.LocalAddr().String())
+	go func() { io.Copy(io.Discard, os.Stdin); os.Exit(0) }()
+	srv.Serve(udp)
 }
 
 func startAllocServer(t testing.TB, mode string, body int, certDir string) string {

@@ -159,7 +159,7 @@ func (e *h3LeanEngine) probe() error {
 			return fmt.Errorf("lean QUIC client: %w", err)
 		}
 		var c genquic.Conn
-		err = runLeanBlocking(fd, cl, &c, time.Now().Add(wait))
+		err = runLeanBlocking(fd, cl, &c, time.Now().Add(wait), make([]byte, 0, leanDatagram), make([]byte, leanDatagram))
 		var errno unix.Errno
 		switch {
 		case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
@@ -177,15 +177,15 @@ func (e *h3LeanEngine) probe() error {
 var errLeanProbeTimeout = errors.New("the probe's QUIC connection did not end in time")
 
 // runLeanBlocking runs Conn c of cl to its end over the connected socket
-// fd, waiting in poll(2), until deadline. For the probe: the loops never
+// fd, waiting in poll(2), until deadline; out and buf are its buffers for
+// a datagram to send and one received. For the probe: the loops never
 // block.
-func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time) error {
-	out, err := c.Start(cl, time.Now(), make([]byte, 0, leanDatagram))
+func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time, out, buf []byte) error {
+	out, err := c.Start(cl, time.Now(), out[:0])
 	if err != nil {
 		return err
 	}
-	buf := make([]byte, 64<<10)
-	pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
 	for !c.Closed() {
 		if len(out) > 0 {
 			if _, err := rawio.Write(fd, out); err == unix.ECONNREFUSED {
@@ -202,7 +202,7 @@ func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.
 			at = d
 		}
 		ms := int(time.Until(at).Milliseconds()) + 1
-		if _, err := unix.Poll(pfd, ms); err != nil && err != unix.EINTR {
+		if _, err := unix.Poll(pfd[:], ms); err != nil && err != unix.EINTR {
 			return err
 		}
 		n, err := rawio.Read(fd, buf)

@@ -1,0 +1,89 @@
+package gen
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/testutil"
+	genquic "github.com/loadlab/loadlab/gen/quic"
+)
+
+// handH3LeanLoop builds a lean HTTP/3 loop for cfg and sets it up on the
+// calling goroutine's thread, to be driven by hand.
+func handH3LeanLoop(t testing.TB, cfg Config) *h3LeanLoop {
+	cfg.HTTP3 = true
+	cfg.TLS.Engine = "lean"
+	r, d := handDriver(t, cfg)
+	l := d.(*h3LeanLoop)
+	handSetUp(t, r, l.lc, d)
+	return l
+}
+
+// h3LeanAllocsPerRequest is allocsPerRequest for the lean HTTP/3 loop,
+// and what one bare connection of the same Client configuration
+// allocates, run to its end by hand on a socket of its own (the crypto of
+// a handshake: gen/quic's TestAllocsPerConnection).
+func h3LeanAllocsPerRequest(t *testing.T, cfg Config) (loop, bare float64) {
+	l := handH3LeanLoop(t, cfg)
+	l.begin(l.lc.now())
+	l.lc.pump(t, 50) // handshakes, buffers warm
+	// Per response, not per pump: one wait can complete several
+	// connections (a recvmmsg batch), and pump(1) then counts them once.
+	var ok0, ok1 uint64
+	perPump := testing.AllocsPerRun(1, func() {
+		ok0 = l.lc.rec.ok
+		l.lc.pump(t, 200)
+		ok1 = l.lc.rec.ok
+	})
+	loop = perPump / float64(ok1-ok0)
+
+	fd, err := l.e.openUDP(netip.Addr{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(fd)
+	cl, err := genquic.NewClient(l.e.qc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c genquic.Conn
+	out, buf := make([]byte, 0, leanDatagram), make([]byte, leanDatagram)
+	one := func() {
+		if err := runLeanBlocking(fd, cl, &c, time.Now().Add(5*time.Second), out, buf); err != nil || c.Status() != 200 {
+			t.Fatalf("bare connection: %v, status %d", err, c.Status())
+		}
+	}
+	one()
+	bare = testing.AllocsPerRun(50, one)
+	return loop, bare
+}
+
+// TestAllocsH3LeanNewConn: a request on a new lean QUIC connection, in
+// closed and open loop, allocates what a bare gen/quic connection does
+// (the AEAD and header-protection constructors of three levels; with
+// verification the signature check) and nothing more: the loop, its
+// sockets, its timers and its recording allocate nothing per request.
+func TestAllocsH3LeanNewConn(t *testing.T) {
+	dir := testutil.CertDir(t)
+	addr := startAllocServer(t, "h3", 1024, dir)
+	for _, tc := range []struct {
+		name string
+		tls  TLSOptions
+	}{
+		{"insecure", TLSOptions{Insecure: true}},
+		{"verified", TLSOptions{CAFile: certs.PathsFor(dir, certs.P256).CA}},
+	} {
+		for _, rate := range []float64{0, 20000} {
+			cfg := Config{URL: "https://" + addr + "/", Connections: 4, Rate: rate, NewConn: true, TLS: tc.tls, Timeout: 5 * time.Second}
+			loop, bare := h3LeanAllocsPerRequest(t, cfg)
+			t.Logf("%s rate %v: %.1f allocations per request, %.1f per bare connection", tc.name, rate, loop, bare)
+			if bare == 0 || loop > bare+0.5 {
+				t.Errorf("%s rate %v: %.1f allocations per request (a new connection each), a bare connection %.1f: the loop allocates", tc.name, rate, loop, bare)
+			}
+		}
+	}
+}
