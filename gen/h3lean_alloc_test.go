@@ -8,8 +8,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loadlab/loadlab/certs"
-	"github.com/loadlab/loadlab/internal/testutil"
 	genquic "github.com/loadlab/loadlab/gen/quic"
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // handH3LeanLoop builds a lean HTTP/3 loop for cfg and sets it up on the
