@@ -46,6 +46,11 @@ func TestMain(m *testing.M) {
 	if io := os.Getenv("LOADLAB_TEST_IO"); io != "" {
 		defaultIO = io
 	}
+	// LOADLAB_TEST_H3ENGINE=std: the HTTP/3 tests' runs on quic-go's
+	// engine (h3Config); unset, on whichever engine auto picks (the lean
+	// client where it applies). make test runs the measurement tests
+	// under both.
+	testH3Engine = os.Getenv("LOADLAB_TEST_H3ENGINE")
 	os.Exit(m.Run())
 }
 
