@@ -16,20 +16,23 @@
 # (2xx, other statuses and errors). Every tool runs for the same -d.
 # Loopback only; every run is bounded; only the PIDs started here are killed.
 #
-# Tools (TOOLS, default "loadlab-std h3plain loadlab-h2"):
-#   loadlab-ENGINE  loadlab gen --http3 --tls-engine ENGINE (std, auto,
-#                   lean: the lean QUIC client, --new-conn only: its
-#                   keep-alive row shows "-")
+# Tools (TOOLS, default "loadlab-lean loadlab-std h3plain loadlab-h2 loadlab-tcp"):
+#   loadlab-ENGINE  loadlab gen --http3 --tls-engine ENGINE (std: quic-go;
+#                   lean: the lean QUIC client, gen/quic; auto)
 #   h3plain         scripts/h3plain (built into bin/h3plain)
 #   loadlab-h2      loadlab gen --h2 over TLS (ALPN h2, the same server's
 #                   TCP port), CONNS connections x STREAMS streams (default
 #                   1: one request at a time per connection, as HTTP/3 here);
 #                   keep-alive only
+#   loadlab-tcp     loadlab gen over TLS 1.3 on TCP, HTTP/1.1 (the same
+#                   server's TCP port, the lean TLS client): keep-alive
+#                   requests, and with --new-conn a TCP+TLS 1.3 handshake each
 #   h2load          added by itself when h2load speaks HTTP/3; keep-alive only
 #   base-ENGINE     loadlab-ENGINE run by BASE_LOADLAB, another loadlab binary
 #                   (e.g. built from main), for a before/after in the same rounds
-# Ratios: loadlab-ENGINE/h3plain (target <= 0.6) and, keep-alive,
-# loadlab-ENGINE/loadlab-h2 (target <= 1.5), of the medians and per round.
+# Ratios, of the medians and per round (issue 31's targets):
+#   keep-alive   loadlab-ENGINE/h3plain <= 0.6, loadlab-ENGINE/loadlab-h2 <= 1.5
+#   --new-conn   loadlab-ENGINE/h3plain <= 0.3, loadlab-ENGINE/loadlab-tcp <= 2
 #
 # Server (SERVER=auto|loadlab|caddy, default auto = the first available):
 #   loadlab  `loadlab serve --h3 --h2` (SERVE_LOADLAB, default the loadlab
@@ -46,7 +49,7 @@
 set -euo pipefail
 
 DUR=5 ROUNDS=3 SCPU=${SERVER_CPU:-0} GCPU=${GEN_CPU:-1} CONNS=${CONNS:-10} STREAMS=${STREAMS:-1} PORT=${PORT:-}
-TOOLS=${TOOLS:-loadlab-std h3plain loadlab-h2}
+TOOLS=${TOOLS:-loadlab-lean loadlab-std h3plain loadlab-h2 loadlab-tcp}
 MODES=${MODES:-keepalive newconn}
 while getopts "d:r:f:g:h" o; do
 	case $o in
@@ -63,10 +66,10 @@ case "$DUR$ROUNDS$CONNS$STREAMS$SCPU$GCPU" in *[!0-9]*) echo "bench-h3: -d, -r, 
 [ "$CONNS" -ge 1 ] && [ "$CONNS" -le 1000 ] && [ "$STREAMS" -ge 1 ] || { echo "bench-h3: CONNS must be 1-1000, STREAMS at least 1" >&2; exit 2; }
 [ "$SCPU" != "$GCPU" ] || { echo "bench-h3: the server and the generator need different CPUs" >&2; exit 2; }
 for t in $TOOLS; do
-	case $t in loadlab-h2 | loadlab-std | loadlab-auto | loadlab-lean | h3plain | h2load) ;;
+	case $t in loadlab-h2 | loadlab-tcp | loadlab-std | loadlab-auto | loadlab-lean | h3plain | h2load) ;;
 	base-std | base-auto | base-lean)
 		[ -x "${BASE_LOADLAB:-}" ] || { echo "bench-h3: $t needs BASE_LOADLAB, a loadlab binary" >&2; exit 2; } ;;
-	*) echo "bench-h3: unknown tool '$t' in TOOLS: use loadlab-std, loadlab-auto, loadlab-lean, base-ENGINE, h3plain, loadlab-h2, h2load" >&2; exit 2 ;;
+	*) echo "bench-h3: unknown tool '$t' in TOOLS: use loadlab-std, loadlab-auto, loadlab-lean, base-ENGINE, h3plain, loadlab-h2, loadlab-tcp, h2load" >&2; exit 2 ;;
 	esac
 done
 for m in $MODES; do
@@ -216,9 +219,11 @@ run_tool() {
 		timed_gen "$name" "$LOADLAB" gen --h2 --streams "$STREAMS" --cpus "$GCPU" -c "$CONNS" -d "${DUR}s" --warmup 1s \
 			--timeout 5s -q --json "$TMP/$name.json" "${TLSARGS[@]}" "$URL" || rc=$?
 		;;
+	loadlab-tcp)
+		timed_gen "$name" "$LOADLAB" gen --cpus "$GCPU" -c "$CONNS" -d "${DUR}s" --warmup 1s \
+			--timeout 5s -q --json "$TMP/$name.json" "${TLSARGS[@]}" "${extra[@]}" "$URL" || rc=$?
+		;;
 	loadlab-* | base-*)
-		# The lean QUIC client makes one request per connection.
-		[ "${tool#*-}" = lean ] && [ "$mode" = keepalive ] && { echo "- - -"; return; }
 		local bin=$LOADLAB
 		[ "${tool%%-*}" = base ] && bin=$BASE_LOADLAB
 		timed_gen "$name" "$bin" gen --http3 --tls-engine "${tool#*-}" --cpus "$GCPU" -c "$CONNS" -d "${DUR}s" --warmup 1s \
@@ -264,12 +269,21 @@ run_tool() {
 	per_unit "$cpu" "${all:-0}" "${rate:-0}" "${errs:-0}"
 }
 
-# The loadlab HTTP/3 rows, judged against h3plain and loadlab-h2.
+# The loadlab HTTP/3 rows, judged against h3plain and loadlab-h2
+# (keep-alive) or loadlab-tcp (--new-conn).
 H3ROWS=()
 for t in $TOOLS; do
-	case $t in loadlab-h2) ;; loadlab-* | base-*) H3ROWS+=("$t") ;; esac
+	case $t in loadlab-h2 | loadlab-tcp) ;; loadlab-* | base-*) H3ROWS+=("$t") ;; esac
 done
 has_tool() { case " $TOOLS " in *" $1 "*) return 0 ;; esac; return 1; }
+# bases MODE: the tools an HTTP/3 row is compared with; target MODE BASE.
+bases() { if [ "$1" = newconn ]; then echo h3plain loadlab-tcp; else echo h3plain loadlab-h2; fi; }
+target() {
+	case $1.$2 in
+	keepalive.h3plain) echo 0.6 ;; keepalive.loadlab-h2) echo 1.5 ;;
+	newconn.h3plain) echo 0.3 ;; newconn.loadlab-tcp) echo 2 ;; *) echo - ;;
+	esac
+}
 
 echo "bench-h3: server $SERVER_NAME on CPU $SCPU, generator on CPU $GCPU, $CONNS connections (loadlab-h2: x $STREAMS streams), ${DUR}s runs (loadlab: 1s warmup), $ROUNDS rounds, tool order rotating, medians"
 echo "bench-h3: loopback $URL (1 KiB body); tools: $TOOLS; loadlab $(cd "$ROOT" && git rev-parse --short HEAD 2>/dev/null || echo '?')$(cd "$ROOT" && git diff --quiet HEAD 2>/dev/null || echo '+dirty')"
@@ -297,9 +311,8 @@ for mode in $MODES; do
 		done < <(rotate "$r" $TOOLS)
 		line=""
 		for row in "${H3ROWS[@]}"; do
-			for base in h3plain loadlab-h2; do
+			for base in $(bases "$mode"); do
 				has_tool "$base" || continue
-				[ "$base" = loadlab-h2 ] && [ "$mode" = newconn ] && continue
 				rr=$(ratio "${cost[$row]:--}" "${cost[$base]:--}")
 				RR[$row.$mode.$base]+="$rr "
 				line+="  $row/$base $rr"
@@ -322,11 +335,9 @@ for mode in $MODES; do
 		note=""
 		case " ${H3ROWS[*]} " in
 		*" $tool "*)
-			for base in h3plain loadlab-h2; do
+			for base in $(bases "$mode"); do
 				has_tool "$base" || continue
-				[ "$base" = loadlab-h2 ] && [ "$mode" = newconn ] && continue
-				tgt=-
-				[ "$mode" = keepalive ] && { [ "$base" = h3plain ] && tgt=0.6 || tgt=1.5; }
+				tgt=$(target "$mode" "$base")
 				rat=$(ratio "$mcpu" "$(med "${CPUS[$base.$mode]:-}")")
 				note+="  /$base $rat ($(med "${RR[$tool.$mode.$base]:-}"))"
 				[ "$tgt" != - ] && note+=" <= $tgt $(verdict "$rat" "$tgt")"
@@ -337,4 +348,4 @@ for mode in $MODES; do
 	done
 done
 echo
-echo "ratio = median loadlab HTTP/3 CPU per unit / the other tool's (lower is better for loadlab); targets: keep-alive /h3plain <= 0.6, /loadlab-h2 <= 1.5"
+echo "ratio = median loadlab HTTP/3 CPU per unit / the other tool's (lower is better for loadlab); targets: keep-alive /h3plain <= 0.6, /loadlab-h2 <= 1.5; --new-conn /h3plain <= 0.3, /loadlab-tcp <= 2"
