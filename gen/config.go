@@ -3,6 +3,7 @@ package gen
 import (
 	"crypto/tls"
 	"errors"
+	"fmt"
 	"io"
 	"net/netip"
 	"os"
@@ -341,16 +342,18 @@ func (c *Config) validateTLS() error {
 	return err
 }
 
-// onlyHost: every header line is a Host (the lean QUIC client's
-// :authority).
-func onlyHost(lines []string) bool {
-	for _, l := range lines {
-		name, _, _ := strings.Cut(l, ":")
-		if !strings.EqualFold(strings.TrimSpace(name), "host") {
-			return false
-		}
+// leanH3MaxRequest bounds the lean QUIC client's request (method, URL and
+// header lines): gen/quic sends it in one packet, with room to spare in a
+// 1200-byte datagram.
+const leanH3MaxRequest = 900
+
+// leanH3RequestSize is about what the request's field section takes.
+func leanH3RequestSize(c *Config) int {
+	n := len(c.Method) + len(c.URL)
+	for _, h := range c.Headers {
+		n += len(h)
 	}
-	return true
+	return n
 }
 
 // leanTLS decides whether handshakes use package tls13 (lean) or
@@ -368,10 +371,10 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 		why = "{TLS.Engine} std"
 	case c.HTTP3 && !c.NewConn:
 		why = "HTTP/3 without {NewConn} (the lean QUIC client makes one request per connection)"
-	case c.HTTP3 && (c.Body != nil || !strings.EqualFold(c.Method, "GET") && c.Method != ""):
-		why = "HTTP/3 with a method other than GET or a body (the lean QUIC client sends GETs)"
-	case c.HTTP3 && !onlyHost(c.Headers):
-		why = "HTTP/3 with {Headers} other than Host (the lean QUIC client sends :authority and :path only)"
+	case c.HTTP3 && len(c.Body) > 0:
+		why = "HTTP/3 with a request body (the lean QUIC client sends requests without one)"
+	case c.HTTP3 && leanH3RequestSize(c) > leanH3MaxRequest:
+		why = fmt.Sprintf("HTTP/3 with a request over %d bytes (the lean QUIC client sends each request in one packet)", leanH3MaxRequest)
 	case c.HTTP3 && len(c.Targets) > 0:
 		why = "HTTP/3 with {Targets} (the lean QUIC client sends one request line)"
 	case c.HTTP3 && t.ZeroRTT:

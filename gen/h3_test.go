@@ -321,7 +321,9 @@ func TestH3PostBody(t *testing.T) {
 	}
 }
 
-func TestH3HeadersAndSrcAddrs(t *testing.T) {
+func TestH3HeadersAndSrcAddrs(t *testing.T) { h3Modes(t, testH3HeadersAndSrcAddrs) }
+
+func testH3HeadersAndSrcAddrs(t *testing.T, newConn bool) {
 	var mu sync.Mutex
 	srcs := map[string]bool{}
 	var badHdr atomic.Int64
@@ -340,6 +342,7 @@ func TestH3HeadersAndSrcAddrs(t *testing.T) {
 	cfg.TLS.SNI = "localhost"
 	cfg.SrcAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
 	cfg.Duration = time.Second
+	cfg.NewConn = newConn
 	res := runH3Test(t, cfg)
 	if res.OK == 0 || badHdr.Load() != 0 {
 		t.Errorf("ok %d, %d requests with wrong headers", res.OK, badHdr.Load())

@@ -60,14 +60,23 @@ func newH3LeanEngine(r *run) (*h3LeanEngine, error) {
 	e.notePwait2()
 	cfg := r.cfg
 	rq := &cfg.reqs[0]
-	authority := rq.target.HostHeader
+	e.qc = &genquic.Config{TLS: r.tls.Lean, Authority: rq.target.HostHeader, Path: rq.target.Path,
+		Method: rq.method, HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout}
+	// As quic-go's engine sends them: a Host header is the :authority,
+	// the connection-specific fields HTTP/3 forbids are left out, and a
+	// user-agent is added unless one is given.
 	for _, h := range rq.headers {
-		if strings.EqualFold(h.Name, "host") {
-			authority = h.Value // leanTLS allows Host and no other header
+		switch strings.ToLower(h.Name) {
+		case "host":
+			e.qc.Authority = h.Value
+		case "content-length", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+		default:
+			e.qc.Header = append(e.qc.Header, [2]string{h.Name, h.Value})
 		}
 	}
-	e.qc = &genquic.Config{TLS: r.tls.Lean, Authority: authority, Path: rq.target.Path,
-		HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout}
+	if !hasHeader(rq.headers, "user-agent") {
+		e.qc.Header = append(e.qc.Header, [2]string{"user-agent", "loadlab"})
+	}
 	if err := e.qc.Prepare(); err != nil {
 		return nil, fmt.Errorf("lean QUIC client: %w", err)
 	}
@@ -149,7 +158,11 @@ func (e *h3LeanEngine) probe() error {
 		if err := e.checkSrcAddrs(); err != nil {
 			return err
 		}
-		fd, err := e.openUDP(netip.Addr{})
+		var src netip.Addr // from the run's first source address, if any, as its requests come
+		if len(r.cfg.SrcAddrs) > 0 {
+			src = r.cfg.SrcAddrs[0]
+		}
+		fd, err := e.openUDP(src)
 		if err != nil {
 			return err
 		}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -123,5 +124,33 @@ func TestH3LeanVerify(t *testing.T) {
 				t.Errorf("ok %d of %d, errors %v: want body_mismatch for each", res.OK, res.Requests, res.Errors)
 			}
 		})
+	}
+}
+
+// TestH3LeanMethods: the lean client sends the run's method, in the QPACK
+// static table or not, and the server sees it.
+func TestH3LeanMethods(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen[r.Method]++
+		mu.Unlock()
+		w.Write([]byte("ok"))
+	}))
+	for _, m := range []string{"DELETE", "PURGE", "HEAD"} {
+		cfg := leanH3Config(s)
+		cfg.Method = m
+		cfg.Duration = 300 * time.Millisecond
+		res := runH3Test(t, cfg)
+		if res.OK == 0 || errorTotal(res) != 0 || res.TLS == nil || res.TLS.Engine != "lean" {
+			t.Fatalf("%s: ok %d errors %v %v tls %+v", m, res.OK, res.Errors, res.ErrorSamples, res.TLS)
+		}
+		mu.Lock()
+		n := seen[m]
+		mu.Unlock()
+		if uint64(n) < res.OK {
+			t.Errorf("%s: the server saw %d such requests of %d answered (saw %v)", m, n, res.OK, seen)
+		}
 	}
 }

@@ -40,11 +40,14 @@ func TestLeanEngineChoice(t *testing.T) {
 		{"h3 lean keep-alive", func(c *Config) { c.HTTP3, c.TLS.Engine = true, "lean" }, false, "HTTP/3 without NewConn"},
 		{"h3 lean post", func(c *Config) {
 			c.HTTP3, c.NewConn, c.TLS.Engine, c.Method, c.Body = true, true, "lean", "POST", []byte("x")
-		}, false, "other than GET"},
-		{"h3 lean headers", func(c *Config) { c.HTTP3, c.NewConn, c.TLS.Engine, c.Headers = true, true, "lean", []string{"X-A: b"} }, false, "HTTP/3 with Headers other than Host"},
-		{"h3 lean host", func(c *Config) {
-			c.HTTP3, c.NewConn, c.TLS.Engine, c.Headers = true, true, "lean", []string{"host: example.com"}
+		}, false, "with a request body"},
+		{"h3 lean head", func(c *Config) { c.HTTP3, c.NewConn, c.TLS.Engine, c.Method = true, true, "lean", "HEAD" }, true, ""},
+		{"h3 lean headers", func(c *Config) {
+			c.HTTP3, c.NewConn, c.TLS.Engine, c.Headers = true, true, "lean", []string{"X-A: b", "host: example.com"}
 		}, true, ""},
+		{"h3 lean long", func(c *Config) {
+			c.HTTP3, c.NewConn, c.TLS.Engine, c.Headers = true, true, "lean", []string{"X-A: " + strings.Repeat("b", 900)}
+		}, false, "a request over 900 bytes"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

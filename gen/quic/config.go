@@ -3,6 +3,8 @@ package quic
 import (
 	"crypto"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/gen/quic/internal/h3"
@@ -29,6 +31,14 @@ type Config struct {
 	Authority string
 	// Path is the request's :path (default "/").
 	Path string
+	// Method is the request's :method (default GET). The request has no
+	// body.
+	Method string
+	// Header is the request's other fields, in order: names as given
+	// (Prepare lowercases them; Host is Authority's, and the
+	// connection-specific fields HTTP/3 forbids, RFC 9114 §4.2, are
+	// refused).
+	Header [][2]string
 	// InitialRTT is the round-trip time assumed until one is measured
 	// (default 100ms). The probe timeout is 3x the RTT, doubled on each
 	// expiry.
@@ -71,10 +81,23 @@ func (c *Config) Prepare() error {
 	if c.Window == 0 {
 		c.Window = 16 << 20
 	}
-	if len(c.Authority)+len(c.Path) > 4096 {
-		return errors.New("quic: authority and path longer than 4 KiB")
+	size := len(c.Authority) + len(c.Path) + len(c.Method)
+	fields := make([]h3.Field, 0, len(c.Header))
+	for _, f := range c.Header {
+		name := strings.ToLower(f[0])
+		switch name {
+		case "host", "connection", "keep-alive", "proxy-connection", "transfer-encoding", "upgrade":
+			return fmt.Errorf("quic: the request field %q is not allowed in HTTP/3 (RFC 9114 §4.2): leave it out (Authority is the host)", f[0])
+		case "":
+			return errors.New("quic: a request field with an empty name")
+		}
+		size += len(name) + len(f[1])
+		fields = append(fields, h3.Field{Name: name, Value: f[1]})
 	}
-	c.request = h3.AppendHeadersFrame(nil, h3.AppendRequestSection(nil, c.Authority, c.Path))
+	if size > 1000 {
+		return errors.New("quic: the request's method, authority, path and fields are longer than 1000 bytes: they must fit in one packet")
+	}
+	c.request = h3.AppendHeadersFrame(nil, h3.AppendRequestSection(nil, c.Method, c.Authority, c.Path, fields))
 	c.control = h3.AppendControlStream(nil)
 	p := wire.TransportParams{
 		MaxIdleTimeout:         uint64(c.Timeout.Milliseconds()),

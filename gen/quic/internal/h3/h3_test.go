@@ -8,11 +8,20 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// The request section decodes with quic-go's QPACK decoder.
+// The request section decodes with quic-go's QPACK decoder: methods in
+// the static table and not, paths, fields.
 func TestRequestSectionDecodes(t *testing.T) {
-	for _, path := range []string{"/", "/a/long/path?x=1"} {
-		sec := AppendRequestSection(nil, "localhost:4433", path)
-		got := map[string]string{}
+	for _, tc := range []struct {
+		method, path string
+		fields       []Field
+	}{
+		{"", "/", nil},
+		{"GET", "/a/long/path?x=1", nil},
+		{"HEAD", "/", []Field{{"user-agent", "loadlab"}}},
+		{"PURGE", "/x", []Field{{"x-a", "1"}, {"accept", "*/*"}, {"x-empty", ""}}},
+	} {
+		sec := AppendRequestSection(nil, tc.method, "localhost:4433", tc.path, tc.fields)
+		var got []qpack.HeaderField
 		dec := qpack.NewDecoder()
 		fn := dec.Decode(sec)
 		for {
@@ -20,10 +29,26 @@ func TestRequestSectionDecodes(t *testing.T) {
 			if err != nil {
 				break
 			}
-			got[f.Name] = f.Value
+			got = append(got, f)
 		}
-		if got[":method"] != "GET" || got[":scheme"] != "https" || got[":authority"] != "localhost:4433" || got[":path"] != path {
-			t.Errorf("%q: %v", path, got)
+		want := tc.method
+		if want == "" {
+			want = "GET"
+		}
+		if len(got) != 4+len(tc.fields) {
+			t.Fatalf("%+v: decoded %v", tc, got)
+		}
+		pseudo := map[string]string{}
+		for _, f := range got[:4] {
+			pseudo[f.Name] = f.Value
+		}
+		if pseudo[":method"] != want || pseudo[":scheme"] != "https" || pseudo[":authority"] != "localhost:4433" || pseudo[":path"] != tc.path {
+			t.Errorf("%+v: %v", tc, got)
+		}
+		for i, f := range tc.fields {
+			if got[4+i].Name != f.Name || got[4+i].Value != f.Value {
+				t.Errorf("%+v: field %d is %v", tc, i, got[4+i])
+			}
 		}
 	}
 }

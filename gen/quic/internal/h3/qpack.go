@@ -29,27 +29,63 @@ func readInt(b []byte, n uint) (v uint64, used int) {
 const (
 	staticAuthority   = 0
 	staticPathSlash   = 1
-	staticMethodGET   = 17
+	staticMethod      = 15 // :method CONNECT, the first of the :method entries
 	staticSchemeHTTPS = 23
 )
 
-// AppendRequestSection appends the QPACK field section of a GET for
-// authority and path over https: required insert count 0, base 0, static
-// references for :method, :scheme (and :path "/"), literals with static
-// name references for the rest, not Huffman-coded.
-func AppendRequestSection(b []byte, authority, path string) []byte {
+// staticMethods are the :method values of the static table, from index
+// staticMethod on.
+var staticMethods = [...]string{"CONNECT", "DELETE", "GET", "HEAD", "OPTIONS", "POST", "PUT"}
+
+// Field is one header field of a request: Name in lower case.
+type Field struct{ Name, Value string }
+
+// AppendRequestSection appends the QPACK field section of a request with
+// method (GET if empty) for authority and path over https, and fields:
+// required insert count 0, base 0, static references for :method (when
+// the static table has it), :scheme (and :path "/"), literals with
+// static name references for the other pseudo-headers, literals with
+// literal names for fields; nothing Huffman-coded. The caller lowercases
+// the names and leaves out what HTTP/3 forbids.
+func AppendRequestSection(b []byte, method, authority, path string, fields []Field) []byte {
 	b = append(b, 0, 0)
-	b = appendInt(b, 0xc0, 6, staticMethodGET)
-	b = appendInt(b, 0xc0, 6, staticSchemeHTTPS)
-	b = appendInt(b, 0x50, 4, staticAuthority)
-	b = appendInt(b, 0, 7, uint64(len(authority)))
-	b = append(b, authority...)
-	if path == "/" {
-		return appendInt(b, 0xc0, 6, staticPathSlash)
+	if method == "" {
+		method = "GET"
 	}
-	b = appendInt(b, 0x50, 4, staticPathSlash)
-	b = appendInt(b, 0, 7, uint64(len(path)))
-	return append(b, path...)
+	b = appendMethod(b, method)
+	b = appendInt(b, 0xc0, 6, staticSchemeHTTPS)
+	b = appendLiteralRef(b, staticAuthority, authority)
+	if path == "/" {
+		b = appendInt(b, 0xc0, 6, staticPathSlash)
+	} else {
+		b = appendLiteralRef(b, staticPathSlash, path)
+	}
+	for _, f := range fields {
+		b = appendInt(b, 0x20, 3, uint64(len(f.Name)))
+		b = append(b, f.Name...)
+		b = appendInt(b, 0, 7, uint64(len(f.Value)))
+		b = append(b, f.Value...)
+	}
+	return b
+}
+
+// appendMethod appends :method: an indexed static line, or a literal
+// value with the static name.
+func appendMethod(b []byte, method string) []byte {
+	for i, m := range staticMethods {
+		if m == method {
+			return appendInt(b, 0xc0, 6, uint64(staticMethod+i))
+		}
+	}
+	return appendLiteralRef(b, staticMethod, method)
+}
+
+// appendLiteralRef appends a literal field line whose name is static
+// entry i's, value v.
+func appendLiteralRef(b []byte, i uint64, v string) []byte {
+	b = appendInt(b, 0x50, 4, i)
+	b = appendInt(b, 0, 7, uint64(len(v)))
+	return append(b, v...)
 }
 
 // staticStatus is the :status value of static table entries named
