@@ -138,12 +138,13 @@ type Conn struct {
 
 	// 1-RTT key updates (RFC 9001 §6), which the server may start (quic-go
 	// does after 100 packets).
-	phase   bool // the current key phase
-	cSecret [64]byte
-	sSecret [64]byte
-	nsecret int
-	next    wire.Keys // the server's keys of the next phase, tried
-	tmp     [64]byte
+	phase      bool // the current key phase
+	cSecret    [64]byte
+	sSecret    [64]byte
+	nsecret    int
+	next       wire.Keys // the server's keys of the next phase, tried
+	keyUpdates int       // key updates followed
+	tmp        [64]byte
 
 	peer    wire.TransportParams
 	tlsOut  []byte
@@ -403,7 +404,7 @@ func (c *Conn) Timeout(now time.Time, out []byte) ([]byte, error) {
 		c.ptoCount++
 		c.ptoAt = time.Time{}
 		switch {
-		case !c.lv[lvlHandshake].open.Ready():
+		case c.doneAt.IsZero() && !c.lv[lvlHandshake].open.Ready():
 			c.sendCrypto[0] = true
 		case c.doneAt.IsZero():
 			c.sendPing = true
@@ -573,6 +574,7 @@ func (c *Conn) open1RTT(pkt []byte, pnOff int) (uint64, []byte, error) {
 		return 0, nil, err
 	}
 	c.phase = !c.phase
+	c.keyUpdates++
 	return pn, p, nil
 }
 
@@ -779,7 +781,7 @@ func (c *Conn) handshakeDone(now time.Time) *Error {
 	if err := l.open.Set(k, s, ss.Secret); err != nil {
 		return &Error{Class: ClassTLS, Code: codeInternal, Err: err}
 	}
-	c.phase = false
+	c.phase, c.keyUpdates = false, 0
 	c.nsecret = copy(c.cSecret[:], cs.Secret)
 	copy(c.sSecret[:], ss.Secret)
 	c.sent[1] = append(c.sent[1][:0], c.tlsOut...)
