@@ -1010,7 +1010,10 @@ func (c *Conn) flush(now time.Time, out []byte) []byte {
 		out = l.seal.Seal(b, p0, lenOff, pnOff, l.nextPN)
 		l.nextPN++
 	}
-	if l := &c.lv[lvlApp]; l.seal.Ready() && (c.ackDue(now) || c.sendReq || c.closeQueue || c.closeAs != nil || c.sendMaxData && !c.done) {
+	// 1-RTT: a MAX_DATA goes out at once while a response arrives or
+	// when it is sent again on a probe timeout; between requests a new
+	// one waits to ride on the next packet (the request's).
+	if l := &c.lv[lvlApp]; l.seal.Ready() && (c.ackDue(now) || c.sendReq || c.closeQueue || c.closeAs != nil || c.sendMaxData && (!c.done || c.maxDataOut)) {
 		p0 := len(out)
 		pn := l.nextPN
 		b, pnOff := wire.AppendShortHeader(out, dcid, c.phase, pn)

@@ -32,6 +32,8 @@ type driver struct {
 	// sent counts the datagrams written; queued the requests Next had to
 	// queue.
 	sent, queued int
+	// badTag counts datagrams for the Conn whose TagOf is not its Tag.
+	badTag int
 }
 
 // trace: QUIC_TRACE is set (packet traces on stderr).
@@ -152,6 +154,9 @@ func (d *driver) pump(c *Conn, stop func() bool, hard time.Time) error {
 		if id := DestConnID(d.buf[:n]); id == nil || string(id) != string(c.SCID()) {
 			d.out = d.out[:0]
 			continue
+		}
+		if tag, ok := TagOf(d.buf[:n]); !ok || tag != c.Tag {
+			d.badTag++
 		}
 		d.out, err = c.Receive(now, d.buf[:n], d.out[:0])
 		d.sm += time.Since(now)

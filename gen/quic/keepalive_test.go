@@ -48,6 +48,9 @@ func keepAlive(t *testing.T, d *driver, cl *Client, c *Conn, n int, body []byte)
 	var sum hash.Hash = sha256.New()
 	c.Body = sum
 	var hsAt time.Time
+	if c.Requests() == 0 {
+		c.Tag = uint16(0xa000 + n)
+	}
 	for i := 0; i < n; i++ {
 		sum.Reset()
 		var err error
@@ -69,8 +72,8 @@ func keepAlive(t *testing.T, d *driver, cl *Client, c *Conn, n int, body []byte)
 		if c.Status() != 200 || c.BodyBytes() != int64(len(body)) || [32]byte(sum.Sum(nil)) != want {
 			t.Fatalf("request %d: status %d, %d body bytes of %d, digest ok %v", i, c.Status(), c.BodyBytes(), len(body), [32]byte(sum.Sum(nil)) == want)
 		}
-		if c.reqID != uint64(4*i) || c.Requests() != i+1 || c.Closed() || !c.Done() {
-			t.Fatalf("request %d: stream %d, %d requests, closed %v done %v", i, c.reqID, c.Requests(), c.Closed(), c.Done())
+		if c.reqID != uint64(4*i) || c.Requests() != i+1 || c.Closed() || !c.Done() || d.badTag != 0 || Tag(c.SCID()) != c.Tag {
+			t.Fatalf("request %d: stream %d, %d requests, closed %v done %v, %d datagrams with another tag", i, c.reqID, c.Requests(), c.Closed(), c.Done(), d.badTag)
 		}
 	}
 }
