@@ -49,8 +49,18 @@ type Config struct {
 	// Timeout bounds the whole connection (default 30s): ErrTimeout.
 	Timeout time.Duration
 	// Window is initial_max_data and initial_max_stream_data_bidi_local
-	// (default 16 MiB): the most response bytes the server may send.
+	// (default 16 MiB): the most bytes of one response. The connection's
+	// credit is raised (MAX_DATA) to what was received plus Window when
+	// less than half of it is left, so keep-alive connections carry any
+	// number of responses; a stream's is never raised (no
+	// MAX_STREAM_DATA), so a response larger than Window fails
+	// (ClassProtocol, FLOW_CONTROL_ERROR from the server's side).
 	Window uint64
+	// KeepAlive: a completed response does not close the connection;
+	// Conn.Next sends the next request on it. Without it a Conn carries
+	// one request and closes (CONNECTION_CLOSE) once the response is
+	// complete.
+	KeepAlive bool
 
 	request []byte // stream 0: the HEADERS frame
 	control []byte // stream 2: type and SETTINGS
@@ -144,6 +154,37 @@ func (cl *Client) kdf(s *tls13.Suite) tls13.KDF {
 		return cl.kdf384
 	}
 	return cl.kdf256
+}
+
+// Tag returns the Conn.Tag in a destination connection ID from a server
+// (DestConnID): its first two bytes, big-endian (0 if shorter).
+func Tag(dcid []byte) uint16 {
+	if len(dcid) < 2 {
+		return 0
+	}
+	return uint16(dcid[0])<<8 | uint16(dcid[1])
+}
+
+// TagOf returns the Conn.Tag of the connection a datagram from a server
+// is for, from the destination connection ID of its first packet (no
+// header parsing beyond that); false if the datagram is too short or its
+// connection ID is not ConnIDLen bytes long. The caller must still
+// compare the whole ID (DestConnID) with its Conn's SCID: a tag is not
+// authenticated and may collide.
+func TagOf(datagram []byte) (uint16, bool) {
+	d := datagram
+	switch {
+	case len(d) == 0:
+		return 0, false
+	case d[0]&0x80 == 0: // short header: the DCID follows the first byte
+		if len(d) < 1+ConnIDLen {
+			return 0, false
+		}
+		return uint16(d[1])<<8 | uint16(d[2]), true
+	case len(d) >= 6+ConnIDLen && d[5] == ConnIDLen: // long header
+		return uint16(d[6])<<8 | uint16(d[7]), true
+	}
+	return 0, false
 }
 
 // DestConnID returns the destination connection ID of the first packet in

@@ -28,9 +28,15 @@ const (
 	ClassTimeout
 	// ClassStreamReset: the server reset the request stream.
 	ClassStreamReset
+	// ClassConnIDRetired: the server asked the client to retire the
+	// connection ID it sends to (NEW_CONNECTION_ID with Retire Prior To
+	// above 0). The client does not switch to another connection ID: it
+	// closes the connection (CONNECTION_CLOSE with NO_ERROR), and a
+	// request in flight fails with this class.
+	ClassConnIDRetired
 )
 
-var classNames = [...]string{"none", "tls", "protocol", "peer_closed", "version_negotiation", "handshake_timeout", "timeout", "stream_reset"}
+var classNames = [...]string{"none", "tls", "protocol", "peer_closed", "version_negotiation", "handshake_timeout", "timeout", "stream_reset", "conn_id_retired"}
 
 func (c Class) String() string {
 	if int(c) < len(classNames) {
@@ -75,8 +81,8 @@ func (e *Error) Is(target error) bool {
 	return ok && t.sentinel && t.Class == e.Class
 }
 
-// The sentinels, one per class. ErrHandshakeTimeout, ErrTimeout are
-// returned as they are (no allocation).
+// The sentinels, one per class. ErrHandshakeTimeout, ErrTimeout and
+// ErrConnIDRetired are returned as they are (no allocation).
 var (
 	ErrTLS                = &Error{Class: ClassTLS, sentinel: true}
 	ErrProtocol           = &Error{Class: ClassProtocol, sentinel: true}
@@ -85,6 +91,7 @@ var (
 	ErrHandshakeTimeout   = &Error{Class: ClassHandshakeTimeout, Reason: "the handshake did not complete in time", sentinel: true}
 	ErrTimeout            = &Error{Class: ClassTimeout, Reason: "the response did not complete in time", sentinel: true}
 	ErrStreamReset        = &Error{Class: ClassStreamReset, Reason: "the server reset the request stream", sentinel: true}
+	ErrConnIDRetired      = &Error{Class: ClassConnIDRetired, Reason: "the server retired the connection ID in use", sentinel: true}
 )
 
 // ClassOf returns err's class (ClassNone for nil or another error).

@@ -60,5 +60,6 @@ func TestNgtcp2(t *testing.T) {
 			time.Sleep(50 * time.Millisecond)
 		}
 		getFiles(t, addr, p.CA, "", small, big)
+		getFilesKeepAlive(t, addr, p.CA, "", small, big)
 	}
 }

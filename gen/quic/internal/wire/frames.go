@@ -45,6 +45,9 @@ type Frame struct {
 	// CONNECTION_CLOSE (and RESET_STREAM's error code).
 	ErrorCode, FrameType uint64
 	Reason               []byte
+	// NEW_CONNECTION_ID: the Retire Prior To field (its sequence number
+	// is in Offset, the connection ID in Data).
+	RetirePriorTo uint64
 }
 
 // ErrFrame is a malformed or unknown frame: the connection fails with
@@ -145,7 +148,10 @@ func ParseFrame(b []byte, f *Frame) (int, error) {
 		f.Offset = r.v()
 	case t == FrameNewConnectionID:
 		f.Offset = r.v() // sequence number
-		r.v()            // retire prior to
+		f.RetirePriorTo = r.v()
+		if f.RetirePriorTo > f.Offset {
+			return 0, ErrFrame // RFC 9000 §19.15: FRAME_ENCODING_ERROR
+		}
 		if r.p >= len(b) {
 			return 0, ErrFrame
 		}
@@ -218,6 +224,12 @@ func AppendStream(b []byte, id, off uint64, data []byte, fin bool) []byte {
 	b = AppendVarint(b, off)
 	b = AppendVarint(b, uint64(len(data)))
 	return append(b, data...)
+}
+
+// AppendMaxData appends a MAX_DATA frame.
+func AppendMaxData(b []byte, max uint64) []byte {
+	b = append(b, FrameMaxData)
+	return AppendVarint(b, max)
 }
 
 // AppendConnectionClose appends a CONNECTION_CLOSE frame: an application
