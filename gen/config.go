@@ -369,8 +369,6 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 	switch {
 	case t.Engine == "std":
 		why = "{TLS.Engine} std"
-	case c.HTTP3 && !c.NewConn:
-		why = "HTTP/3 without {NewConn} (the lean QUIC client makes one request per connection)"
 	case c.HTTP3 && len(c.Body) > 0:
 		why = "HTTP/3 with a request body (the lean QUIC client sends requests without one)"
 	case c.HTTP3 && leanH3RequestSize(c) > leanH3MaxRequest:

@@ -267,6 +267,10 @@ func TestH3Validate(t *testing.T) {
 // TestH3Pinning runs on one CPU: while the run lasts every thread of the
 // process (the in-process server's too) may only use that CPU; afterwards
 // the affinity and GOMAXPROCS are back.
+// TestH3Pinning: quic-go's engine restricts the whole process (quic-go's
+// goroutines, and here the test's own server) to the run's CPUs, and
+// gives the affinity and GOMAXPROCS back after the run. The lean engine
+// pins its loops' threads as the TCP engines do (TestH3LeanPinning).
 func TestH3Pinning(t *testing.T) {
 	allowed := needCPUs(t, 2, "to tell a restriction from none")
 	cpu := allowed[len(allowed)-1]
@@ -281,6 +285,7 @@ func TestH3Pinning(t *testing.T) {
 	}))
 	procs := runtime.GOMAXPROCS(0)
 	cfg := h3Config(s)
+	cfg.TLS.Engine = "std"
 	cfg.CPUs = pin.CPUSet{cpu}
 	cfg.Duration = time.Second
 	res := runH3Test(t, cfg)
@@ -455,14 +460,16 @@ func testH3RequestsLimit(t *testing.T, newConn bool) {
 	}
 }
 
-// The self-check for HTTP/3 judges each CPU of the run, from all of the
-// process's threads that ran there.
+// The self-check of quic-go's HTTP/3 engine judges each CPU of the run,
+// from all of the process's threads that ran there; the lean engine's,
+// each loop's thread as the TCP engines' (TestH3LeanVerdictStarved).
 
 func TestH3VerdictStarved(t *testing.T) {
 	cpu := lastCPU(t)
 	s := startH3Server(t, fixedBody(100))
 	startSpinner(t, cpu)
 	cfg := h3Config(s)
+	cfg.TLS.Engine = "std"
 	cfg.CPUs = pin.CPUSet{cpu}
 	cfg.Duration = 2 * time.Second
 	res := runH3Test(t, cfg)

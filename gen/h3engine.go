@@ -178,6 +178,7 @@ func (e *h3Engine) closes() int64 { return 0 }
 // outcome gives the account of each CPU of the run (see processAccount).
 func (e *h3Engine) outcome(o *outcome) {
 	o.quicVersion = e.version
+	o.perCPU = true
 	o.shares = e.acct.shares()
 	o.g.CPUs = e.cpus
 	o.g.IO, o.g.IONote = "udp", "HTTP/3: quic-go's UDP sockets ({IO} chooses for the HTTP/1.1 and HTTP/2 loops)"

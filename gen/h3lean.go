@@ -61,7 +61,7 @@ func newH3LeanEngine(r *run) (*h3LeanEngine, error) {
 	cfg := r.cfg
 	rq := &cfg.reqs[0]
 	e.qc = &genquic.Config{TLS: r.tls.Lean, Authority: rq.target.HostHeader, Path: rq.target.Path,
-		Method: rq.method, HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout}
+		Method: rq.method, HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout, KeepAlive: !cfg.NewConn}
 	// As quic-go's engine sends them: a Host header is the :authority,
 	// the connection-specific fields HTTP/3 forbids are left out, and a
 	// user-agent is added unless one is given.
@@ -100,6 +100,7 @@ func (e *h3LeanEngine) closes() int64 { return 0 }
 // the UDP notes.
 func (e *h3LeanEngine) outcome(o *outcome) {
 	e.tcpEngine.outcome(o)
+	o.quicLoops = true
 	o.g.IO = "udp"
 	if e.done.Load() {
 		o.quicVersion = "v1" // the lean client speaks QUIC v1 only
@@ -189,8 +190,9 @@ func (e *h3LeanEngine) probe() error {
 // errLeanProbeTimeout: the probe's connection did not end in time.
 var errLeanProbeTimeout = errors.New("the probe's QUIC connection did not end in time")
 
-// runLeanBlocking runs Conn c of cl to its end over the connected socket
-// fd, waiting in poll(2), until deadline; out and buf are its buffers for
+// runLeanBlocking runs Conn c of cl over the connected socket fd until
+// its response is complete (then closes it) or it fails, waiting in
+// poll(2), until deadline; out and buf are its buffers for
 // a datagram to send and one received. For the probe: the loops never
 // block.
 func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time, out, buf []byte) error {
@@ -199,7 +201,7 @@ func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.
 		return err
 	}
 	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for !c.Closed() {
+	for !c.Closed() && !c.Done() {
 		if len(out) > 0 {
 			if _, err := rawio.Write(fd, out); err == unix.ECONNREFUSED {
 				return err
@@ -232,7 +234,10 @@ func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.
 		}
 	}
 	if len(out) > 0 {
-		rawio.Write(fd, out) //nolint:errcheck // the CONNECTION_CLOSE: best effort
+		rawio.Write(fd, out) //nolint:errcheck // the last ACK or the CONNECTION_CLOSE: best effort
+	}
+	if out = c.Close(time.Now(), out[:0]); len(out) > 0 { // kept alive: close it
+		rawio.Write(fd, out) //nolint:errcheck // best effort
 	}
 	return c.Err()
 }

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"net/http"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/internal/testutil"
+	"github.com/loadlab/loadlab/pin"
 )
 
 // leanH3Config is a short --http3 --new-conn run on the lean QUIC client.
@@ -152,5 +154,58 @@ func TestH3LeanMethods(t *testing.T) {
 		if uint64(n) < res.OK {
 			t.Errorf("%s: the server saw %d such requests of %d answered (saw %v)", m, n, res.OK, seen)
 		}
+	}
+}
+
+// TestH3LeanPinning: the lean engine's loop runs on a thread pinned to
+// the run's CPU (the server, in this process, is not restricted), the
+// account is that CPU's, and the process's affinity is left alone.
+func TestH3LeanPinning(t *testing.T) {
+	allowed := needCPUs(t, 2, "to tell a restriction from none")
+	cpu := allowed[len(allowed)-1]
+	s := startH3Server(t, fixedBody(100))
+	cfg := h3Config(s)
+	cfg.TLS.Engine = "lean"
+	cfg.CPUs = pin.CPUSet{cpu}
+	cfg.Duration = time.Second
+	res := runH3Test(t, cfg)
+	if res.OK == 0 || errorTotal(res) != 0 {
+		t.Fatalf("ok %d errors %v", res.OK, res.Errors)
+	}
+	if g := res.Generator; len(g.CPUs) != 1 || g.CPUs[0] != cpu || g.Loops != 1 || len(g.Busy) != 1 || g.Busy[0] <= 0 || g.IO != "udp" {
+		t.Errorf("generator %+v", g)
+	}
+	if now, _ := pin.Allowed(); !now.Equal(allowed) {
+		t.Errorf("affinity after the run %s, want %s", now, allowed)
+	}
+}
+
+// TestH3LeanVerdictStarved: the server (quic-go, 1 MiB bodies) runs in a
+// child process on a CPU of its own; two spinners share the loop's CPU, so
+// the loop, decrypting and hashing every body, waits to run about two
+// thirds of the time. Its ACKs wait with it and the server's congestion
+// control slows down, so the loop also idles: the self-check must still
+// blame the generator, naming starvation (a QUIC loop's own rule).
+func TestH3LeanVerdictStarved(t *testing.T) {
+	cpus := needCPUs(t, 2, "for the server apart from the loop's")
+	cpu := cpus[len(cpus)-1]
+	const size = 1 << 20
+	dir := testutil.CertDir(t)
+	addr := startAllocServerOn(t, "h3", size, dir, cpus[:len(cpus)-1])
+	sum := sha256.Sum256(bytes.Repeat([]byte("x"), size))
+	startSpinner(t, cpu)
+	startSpinner(t, cpu)
+	res := runOnTime(t, Config{URL: "https://" + addr + "/", HTTP3: true, Connections: 8, Duration: 2 * time.Second, Timeout: 2 * time.Second,
+		CPUs: pin.CPUSet{cpu}, VerifySHA256: sum[:], TLS: TLSOptions{Insecure: true, Engine: "lean"}})
+	if res.OK == 0 || res.ErrorCount() != 0 {
+		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
+	}
+	g := res.Generator
+	t.Logf("busy %v starved %v: %s", g.Busy, g.Starved, g.Reason)
+	if !g.Bottleneck || !strings.Contains(g.Reason, "starved") {
+		t.Errorf("bottleneck %v, reason %q: want true, naming starvation", g.Bottleneck, g.Reason)
+	}
+	if g.Starved[0] < 0.4 {
+		t.Errorf("starved %.2f: a loop sharing its CPU with two spinners waits for most of it", g.Starved[0])
 	}
 }

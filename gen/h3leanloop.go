@@ -3,6 +3,7 @@ package gen
 import (
 	"bytes"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"hash"
 	"math"
@@ -19,7 +20,8 @@ import (
 // loops' thread, poller and accounts (tcpLoop: pinned, epoll, raw system
 // calls), with UDP sockets instead of one socket per slot. Each slot is
 // one QUIC connection at a time (gen/quic's Conn, a state machine without
-// I/O) carrying one request at a time: with {NewConn} a connection per
+// I/O) carrying one request at a time: kept alive from request to
+// request while it is Reusable, or with {NewConn} a connection per
 // request.
 //
 // A pass of the loop (the events of one wait, the timers due, the requests
@@ -61,6 +63,7 @@ type leanSlot struct {
 	busy     bool  // a request in flight
 	queued   bool  // in the ready ring (open loop)
 	hsSeen   bool  // the conn's handshake was counted
+	retried  bool  // the request was already sent again once (see retryable)
 	tgt      int32
 	intended int64 // the request's intended time
 	started  int64 // when the request (and its connection, if new) started
@@ -196,24 +199,48 @@ func (l *h3LeanLoop) send(i int, intended int64, tgt int32, now int64) {
 	l.startReq(&l.slots[i], intended, tgt, now)
 }
 
-// startReq starts a request intended at intended on s: a new connection,
-// whose request goes with the client's Finished. Its timeout runs from
-// now, through the handshake.
+// startReq starts a request intended at intended on s: on its kept-alive
+// connection if that is Reusable, else on a new one, whose request goes
+// with the client's Finished. Its timeout runs from now, through the
+// handshake.
 func (l *h3LeanLoop) startReq(s *leanSlot, intended int64, tgt int32, now int64) {
 	l.lc.starting(intended, now)
 	l.busy++
-	s.busy, s.tgt, s.intended, s.started, s.written = true, tgt, intended, now, 0
-	s.hsSeen = false
+	s.busy, s.retried, s.tgt, s.intended, s.started = true, false, tgt, intended, now
 	if s.sum != nil {
 		s.sum.Reset()
 		s.conn.Body = s.sum
 	}
+	l.lc.rec.written += l.e.reqBytes
+	tx := l.socks[s.sock].tx
+	if s.open {
+		t := l.at(now)
+		if s.conn.Reusable(t) {
+			out, err := s.conn.Next(t, tx.Buf(leanDatagram))
+			tx.Add(out)
+			s.written = now
+			if err != nil { // not reached: Reusable said it may
+				l.settle(s, now, err)
+				return
+			}
+			l.arm(s)
+			return
+		}
+		tx.Add(s.conn.Close(t, tx.Buf(leanDatagram)))
+		s.open = false
+	}
+	l.dial(s, now)
+}
+
+// dial starts a new connection on s for its request.
+func (l *h3LeanLoop) dial(s *leanSlot, now int64) {
+	s.hsSeen, s.written = false, 0
+	s.conn.Tag = uint16(s.idx)
 	tx := l.socks[s.sock].tx
 	out, err := s.conn.Start(l.cl, l.at(now), tx.Buf(leanDatagram))
 	tx.Add(out)
-	l.lc.rec.written += l.e.reqBytes
 	if err != nil {
-		l.settle(s, now)
+		l.settle(s, now, err)
 		return
 	}
 	s.open = true
@@ -259,42 +286,46 @@ func (l *h3LeanLoop) event(idx, _ int32, _ uint32) {
 }
 
 // find returns the open slot whose connection datagram d is for, by the
-// destination connection ID the server sent it to; nil if none. Its first
-// two bytes are the slot's index when gen/quic puts the Conn's tag there;
-// otherwise every slot is looked at.
+// destination connection ID the server sent it to: its tag is the slot's
+// index (dial sets Conn.Tag); nil if none.
 func (l *h3LeanLoop) find(d []byte) *leanSlot {
-	dcid := genquic.DestConnID(d)
-	if dcid == nil {
+	tag, ok := genquic.TagOf(d)
+	if !ok || int(tag) >= len(l.slots) {
 		return nil
 	}
-	if i := int(dcid[0])<<8 | int(dcid[1]); i < len(l.slots) {
-		if s := &l.slots[i]; s.open && bytes.Equal(s.conn.SCID(), dcid) {
-			return s
-		}
+	s := &l.slots[tag]
+	if !s.open || !bytes.Equal(s.conn.SCID(), genquic.DestConnID(d)) {
+		return nil
 	}
-	for i := range l.slots {
-		if s := &l.slots[i]; s.open && bytes.Equal(s.conn.SCID(), dcid) {
-			return s
-		}
-	}
-	return nil
+	return s
 }
 
 // after looks at s's Conn after it took a datagram or a timeout: a
-// completed handshake is counted once, and a closed connection ends the
-// request.
+// completed handshake is counted once, a complete response ends the
+// request (the connection stays open with keep-alive), and a closed
+// connection fails the request in flight, if any (a connection the
+// server closed between requests is no error: the next request opens a
+// new one).
 func (l *h3LeanLoop) after(s *leanSlot, now int64) {
 	if !s.hsSeen {
 		if at, ok := s.conn.HandshakeDone(); ok {
 			l.handshakeDone(s, int64(at.Sub(l.start)))
 		}
 	}
-	if s.conn.Closed() {
+	switch {
+	case s.busy && s.conn.Done():
+		if s.conn.Closed() {
+			s.open = false
+		}
+		l.settle(s, now, nil)
+	case s.conn.Closed():
 		s.open = false
-		l.settle(s, now)
-		return
+		if s.busy {
+			l.settle(s, now, s.conn.Err())
+		}
+	default:
+		l.arm(s)
 	}
-	l.arm(s)
 }
 
 // handshakeDone counts s's completed handshake (done at hs, run clock):
@@ -316,21 +347,39 @@ func (l *h3LeanLoop) handshakeDone(s *leanSlot, hs int64) {
 	}
 }
 
-// settle records the outcome of s's request, which has ended (its
-// connection closed), and gives s its next request.
-func (l *h3LeanLoop) settle(s *leanSlot, now int64) {
+// settle records the outcome of s's request, which has ended with err
+// (nil: a complete response), and gives s its next request. A request
+// the server refused without processing it, on a connection that had
+// carried requests before, is sent once more on a new connection (see
+// retryable).
+func (l *h3LeanLoop) settle(s *leanSlot, now int64, err error) {
 	if !s.busy {
 		return // given up at the drain's end
 	}
-	s.busy = false
-	l.busy--
-	err := s.conn.Err()
 	if err == nil && s.sum != nil {
 		var d [sha256.Size]byte
 		if !bytes.Equal(s.sum.Sum(d[:0]), l.lc.r.cfg.VerifySHA256) {
 			err = errBodyMismatch
 		}
 	}
+	if err != nil && l.retryable(s, err) {
+		s.retried = true
+		if l.lc.rec.owed(s.intended) {
+			l.lc.rec.retries++
+		}
+		if s.open {
+			tx := l.socks[s.sock].tx
+			tx.Add(s.conn.Close(l.at(now), tx.Buf(leanDatagram)))
+			s.open = false
+		}
+		if s.sum != nil {
+			s.sum.Reset()
+		}
+		l.dial(s, now)
+		return
+	}
+	s.busy = false
+	l.busy--
 	switch {
 	case err == nil:
 		l.lc.rec.response(s.tgt, s.conn.Status(), s.intended, max(s.written, s.started), now, s.conn.BodyBytes())
@@ -343,6 +392,35 @@ func (l *h3LeanLoop) settle(s *leanSlot, now int64) {
 		}
 	}
 	l.next(s, now)
+}
+
+// HTTP/3 error codes (RFC 9114 §8.1) the loop tells apart.
+const (
+	h3NoError         = 0x100
+	h3RequestRejected = 0x10b
+)
+
+// retryable reports whether s's failed request may be sent once more on a
+// new connection: it went out on a connection that had already carried a
+// request, nothing of its response came, and the server refused it
+// unprocessed (H3_REQUEST_REJECTED) or closed the connection cleanly
+// (H3_NO_ERROR: it was shutting the connection down as the request
+// left), as the HTTP/1.1 engine resends after a keep-alive close.
+func (l *h3LeanLoop) retryable(s *leanSlot, err error) bool {
+	if s.retried || l.lc.ended || !s.hsSeen || s.written == 0 || s.conn.Status() != 0 {
+		return false
+	}
+	var qe *genquic.Error
+	if !errors.As(err, &qe) || !qe.App {
+		return false
+	}
+	switch qe.Class {
+	case genquic.ClassStreamReset:
+		return qe.Code == h3RequestRejected
+	case genquic.ClassPeerClosed:
+		return qe.Code == h3NoError && s.conn.Requests() > 0
+	}
+	return false
 }
 
 // next gives s, which has no request in flight, its next one: the pending
@@ -419,13 +497,13 @@ func (l *h3LeanLoop) wait(now, until int64) {
 func (l *h3LeanLoop) quiet() bool { return false }
 
 // giveUp fails every request in flight as class (the drain is over, or the
-// loop broke down); their connections are dropped without a word.
+// loop broke down); finish closes their connections.
 func (l *h3LeanLoop) giveUp(now int64, class ErrorClass, err error) int {
 	n := 0
 	for i := range l.slots {
 		s := &l.slots[i]
 		if s.busy {
-			s.busy, s.open = false, false
+			s.busy = false
 			l.lc.rec.fail(s.tgt, class, err, s.intended, now)
 			n++
 		}
@@ -434,9 +512,18 @@ func (l *h3LeanLoop) giveUp(now int64, class ErrorClass, err error) int {
 	return n
 }
 
-// finish: after the run nothing is in flight (giveUp), and the datagrams
-// still queued (CONNECTION_CLOSEs) leave.
+// finish closes the connections still open (kept alive; after the drain
+// nothing is in flight: giveUp) with a CONNECTION_CLOSE each, and sends
+// what is queued.
 func (l *h3LeanLoop) finish() {
+	t := time.Now()
+	for i := range l.slots {
+		if s := &l.slots[i]; s.open {
+			tx := l.socks[s.sock].tx
+			tx.Add(s.conn.Close(t, tx.Buf(leanDatagram)))
+			s.open = false
+		}
+	}
 	for _, s := range l.socks {
 		s.tx.Flush()
 	}

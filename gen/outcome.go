@@ -20,6 +20,8 @@ type outcome struct {
 	g           result.Generator
 	protocol    string // "http/1.1", "h2" or "h3"
 	quicVersion string
+	perCPU      bool // shares are per CPU, not per loop (quic-go's HTTP/3 engine)
+	quicLoops   bool // the loops are lean QUIC loops (their starvation alone limits the run)
 	streams     int            // h2: streams per connection
 	h2          *result.H2Info // h2: what the loops saw of the protocol
 }
@@ -120,6 +122,7 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	}
 	res.Stages = stagesInfo(cfg.Stages)
 	res.Targets = targetResults(cfg, o.recs)
+	r.lag.perCPU, r.lag.starvedLimits = o.perCPU, o.quicLoops
 	r.lag.verdict(&g, o.shares, res)
 	res.Generator = g
 	res.AchievedRate = units.Round3(float64(total.okInWindow) / window)

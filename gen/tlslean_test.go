@@ -34,10 +34,11 @@ func TestLeanEngineChoice(t *testing.T) {
 		{"IANA cipher name", func(c *Config) { c.TLS.Ciphers = []string{"TLS_AES_256_GCM_SHA384"} }, true, ""},
 		{"unknown engine", func(c *Config) { c.TLS.Engine = "boring" }, false, `TLS.Engine: unknown "boring"`},
 		{"h3 new-conn default", func(c *Config) { c.HTTP3, c.NewConn = true, true }, true, ""},
-		{"h3 keep-alive default", func(c *Config) { c.HTTP3 = true }, false, ""},
+		{"h3 keep-alive default", func(c *Config) { c.HTTP3 = true }, true, ""},
+		{"h3 keep-alive std", func(c *Config) { c.HTTP3, c.TLS.Engine = true, "std" }, false, ""},
 		{"h3 new-conn std", func(c *Config) { c.HTTP3, c.NewConn, c.TLS.Engine = true, true, "std" }, false, ""},
 		{"h3 lean new-conn", func(c *Config) { c.HTTP3, c.NewConn, c.TLS.Engine = true, true, "lean" }, true, ""},
-		{"h3 lean keep-alive", func(c *Config) { c.HTTP3, c.TLS.Engine = true, "lean" }, false, "HTTP/3 without NewConn"},
+		{"h3 lean keep-alive", func(c *Config) { c.HTTP3, c.TLS.Engine = true, "lean" }, true, ""},
 		{"h3 lean post", func(c *Config) {
 			c.HTTP3, c.NewConn, c.TLS.Engine, c.Method, c.Body = true, true, "lean", "POST", []byte("x")
 		}, false, "with a request body"},

@@ -660,6 +660,25 @@ func TestVerdictLagRule(t *testing.T) {
 	if g.Bottleneck {
 		t.Errorf("busy 0.7 + starved 0.1 is under 90%%: %q", g.Reason)
 	}
+	// A lean QUIC loop starved for a quarter of its time limits the run
+	// even with time to spare (its ACKs wait with it); a TCP loop does not.
+	for _, tc := range []struct {
+		quic    bool
+		starved float64
+		want    bool
+	}{{true, 0.3, true}, {true, 0.2, false}, {false, 0.3, false}} {
+		g = result.Generator{CPUs: []int{3}}
+		j := &lagJudge{starvedLimits: tc.quic}
+		j.verdict(&g, []cpuShare{{busy: 0.1, wait: tc.starved}}, &result.Result{Mode: "closed"})
+		if g.Bottleneck != tc.want || tc.want && !strings.Contains(g.Reason, "loop 0 (cpu 3) was starved 30%") {
+			t.Errorf("quic %v busy 0.1 starved %v: %v %q, want bottleneck %v", tc.quic, tc.starved, g.Bottleneck, g.Reason, tc.want)
+		}
+	}
+	g = result.Generator{CPUs: []int{3}}
+	(&lagJudge{perCPU: true}).verdict(&g, []cpuShare{{busy: 0.5, wait: 0.45}}, &result.Result{Mode: "closed"})
+	if !strings.HasPrefix(g.Reason, "cpu 3 had no time") {
+		t.Errorf("per CPU: %q", g.Reason)
+	}
 }
 
 // TestAccountDisjoint: busy, starved and idle are disjoint and add up to

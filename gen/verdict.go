@@ -18,8 +18,14 @@ import (
 //     CPU time; starved is the time it was runnable but not running (another
 //     task, a softirq or the hypervisor had its CPU); idle, the rest, is the
 //     time it slept: the three are disjoint and add up to 1 (account.go).
-//     HTTP/3 judges each CPU of the run the same way, from all of the
-//     process's threads that ran there.
+//     quic-go's HTTP/3 engine judges each CPU of the run the same way,
+//     from all of the process's threads that ran there. A lean QUIC loop
+//     (HTTP/3 on gen/quic) is also the bottleneck when it was starved for
+//     StarvedNotable (25%) of its wall time or more, even with time to
+//     spare: a QUIC client's ACKs wait while its loop waits, and the
+//     server's congestion control and pacing slow down on late ACKs, so a
+//     starved loop throttles the server's sending and then idles (TCP's
+//     ACKs come from the kernel, not the loop).
 //  2. Open loop: the generator's own lateness is a material part of the
 //     latency it reports at a quantile the results report and rank by (p50,
 //     p95, p99: JudgedLagQuantiles): the send lag there (how late a wakeup
@@ -70,10 +76,11 @@ func (j *lagJudge) material(g *result.Generator, q lagQuantile) (bool, int64) {
 func (j *lagJudge) verdict(g *result.Generator, shares []cpuShare, res *result.Result) {
 	var reasons []string
 	j.fired = nil
-	perCPU := res.Protocol == "h3"
+	perCPU := j.perCPU
 	for i, s := range shares {
 		busy, starved, idle := s.split()
-		if busy+starved <= BusyLimit {
+		starvedOnly := j.starvedLimits && starved >= StarvedNotable
+		if busy+starved <= BusyLimit && !starvedOnly {
 			continue
 		}
 		cpu := -1
@@ -87,6 +94,11 @@ func (j *lagJudge) verdict(g *result.Generator, shares []cpuShare, res *result.R
 		why := "give the generator more CPUs or lower the load"
 		if starved >= StarvedNotable {
 			why = "it was starved: another task, softirqs or the hypervisor took its CPU; give the generator a CPU of its own"
+		}
+		if busy+starved <= BusyLimit {
+			reasons = append(reasons, fmt.Sprintf("%s was starved %.0f%% of its wall time, limit %.0f%% for a QUIC loop (busy %.0f%%, idle %.0f%%; starved: runnable, waiting to run; its CPU's softirq %.0f%% and steal %.0f%%): its ACKs waited with it, and the server's congestion control slows down on late ACKs; give the generator a CPU of its own",
+				who, 100*starved, 100*StarvedNotable, 100*busy, 100*idle, 100*s.softirq, 100*s.steal))
+			continue
 		}
 		reasons = append(reasons, fmt.Sprintf("%s had no time to spare: busy %.0f%% + starved %.0f%% = %.0f%% of its wall time, limit %.0f%% (idle %.0f%%; starved: runnable, waiting to run; its CPU's softirq %.0f%% and steal %.0f%% fall inside busy or starved): %s",
 			who, 100*busy, 100*starved, 100*(busy+starved), 100*BusyLimit, 100*idle, 100*s.softirq, 100*s.steal, why))
@@ -154,4 +166,9 @@ type lagJudge struct {
 	samples int64          // wakeups the lag was sampled on
 	hist    *hdr.Histogram // their distribution
 	fired   *lagQuantile
+
+	// Set by the run's outcome before verdict: the shares are one per CPU
+	// (quic-go's HTTP/3 engine), and starvation alone limits the run (the
+	// lean QUIC loops: see rule 1).
+	perCPU, starvedLimits bool
 }
