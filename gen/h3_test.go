@@ -324,6 +324,9 @@ func TestH3PostBody(t *testing.T) {
 	if res.OK == 0 || res.OK != res.Requests || res.BytesRead != 2*res.OK {
 		t.Errorf("ok %d requests %d bytes %d status %v errors %v", res.OK, res.Requests, res.BytesRead, res.Status, res.ErrorSamples)
 	}
+	if testH3Engine == "" && !strings.Contains(strings.Join(res.Generator.Notes, "; "), "HTTP/3 by quic-go's client, not the lean QUIC client: HTTP/3 with a request body") {
+		t.Errorf("notes %q: want why quic-go's client ran it", res.Generator.Notes)
+	}
 }
 
 func TestH3HeadersAndSrcAddrs(t *testing.T) { h3Modes(t, testH3HeadersAndSrcAddrs) }

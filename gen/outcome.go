@@ -20,8 +20,8 @@ type outcome struct {
 	g           result.Generator
 	protocol    string // "http/1.1", "h2" or "h3"
 	quicVersion string
-	perCPU      bool // shares are per CPU, not per loop (quic-go's HTTP/3 engine)
-	quicLoops   bool // the loops are lean QUIC loops (their starvation alone limits the run)
+	perCPU      bool           // shares are per CPU, not per loop (quic-go's HTTP/3 engine)
+	quicLoops   bool           // the loops are lean QUIC loops (their starvation alone limits the run)
 	streams     int            // h2: streams per connection
 	h2          *result.H2Info // h2: what the loops saw of the protocol
 }

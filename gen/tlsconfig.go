@@ -25,7 +25,8 @@ import (
 // the Client's Observer.
 type tlsClient struct {
 	tlsfd.Client
-	why string // why the lean TLS 1.3 handshakes do not apply, if they do not
+	why   string // why the lean TLS 1.3 handshakes do not apply, if they do not
+	http3 bool   // HTTP/3: lean means the lean QUIC client, std quic-go
 
 	once     sync.Once
 	captured atomic.Bool
@@ -63,7 +64,7 @@ func newTLSClient(cfg *Prepared, t Target) (*tlsClient, error) {
 	if err != nil {
 		return nil, err
 	}
-	c.why = why
+	c.why, c.http3 = why, cfg.HTTP3
 	if lean {
 		if c.Lean, err = newLeanConfig(o, sni, c.ALPN, roots, !cfg.HTTP3); err != nil {
 			return nil, err
@@ -145,7 +146,11 @@ func (c *tlsClient) notes() []string {
 	if c.UTLS != nil {
 		n = append(n, "uTLS ClientHello preset: key-exchange groups are the preset's, not {TLS.Curves}")
 	}
-	if c.Lean == nil && c.why != "{TLS.Engine} std" && c.why != "" && !strings.HasPrefix(c.why, "HTTP/3 without") {
+	switch {
+	case c.Lean != nil || c.why == "{TLS.Engine} std" || c.why == "":
+	case c.http3:
+		n = append(n, "HTTP/3 by quic-go's client, not the lean QUIC client: "+(&UsageError{Msg: c.why}).Words(nil))
+	default:
 		n = append(n, "TLS handshakes by "+c.implementation()+", not the lean TLS 1.3 implementation: "+(&UsageError{Msg: c.why}).Words(nil))
 	}
 	return n

@@ -72,6 +72,15 @@ once per distinct certificate and the server's signature on every handshake
 crypto/tls (or uTLS) runs TLS 1.2, --client-hello presets, --resume and
 --curves other than x25519/p256; --tls-engine std forces it, to compare.
 
+HTTP/3 (--http3): QUIC v1 on loadlab's lean QUIC client (--tls-engine auto or
+lean) on the same pinned loops: one UDP socket per loop shared by its
+connections (told apart by connection ID), datagrams sent with sendmmsg and read
+with recvmmsg, one request at a time per connection, kept alive or a new
+connection each (--new-conn); nothing is allocated per keep-alive request.
+quic-go's client runs it with --tls-engine std, and where the lean client does
+not apply: a request body, --resume, --0rtt, --targets, a request line and
+headers over 900 bytes (the result's notes say why).
+
 HTTP/2 (--h2): ALPN h2 over TLS for https://, h2c with prior knowledge for
 http://; each connection carries up to --streams requests at once (default
 10, as h2load -m; the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it).
@@ -157,7 +166,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVar(&c.TLS.SNI, "sni", "", "TLS server name (default: the URL host)")
 	fl.StringVar(&c.TLS.ClientHello, "client-hello", gen.DefaultClientHello, "ClientHello: go, or a uTLS preset: chrome, firefox (a preset brings its own TLS versions and groups: --tls and --curves do not apply)")
 	fl.BoolVar(&c.TLS.Resume, "resume", false, "allow TLS session resumption on new connections (default: full handshakes)")
-	fl.StringVar(&c.TLS.Engine, "tls-engine", "auto", "TLS handshakes: auto (lean where it applies: TLS 1.3, --client-hello go, no --resume, x25519/p256), lean, or std (crypto/tls and uTLS)")
+	fl.StringVar(&c.TLS.Engine, "tls-engine", "auto", "TLS handshakes (and with --http3 the QUIC client): auto (lean where it applies: TLS 1.3, --client-hello go, no --resume, x25519/p256), lean, or std (crypto/tls and uTLS; quic-go for HTTP/3)")
 	fl.BoolVar(&c.TLS.FreshKeyShare, "fresh-key-share", false, "lean TLS implementation: a new ECDHE key pair for every handshake (default: one per loop, reused; result tls.client_key_share)")
 	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS implementation: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
