@@ -34,9 +34,13 @@ test: deps
 # io_uring (--io auto picks io_uring for HTTP/1.1 where the kernel has it):
 # every such test runs on both paths, and make test stays within 15 minutes.
 IO_TESTS = ZeroAlloc|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
+# The HTTP/3 measurement tests run on the lean QUIC client (what auto
+# picks) with the rest of gen's, then again on quic-go's client.
+H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$
 test-go:
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m ./gen
 	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
+	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 8m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 
