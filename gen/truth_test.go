@@ -24,6 +24,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -443,20 +444,39 @@ func lastCPU(t *testing.T) int {
 // half: busy + starved is near 1, and the generator must say it was the
 // bottleneck, and why.
 func TestVerdictStarved(t *testing.T) {
+	res := runStarved(t, "plain", func(addr string, sum []byte) Config {
+		return Config{URL: "http://" + addr + "/", Connections: 8, VerifySHA256: sum}
+	})
+	g := res.Generator
+	if g.Starved[0] < 0.25 || g.Busy[0]+g.Starved[0] < 0.9 {
+		t.Errorf("busy %.2f starved %.2f: a loop sharing its CPU with two spinners waits for about two thirds of it", g.Busy[0], g.Starved[0])
+	}
+}
+
+// runStarved runs cfg (of the allocation server's address and the digest
+// of its 1 MiB bodies) for 2 s on one CPU that two spinners share, the
+// server (of mode) in a child process on the other CPUs, and checks that
+// the self-check blames the generator, naming starvation. Two spinners:
+// the loop gets about a third of its CPU, so the server, with a CPU of its
+// own, stays ahead of it and the loop never waits for data (with one
+// spinner, the loop at half a CPU hashing 1 MiB bodies could catch up with
+// a server slowed by a noisy host, and idle 15% of the time).
+func runStarved(t *testing.T, mode string, cfg func(addr string, sum []byte) Config) *result.Result {
+	t.Helper()
 	cpus := needCPUs(t, 2, "for the server apart from the loop's")
 	cpu := cpus[len(cpus)-1]
 	const size = 1 << 20
-	addr := startAllocServerOn(t, "plain", size, "", cpus[:len(cpus)-1])
+	dir := ""
+	if mode != "plain" {
+		dir = testutil.CertDir(t)
+	}
+	addr := startAllocServerOn(t, mode, size, dir, cpus[:len(cpus)-1])
 	sum := sha256.Sum256(bytes.Repeat([]byte("x"), size))
-	// Two spinners: the loop gets about a third of its CPU, so the server,
-	// with a CPU of its own, stays ahead of it and the loop never waits
-	// for data (with one spinner, the loop at half a CPU hashing 1 MiB
-	// bodies could catch up with a server slowed by a noisy host, and
-	// idle 15% of the time).
 	startSpinner(t, cpu)
 	startSpinner(t, cpu)
-	res := runOnTime(t, Config{URL: "http://" + addr + "/", Connections: 8, Duration: 2 * time.Second, Timeout: 2 * time.Second,
-		CPUs: pin.CPUSet{cpu}, VerifySHA256: sum[:]})
+	c := cfg(addr, sum[:])
+	c.Duration, c.Timeout, c.CPUs = 2*time.Second, 2*time.Second, pin.CPUSet{cpu}
+	res := runOnTime(t, c)
 	if res.OK == 0 || res.ErrorCount() != 0 {
 		t.Fatalf("ok %d errors %v %v", res.OK, res.Errors, res.ErrorSamples)
 	}
@@ -465,9 +485,7 @@ func TestVerdictStarved(t *testing.T) {
 	if !g.Bottleneck || !strings.Contains(g.Reason, "starved") {
 		t.Errorf("bottleneck %v, reason %q: want true, naming starvation", g.Bottleneck, g.Reason)
 	}
-	if g.Starved[0] < 0.25 || g.Busy[0]+g.Starved[0] < 0.9 {
-		t.Errorf("busy %.2f starved %.2f: a loop sharing its CPU with two spinners waits for about two thirds of it", g.Busy[0], g.Starved[0])
-	}
+	return res
 }
 
 // TestVerdictSaturatedServer: a server with a fixed capacity of 200/s,
