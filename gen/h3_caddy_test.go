@@ -18,7 +18,9 @@ import (
 // answers a request whose Host matches no site with an empty 200, so the
 // test sends the site's Host and checks every body's digest; a second run
 // with the wrong Host must then fail verification.
-func TestH3Caddy(t *testing.T) {
+func TestH3Caddy(t *testing.T) { h3Modes(t, testH3Caddy) }
+
+func testH3Caddy(t *testing.T, newConn bool) {
 	bin, err := findbin.FindBinary("caddy")
 	if err != nil {
 		t.Skipf("no Caddy: %v", err)
@@ -43,6 +45,7 @@ func TestH3Caddy(t *testing.T) {
 		HTTP3:        true,
 		Headers:      []string{fmt.Sprintf("Host: localhost:%d", port)},
 		Connections:  4,
+		NewConn:      newConn,
 		Duration:     time.Second,
 		Timeout:      2 * time.Second,
 		TLS:          TLSOptions{CAFile: p.CA, SNI: "localhost"},
