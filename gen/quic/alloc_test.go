@@ -47,14 +47,16 @@ func TestAllocsPerConnection(t *testing.T) {
 // Conn's buffers, the response's QPACK decoding reuses its own. The
 // server runs in a child process, so its allocations do not count.
 //
-// The count is exact: the memory profile at rate 1 records every
-// allocation with its stack, and those whose stack passes through a
-// Conn method are counted. runtime.MemStats (logged) also counts what
-// is not the Conn's: the runtime's background work (a GC cycle's mark
-// workers) and the test driver's socket calls (SetReadDeadline grows a
-// P's timer heap when the goroutine moves to another P), one or two in
-// some runs; testing.AllocsPerRun divides in integers (199 allocations
-// in 200 runs read 0).
+// The count is the process's (runtime.MemStats), not divided:
+// testing.AllocsPerRun divides in integers (199 allocations in 200 runs
+// read 0). It also counts what is not the request path's: the runtime's
+// background work (a GC cycle's mark workers) and the test driver's
+// socket calls (SetReadDeadline grows a P's timer heap when the
+// goroutine moves to another P), one or two in some runs. So a run of
+// 200 requests is tried up to three times and one must count 0; an
+// allocation in the request path counts in every run. On failure the
+// memory profile (at rate 1 from the test's start: it sees most, not
+// all, allocations) names the stacks through a Conn method.
 func TestAllocsPerKeepAliveRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server process")
@@ -83,18 +85,23 @@ func TestAllocsPerKeepAliveRequest(t *testing.T) {
 		t.Fatalf("%d key updates in the warm-up, want quic-go's first", conn.keyUpdates)
 	}
 	const n = 200
+	var counts []uint64
 	before := packageAllocs()
-	var m0, m1 runtime.MemStats
-	runtime.ReadMemStats(&m0)
-	for i := 0; i < n; i++ {
-		run()
+	for try := 0; try < 3; try++ {
+		var m0, m1 runtime.MemStats
+		runtime.ReadMemStats(&m0)
+		for i := 0; i < n; i++ {
+			run()
+		}
+		runtime.ReadMemStats(&m1)
+		counts = append(counts, m1.Mallocs-m0.Mallocs)
+		if m1.Mallocs == m0.Mallocs {
+			t.Logf("0 allocations in %d keep-alive requests on one connection (runs: %v)", n, counts)
+			return
+		}
 	}
-	runtime.ReadMemStats(&m1)
 	got, stacks := allocsSince(before)
-	t.Logf("%d allocations in %d keep-alive requests on one connection (process-wide, with the runtime's: %d)", got, n, m1.Mallocs-m0.Mallocs)
-	if got != 0 {
-		t.Errorf("%d allocations in %d keep-alive requests, want 0; at\n%s", got, n, strings.Join(stacks, "\n"))
-	}
+	t.Errorf("allocations in three runs of %d keep-alive requests: %v, want a run with 0; %d profiled through a Conn method, at\n%s", n, counts, got, strings.Join(stacks, "\n"))
 }
 
 // packageAllocs returns the allocations the memory profile has

@@ -406,3 +406,44 @@ func TestTag(t *testing.T) {
 		}
 	}
 }
+
+// FuzzReceiveKeepAlive feeds arbitrary frames, in authenticated 1-RTT
+// packets, to a keep-alive Conn past its handshake and first response
+// (a fresh copy each time): nothing panics, and Next, Timeout, Reusable
+// and Close stay safe whatever state the frames left.
+func FuzzReceiveKeepAlive(f *testing.F) {
+	body := testutil.Body(50)
+	f.Add(response(4, body), true)
+	f.Add(append(response(0, body), response(8, body)...), true)
+	f.Add([]byte{wire.FrameMaxStreamsBidi, 0x40, 50, wire.FrameMaxData, 0x80, 1, 0, 0}, false)
+	f.Add(wire.AppendStream(nil, 3, 0, []byte{0, 4, 0, 7, 1, 8}, false), false) // control stream: SETTINGS, GOAWAY 8
+	f.Add([]byte{wire.FrameNewConnectionID, 2, 1, 4, 1, 2, 3, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}, true)
+	f.Add([]byte{wire.FrameResetStream, 4, 0x41, 0, 0}, true)
+	var base Conn
+	var fs *fakeServer
+	f.Fuzz(func(t *testing.T, payload []byte, next bool) {
+		if fs == nil {
+			c, s := establishedConn(t, nil)
+			base, fs = *c, s
+		}
+		c := base // a copy: its slices share backing arrays, which is fine for one goroutine
+		c.stream.pend, c.ctl.pend = nil, nil
+		fs.c = &c
+		now := time.Now()
+		if next {
+			if _, err := c.Next(now, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Receive(now, fs.packet(payload), nil)
+		c.Reusable(now)
+		if c.Done() {
+			c.Next(now, nil)
+		}
+		c.Timeout(c.Deadline(), nil)
+		c.Close(now, nil)
+		if !c.Closed() {
+			t.Fatal("not closed after Close")
+		}
+	})
+}

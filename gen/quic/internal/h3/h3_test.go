@@ -154,3 +154,33 @@ func FuzzResponse(f *testing.F) {
 		}
 	})
 }
+
+// The server's control stream, fed whole and one byte at a time: its
+// type, SETTINGS, an unknown (reserved) frame, GOAWAY 8 then GOAWAY 4.
+func TestControlGoAway(t *testing.T) {
+	s := []byte{0x00, 0x04, 0x02, 0x01, 0x00, 0x40, 0x21, 0x01, 0xff, 0x07, 0x01, 0x08, 0x07, 0x02, 0x40, 0x04}
+	for _, step := range []int{len(s), 1, 2} {
+		var c Control
+		for i := 0; i < len(s); i += step {
+			if err := c.Feed(s[i:min(i+step, len(s))]); err != nil {
+				t.Fatalf("step %d: %v", step, err)
+			}
+			if i+step <= 11 && c.GoAway {
+				t.Fatalf("step %d: GOAWAY before its frame ended", step)
+			}
+		}
+		if !c.GoAway || c.GoAwayID != 4 || c.NotControl {
+			t.Fatalf("step %d: %+v", step, c)
+		}
+	}
+	var c Control
+	if err := c.Feed([]byte{0x02, 0x07, 0x01, 0x08}); err != nil || !c.NotControl || c.GoAway {
+		t.Fatalf("a QPACK encoder stream parsed as control: %v %+v", err, c)
+	}
+	for _, bad := range [][]byte{{0x00, 0x07, 0x00}, {0x00, 0x07, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0}, {0x00, 0x07, 0x02, 0x08, 0x00}} {
+		var c Control
+		if err := c.Feed(bad); err == nil {
+			t.Errorf("%x: no error", bad)
+		}
+	}
+}
