@@ -252,8 +252,8 @@ func classifyLean(err error) ErrorClass {
 		return ErrParse
 	case genquic.ClassVersion:
 		return ErrOther
-	case genquic.ClassPeerClosed:
-		return ErrClosed
+	case genquic.ClassPeerClosed, genquic.ClassConnIDRetired:
+		return ErrClosed // the server closed the connection, or retired the ID it knew it by
 	case genquic.ClassHandshakeTimeout, genquic.ClassTimeout:
 		return ErrTimeout
 	case genquic.ClassStreamReset:
