@@ -548,3 +548,76 @@ func TestH3VerdictHealthy(t *testing.T) {
 		return res
 	})
 }
+
+// TestH3StopAnsweringAccountsEveryRequest is TestStopAnsweringAccountsEveryRequest
+// over HTTP/3: R requests/s for 4 s, 10 connections, a 1 s timeout, against
+// a server that answers the first 3R requests (the first 3 s of the
+// schedule) and then none (its handler waits until the test ends). R is 500
+// on keep-alive connections, 250 with a new connection each (the server's
+// handshakes share this machine).
+//
+// Accounting: the schedule owes 4R; 3R are answered and the other R must
+// all be timeouts, none dropped, none missing. Latency: the unanswered
+// requests are intended at t = 3 + k/R s; the first ten time out 1 s after
+// they were sent (a request that times out takes its keep-alive connection
+// down; the next one dials again and hangs too); the rest are given up when
+// the drain ends one timeout after the stop, at 5 s, after 5 - t seconds:
+// spread evenly over (1, 2] s. Among all 4R, p90 is the 0.6R-th smallest
+// of those R: 1.6 s; p99 the 0.96R-th: 1.96 s.
+func TestH3StopAnsweringAccountsEveryRequest(t *testing.T) {
+	h3Modes(t, testH3StopAnsweringAccountsEveryRequest)
+}
+
+func testH3StopAnsweringAccountsEveryRequest(t *testing.T, newConn bool) {
+	rate := int64(500)
+	if newConn {
+		rate = 250
+	}
+	var count atomic.Int64
+	hang := make(chan struct{})
+	body := fixedBody(100)
+	s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if count.Add(1) > 3*rate {
+			select {
+			case <-hang:
+			case <-r.Context().Done():
+			}
+			return
+		}
+		body.ServeHTTP(w, r)
+	}))
+	t.Cleanup(func() { close(hang) }) // before the server's own cleanup (LIFO)
+	cfg := h3Config(s)
+	cfg.NewConn = newConn
+	cfg.Rate = float64(rate)
+	cfg.Connections = 10
+	cfg.Duration = 4 * time.Second
+	cfg.Timeout = time.Second
+	res := runOnTime(t, cfg)
+	t.Logf("requests %d ok %d errors %v unfinished %d; corrected p50 %d p90 %d p99 %d max %d µs",
+		res.Requests, res.OK, res.Errors, res.Generator.Unfinished, res.Latency.P50, res.Latency.P90, res.Latency.P99, res.Latency.Max)
+	if res.Requests != uint64(4*rate) {
+		t.Errorf("requests %d, want the %d of the schedule", res.Requests, 4*rate)
+	}
+	if res.OK != uint64(3*rate) || res.Errors["timeout"] != uint64(rate) || res.ErrorCount() != uint64(rate) {
+		t.Errorf("ok %d timeouts %d errors %v: want %d answered and exactly the other %d as timeouts", res.OK, res.Errors["timeout"], res.Errors, 3*rate, rate)
+	}
+	if n := res.CorrectedHist.TotalCount(); n != 4*rate {
+		t.Errorf("corrected histogram holds %d values, want %d", n, 4*rate)
+	}
+	if p := res.Latency.P90; p < 1_500_000 || p > 1_700_000 {
+		t.Errorf("corrected p90 %d µs, want about 1.6 s (1.5..1.7)", p)
+	}
+	if p := res.Latency.P99; p < 1_900_000 || p > 2_050_000 {
+		t.Errorf("corrected p99 %d µs, want about 1.96 s (1.9..2.05)", p)
+	}
+	if p := res.Latency.P50; p > 50_000 {
+		t.Errorf("corrected p50 %d µs: the answered three quarters are fast", p)
+	}
+	if l := res.Latency2xx; l.P50 > 50_000 || res.Corrected2xxHist.TotalCount() != 3*rate {
+		t.Errorf("latency_2xx_us %+v over %d responses: want the %d answered ones only, fast", l, res.Corrected2xxHist.TotalCount(), 3*rate)
+	}
+	if u := res.Generator.Unfinished; u < rate*8/10 || uint64(u) > res.Errors["timeout"] {
+		t.Errorf("unfinished %d: want most of the %d still owed when the drain ended, all counted as timeouts", u, rate)
+	}
+}

@@ -156,7 +156,7 @@ func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 				src = net.IP(cfg.SrcAddrs[next%len(cfg.SrcAddrs)].AsSlice())
 				next++
 			}
-			udp, err := e.listenUDP(src)
+			udp, err := listenUDP(e.dst, src)
 			if err != nil {
 				return err
 			}
@@ -189,54 +189,63 @@ func (e *h3Engine) outcome(o *outcome) {
 }
 
 // probe makes one QUIC handshake so that a run against nothing fails at once
-// with a clear message. UDP has no connection refusal to wait for: a closed
-// port looks like a silent one, so the probe waits up to 3 s (or the
-// timeout). A handshake that fails otherwise (certificate, TLS alert) does
-// not stop the run: its requests count those failures as errors.
+// with a clear message (see probeQUIC).
 func (e *h3Engine) probe() error {
-	r := e.r
-	wait := min(r.cfg.Timeout, 3*time.Second)
-	return r.inNetns(func() error {
-		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
-			return err
-		}
+	return e.r.inNetns(func() error {
 		if e.bufNote == "" {
 			e.bufNote = udpBufferNote()
 		}
-		udp, err := e.listenUDP(nil)
+		udp, err := listenUDP(e.dst, nil)
 		if err != nil {
 			return err
 		}
 		defer udp.Close()
-		tr := &quic.Transport{Conn: udp}
-		defer tr.Close()
-		conf := e.tlsConf.Clone()
-		conf.ClientSessionCache = nil // no session to resume from, none to leave behind
-		qconf := e.quicConf.Clone()
-		qconf.HandshakeIdleTimeout = wait
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		qc, err := tr.Dial(ctx, e.dst, conf, qconf)
-		if err == nil {
-			qc.CloseWithError(0, "")
-			return nil
-		}
-		if class, _ := classifyH3(err); class == ErrTimeout {
-			return fmt.Errorf("no QUIC answer from %s within %v: start an HTTP/3 server on UDP port %d or check the URL", r.dst, wait, r.dst.Port())
-		}
-		var errno unix.Errno
-		if errors.As(err, &errno) && errno == unix.ECONNREFUSED {
-			return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
-		}
-		return nil
+		return probeQUIC(e.r, udp, e.tlsConf, e.quicConf)
 	})
 }
 
-// listenUDP opens the UDP socket of one connection, bound to src if set.
-// Call it inside the run's network namespace.
-func (e *h3Engine) listenUDP(src net.IP) (*net.UDPConn, error) {
+// probeQUIC makes one QUIC handshake with quic-go over udp, then closes the
+// connection: no request is sent, whichever engine runs (the lean client
+// would send its first request with its Finished). UDP has no connection
+// refusal to wait for (unless an ICMP error comes back): a closed port
+// looks like a silent one, so the probe waits up to 3 s (or the timeout). A
+// handshake that fails otherwise (certificate, TLS alert) does not stop the
+// run: its requests count those failures as errors. Call it inside the
+// run's network namespace.
+func probeQUIC(r *run, udp *net.UDPConn, tlsConf *tls.Config, qconf *quic.Config) error {
+	wait := min(r.cfg.Timeout, 3*time.Second)
+	if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
+		return err
+	}
+	tr := &quic.Transport{Conn: udp}
+	defer tr.Close()
+	conf := tlsConf.Clone()
+	conf.ClientSessionCache = nil // no session to resume from, none to leave behind
+	qconf = qconf.Clone()
+	qconf.HandshakeIdleTimeout = wait
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	dst := net.UDPAddrFromAddrPort(r.dst)
+	qc, err := tr.Dial(ctx, dst, conf, qconf)
+	if err == nil {
+		qc.CloseWithError(0, "")
+		return nil
+	}
+	if class, _ := classifyH3(err); class == ErrTimeout {
+		return fmt.Errorf("no QUIC answer from %s within %v: start an HTTP/3 server on UDP port %d or check the URL", r.dst, wait, r.dst.Port())
+	}
+	var errno unix.Errno
+	if errors.As(err, &errno) && errno == unix.ECONNREFUSED {
+		return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
+	}
+	return nil
+}
+
+// listenUDP opens a UDP socket for dst, bound to src if set. Call it
+// inside the run's network namespace.
+func listenUDP(dst *net.UDPAddr, src net.IP) (*net.UDPConn, error) {
 	network := "udp4"
-	if e.dst.IP.To4() == nil {
+	if dst.IP.To4() == nil {
 		network = "udp6"
 	}
 	c, err := net.ListenUDP(network, &net.UDPAddr{IP: src})

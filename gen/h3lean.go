@@ -1,16 +1,15 @@
 package gen
 
 import (
-	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 	"sync/atomic"
-	"time"
 
+	"github.com/quic-go/quic-go"
 	"golang.org/x/sys/unix"
 
-	"github.com/loadlab/loadlab/gen/internal/rawio"
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 	genquic "github.com/loadlab/loadlab/gen/quic"
 )
@@ -143,103 +142,28 @@ func (e *h3LeanEngine) openUDP(src netip.Addr) (int, error) {
 	return fd, nil
 }
 
-// probe makes one lean QUIC connection so that a run against nothing fails
-// at once with a clear message. UDP has no connection refusal to wait for
-// (unless an ICMP error comes back): a closed port looks like a silent one,
-// so the probe waits up to 3 s (or the timeout). A connection that fails
-// otherwise (certificate, TLS alert, a status) does not stop the run: its
-// requests count those failures.
+// probe checks with one QUIC handshake that something answers (probeQUIC:
+// quic-go's, which sends no request), from the run's first source address
+// if any, as its requests come; and that the source addresses exist.
 func (e *h3LeanEngine) probe() error {
 	r := e.r
-	wait := min(r.cfg.Timeout, 3*time.Second)
 	return r.inNetns(func() error {
-		if err := checkLocalTarget(r.cfg, r.dst.Addr()); err != nil {
-			return err
-		}
 		if err := e.checkSrcAddrs(); err != nil {
 			return err
 		}
-		var src netip.Addr // from the run's first source address, if any, as its requests come
+		var src net.IP
 		if len(r.cfg.SrcAddrs) > 0 {
-			src = r.cfg.SrcAddrs[0]
+			src = r.cfg.SrcAddrs[0].AsSlice()
 		}
-		fd, err := e.openUDP(src)
+		udp, err := listenUDP(net.UDPAddrFromAddrPort(r.dst), src)
 		if err != nil {
 			return err
 		}
-		defer unix.Close(fd)
-		cl, err := genquic.NewClient(e.qc)
-		if err != nil {
-			return fmt.Errorf("lean QUIC client: %w", err)
-		}
-		var c genquic.Conn
-		err = runLeanBlocking(fd, cl, &c, time.Now().Add(wait), make([]byte, 0, leanDatagram), make([]byte, leanDatagram))
-		var errno unix.Errno
-		switch {
-		case errors.As(err, &errno) && errno == unix.ECONNREFUSED:
-			return explain(errno, "nothing is listening on UDP %s (connection refused): start an HTTP/3 server or check the URL", r.dst)
-		case errors.Is(err, errLeanProbeTimeout) || genquic.ClassOf(err) == genquic.ClassHandshakeTimeout:
-			if _, done := c.HandshakeDone(); !done {
-				return fmt.Errorf("no QUIC answer from %s within %v: start an HTTP/3 server on UDP port %d or check the URL", r.dst, wait, r.dst.Port())
-			}
-		}
-		return nil
+		defer udp.Close()
+		conf := r.tls.Std.Clone()
+		conf.NextProtos = []string{"h3"}
+		return probeQUIC(r, udp, conf, &quic.Config{Versions: []quic.Version{quic.Version1}})
 	})
-}
-
-// errLeanProbeTimeout: the probe's connection did not end in time.
-var errLeanProbeTimeout = errors.New("the probe's QUIC connection did not end in time")
-
-// runLeanBlocking runs Conn c of cl over the connected socket fd until
-// its response is complete (then closes it) or it fails, waiting in
-// poll(2), until deadline; out and buf are its buffers for
-// a datagram to send and one received. For the probe: the loops never
-// block.
-func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time, out, buf []byte) error {
-	out, err := c.Start(cl, time.Now(), out[:0])
-	if err != nil {
-		return err
-	}
-	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-	for !c.Closed() && !c.Done() {
-		if len(out) > 0 {
-			if _, err := rawio.Write(fd, out); err == unix.ECONNREFUSED {
-				return err
-			}
-			out = out[:0]
-		}
-		now := time.Now()
-		if !now.Before(deadline) {
-			return errLeanProbeTimeout
-		}
-		at := deadline
-		if d := c.Deadline(); !d.IsZero() && d.Before(at) {
-			at = d
-		}
-		ms := int(time.Until(at).Milliseconds()) + 1
-		if _, err := unix.Poll(pfd[:], ms); err != nil && err != unix.EINTR {
-			return err
-		}
-		n, err := rawio.Read(fd, buf)
-		now = time.Now()
-		switch {
-		case err == unix.ECONNREFUSED:
-			return err
-		case err == nil && n > 0:
-			out, _ = c.Receive(now, buf[:n], out)
-		default:
-			if d := c.Deadline(); !d.IsZero() && !now.Before(d) {
-				out, _ = c.Timeout(now, out)
-			}
-		}
-	}
-	if len(out) > 0 {
-		rawio.Write(fd, out) //nolint:errcheck // the last ACK or the CONNECTION_CLOSE: best effort
-	}
-	if out = c.Close(time.Now(), out[:0]); len(out) > 0 { // kept alive: close it
-		rawio.Write(fd, out) //nolint:errcheck // best effort
-	}
-	return c.Err()
 }
 
 // classifyLean maps gen/quic's error classes to the run's, as classifyH3

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"errors"
 	"net/netip"
 	"testing"
 	"time"
@@ -8,6 +9,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen/internal/rawio"
 	genquic "github.com/loadlab/loadlab/gen/quic"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
@@ -24,20 +26,32 @@ func handH3LeanLoop(t testing.TB, cfg Config) *h3LeanLoop {
 }
 
 // h3LeanAllocsPerRequest is allocsPerRequest for the lean HTTP/3 loop
-// over n responses (after 50 to warm up).
+// over n responses (after 50 to warm up), counted per response, not per
+// pump: one wait can complete several connections (a recvmmsg batch), and
+// pump(1) then counts them once. The count is the whole process's, and
+// the run's probe (quic-go's handshake) may leave a goroutine that
+// allocates once or twice while it winds down: the smallest of up to three
+// windows is taken (an allocation on the request path is in all three).
 func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64) (float64, *h3LeanLoop) {
 	l := handH3LeanLoop(t, cfg)
 	l.begin(l.lc.now())
 	l.lc.pump(t, 50) // handshakes, buffers warm
-	// Per response, not per pump: one wait can complete several
-	// connections (a recvmmsg batch), and pump(1) then counts them once.
-	var ok0, ok1 uint64
-	perPump := testing.AllocsPerRun(1, func() {
-		ok0 = l.lc.rec.ok
-		l.lc.pump(t, n)
-		ok1 = l.lc.rec.ok
-	})
-	return perPump / float64(ok1-ok0), l
+	least := -1.0
+	for range 3 {
+		var ok0, ok1 uint64
+		perPump := testing.AllocsPerRun(1, func() {
+			ok0 = l.lc.rec.ok
+			l.lc.pump(t, n)
+			ok1 = l.lc.rec.ok
+		})
+		if per := perPump / float64(ok1-ok0); least < 0 || per < least {
+			least = per
+		}
+		if least == 0 {
+			break
+		}
+	}
+	return least, l
 }
 
 // bareConnAllocs is what one bare connection of l's Client configuration
@@ -128,3 +142,57 @@ func TestZeroAllocH3LeanKeepAlive(t *testing.T) {
 		})
 	}
 }
+
+// runLeanBlocking runs Conn c of cl over the connected socket fd until
+// its response is complete (then closes it) or it fails, waiting in
+// poll(2), until deadline; out and buf are its buffers for a datagram to
+// send and one received.
+func runLeanBlocking(fd int, cl *genquic.Client, c *genquic.Conn, deadline time.Time, out, buf []byte) error {
+	out, err := c.Start(cl, time.Now(), out[:0])
+	if err != nil {
+		return err
+	}
+	pfd := [1]unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for !c.Closed() && !c.Done() {
+		if len(out) > 0 {
+			if _, err := rawio.Write(fd, out); err == unix.ECONNREFUSED {
+				return err
+			}
+			out = out[:0]
+		}
+		now := time.Now()
+		if !now.Before(deadline) {
+			return errBareTimeout
+		}
+		at := deadline
+		if d := c.Deadline(); !d.IsZero() && d.Before(at) {
+			at = d
+		}
+		ms := int(time.Until(at).Milliseconds()) + 1
+		if _, err := unix.Poll(pfd[:], ms); err != nil && err != unix.EINTR {
+			return err
+		}
+		n, err := rawio.Read(fd, buf)
+		now = time.Now()
+		switch {
+		case err == unix.ECONNREFUSED:
+			return err
+		case err == nil && n > 0:
+			out, _ = c.Receive(now, buf[:n], out)
+		default:
+			if d := c.Deadline(); !d.IsZero() && !now.Before(d) {
+				out, _ = c.Timeout(now, out)
+			}
+		}
+	}
+	if len(out) > 0 {
+		rawio.Write(fd, out) //nolint:errcheck // the last ACK or the CONNECTION_CLOSE: best effort
+	}
+	if out = c.Close(time.Now(), out[:0]); len(out) > 0 { // kept alive: close it
+		rawio.Write(fd, out) //nolint:errcheck // best effort
+	}
+	return c.Err()
+}
+
+// errBareTimeout: a bare connection did not end in time.
+var errBareTimeout = errors.New("the bare QUIC connection did not end in time")
