@@ -90,7 +90,7 @@ func TestGrowBuffer(t *testing.T) {
 	if got < min(2*rmemMax, quicWantBuf) {
 		t.Errorf("receive buffer %d, want at least min(2 x rmem_max %d, %d)", got, rmemMax, quicWantBuf)
 	}
-	note := udpBufferNote()
+	note := udpBufferNote("quic-go")
 	if (got >= quicWantBuf) != (note == "" || !strings.Contains(note, "receive")) {
 		t.Errorf("receive buffer %d but note %q", got, note)
 	}

@@ -193,7 +193,7 @@ func (e *h3Engine) outcome(o *outcome) {
 func (e *h3Engine) probe() error {
 	return e.r.inNetns(func() error {
 		if e.bufNote == "" {
-			e.bufNote = udpBufferNote()
+			e.bufNote = udpBufferNote("quic-go")
 		}
 		udp, err := listenUDP(e.dst, nil)
 		if err != nil {

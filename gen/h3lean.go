@@ -35,7 +35,7 @@ type h3LeanEngine struct {
 	tcpEngine
 	qc       *genquic.Config
 	reqBytes uint64
-	bufNote  string      // UDP buffer remark for generator.notes
+	bufNote  string      // UDP buffer remark for generator.notes (set by the probe)
 	done     atomic.Bool // a handshake completed: QUIC v1 was spoken
 }
 
@@ -124,11 +124,8 @@ func (e *h3LeanEngine) openUDP(src netip.Addr) (int, error) {
 	if err != nil {
 		return -1, fmt.Errorf("open UDP socket: %w", err)
 	}
-	rcv := growBuffer(fd, unix.SO_RCVBUF, unix.SO_RCVBUFFORCE)
-	snd := growBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE)
-	if e.bufNote == "" {
-		e.bufNote = bufferNote(rcv, snd, "the lean QUIC client")
-	}
+	growBuffer(fd, unix.SO_RCVBUF, unix.SO_RCVBUFFORCE) // what it got: the probe's bufNote
+	growBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE)
 	if src.IsValid() {
 		if err := unix.Bind(fd, sockaddr(netip.AddrPortFrom(src, 0))); err != nil {
 			unix.Close(fd)
@@ -151,6 +148,7 @@ func (e *h3LeanEngine) probe() error {
 		if err := e.checkSrcAddrs(); err != nil {
 			return err
 		}
+		e.bufNote = udpBufferNote("the lean QUIC client")
 		var src net.IP
 		if len(r.cfg.SrcAddrs) > 0 {
 			src = r.cfg.SrcAddrs[0].AsSlice()

@@ -15,9 +15,10 @@ const quicWantBuf = 7 << 20
 
 // udpBufferNote repeats quic-go's buffer check on a socket of our own
 // (SO_RCVBUF, then SO_RCVBUFFORCE, and the same for sending) and returns a
-// remark for generator.notes when quic-go will not get what it wants, or
-// "" when it will (or the probe fails). It never changes sysctls.
-func udpBufferNote() string {
+// remark for generator.notes when who's sockets (quic-go's, or the lean
+// client's, which ask the same way) will not get what they want, or "" when
+// they will (or the probe fails). It never changes sysctls.
+func udpBufferNote(who string) string {
 	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return ""
@@ -25,7 +26,7 @@ func udpBufferNote() string {
 	defer unix.Close(fd)
 	rcv := growBuffer(fd, unix.SO_RCVBUF, unix.SO_RCVBUFFORCE)
 	snd := growBuffer(fd, unix.SO_SNDBUF, unix.SO_SNDBUFFORCE)
-	return bufferNote(rcv, snd, "quic-go")
+	return bufferNote(rcv, snd, who)
 }
 
 // growBuffer asks for quicWantBuf the way quic-go does and returns what
