@@ -5,11 +5,13 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/testutil"
 	"github.com/loadlab/loadlab/pin"
+	"github.com/quic-go/quic-go/http3"
 )
 
 // leanH3Config is a short --http3 --new-conn run on the lean QUIC client.
@@ -169,4 +171,37 @@ func TestH3LeanVerdictStarved(t *testing.T) {
 	if g := res.Generator; g.Starved[0] < 0.3 {
 		t.Errorf("starved %.2f: a loop sharing its CPU with two spinners waits to run for much of it (0.39-0.70 measured)", g.Starved[0])
 	}
+}
+
+// TestH3LeanRetriesRejected: the server refuses every 10th request
+// unprocessed (RESET_STREAM H3_REQUEST_REJECTED, as a server going away
+// does for streams above its GOAWAY): each is sent once more on a new
+// connection and answered, counted in retries, not as an error; on both
+// paths.
+func TestH3LeanRetriesRejected(t *testing.T) {
+	h3Modes(t, func(t *testing.T, newConn bool) {
+		var n, rejected atomic.Int64
+		s := startH3Server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1)%10 == 0 {
+				if str, err := w.(http3.HTTPStreamer).HTTPStream(); err == nil {
+					rejected.Add(1)
+					str.CancelRead(h3RequestRejected)
+					str.CancelWrite(h3RequestRejected)
+					return
+				}
+			}
+			w.Write([]byte("ok"))
+		}))
+		cfg := leanH3Config(s)
+		cfg.NewConn = newConn
+		cfg.Rate = 200
+		cfg.Duration = time.Second
+		res := runH3Test(t, cfg)
+		if errorTotal(res) != 0 || res.OK != res.Requests || res.Requests < 150 {
+			t.Fatalf("requests %d ok %d errors %v %v: want every request answered", res.Requests, res.OK, res.Errors, res.ErrorSamples)
+		}
+		if r := int64(res.Retries); r < int64(res.Requests)/12 || r > rejected.Load() {
+			t.Errorf("retries %d, the server rejected %d of %d requests", r, rejected.Load(), n.Load())
+		}
+	})
 }
