@@ -138,13 +138,14 @@ type protoClaim struct {
 // generator could not drive).
 func lowerBound(r row) bool { return r.rate > 0 && (r.rateText != "" || r.genLim) }
 
-// compareProto says what a's rate is against b's.
+// compareProto says what a's rate is against b's (the first row of a's
+// profile): its words read in the table's "Against the first" column.
 func compareProto(a, b row) protoClaim {
 	switch {
 	case a.rate <= 0 || (a.rateText != "" && !lowerBound(a)):
 		return protoClaim{word: "no claim: no rate found"}
 	case b.rate <= 0 || (b.rateText != "" && !lowerBound(b)):
-		return protoClaim{word: "no claim: the other has no rate"}
+		return protoClaim{word: "no claim: the first has no rate"}
 	}
 	for _, r := range []row{a, b} {
 		if n := r.left(); n != "" && n != "generator-limited" {
@@ -161,12 +162,12 @@ func compareProto(a, b row) protoClaim {
 		c.word = "within the noise"
 	case a.rate > b.rate && lowerBound(b):
 		// b may be higher than its bound: a's lead is not shown.
-		c.word = "no claim: the other is a lower bound"
+		c.word = "no claim: the first is a lower bound"
 	case a.rate > b.rate:
 		c.word, c.claim = "higher", true
 	case lowerBound(a):
 		// a may be higher than its bound: its deficit is not shown.
-		c.word = "no claim: a lower bound below the other"
+		c.word = "no claim: this row is a lower bound"
 	default:
 		c.word, c.claim = "lower", true
 	}

@@ -131,7 +131,7 @@ func TestProtocolsClaimOnlyBeyondNoise(t *testing.T) {
 	_, md = build(t, protoWideFile(t))
 	for _, w := range []string{
 		"| caddy-stock † | HTTP/3 | ≥ 2,500 |",
-		"≥ 0.62x HTTP/1.1, no claim: a lower bound below the other |",
+		"≥ 0.62x HTTP/1.1, no claim: this row is a lower bound |",
 		"caddy-stock over HTTP/3 stopped at the generator's limit (≥ 2,500 req/s): the proxy may go higher",
 	} {
 		if !strings.Contains(md, w) {
