@@ -482,3 +482,90 @@ scenarios:
 		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then HTTP/2", h.lab.serveFeatures)
 	}
 }
+
+// quick's HTTP/3 search runs on the Caddy profile it names, beside that
+// profile's keepalive-1k, with its own generator ceiling (one more per
+// key and layout); run on every profile of the plan it is skipped, with
+// the reason, on each profile that serves no HTTP/3, and runs on each
+// that does (caddy-pool128).
+func TestQuickH3Units(t *testing.T) {
+	p, err := plan.Load("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, allowed := topology(2)
+	lay, err := PlanLayouts(p, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h3 []UnitSpec
+	for _, u := range mustUnitsAll(t, p, lay) {
+		if u.Scenario.Kind == plan.KindH3 {
+			h3 = append(h3, u)
+		}
+	}
+	if len(h3) != 1 || h3[0].ID != "keepalive-1k-h3/caddy-stock/p256/1cpu" || h3[0].Skip != "" || !h3[0].Profile.Features.H3 {
+		t.Fatalf("quick's h3 units %+v, want caddy-stock's on 1cpu, run", h3)
+	}
+
+	for i := range p.Scenarios {
+		if p.Scenarios[i].Kind == plan.KindH3 {
+			p.Scenarios[i].Profiles = nil // every profile of the plan
+		}
+	}
+	got := map[string]string{}
+	for _, u := range mustUnitsAll(t, p, lay) {
+		if u.Scenario.Kind == plan.KindH3 {
+			got[u.Profile.Name] = u.Skip
+		}
+	}
+	for name, want := range map[string]string{
+		"nginx-stock": "nginx-stock serves no HTTP/3", "nginx-keepalive": "nginx-keepalive serves no HTTP/3",
+		"haproxy": "haproxy serves no HTTP/3", "caddy-stock": "", "caddy-pool128": "",
+	} {
+		if s, ok := got[name]; !ok || s != want {
+			t.Errorf("h3 on %s: skip %q (unit there: %v), want %q", name, s, ok, want)
+		}
+	}
+}
+
+// An h3 scenario asks the generator for HTTP/3 in every step of its units
+// and of its generator ceiling, and the ceiling's loadlab serve speaks
+// HTTP/3 (serve --h3); keepalive-1k beside it stays on HTTP/1.1 against
+// a serve without it.
+func TestKeepaliveH3(t *testing.T) {
+	h := newHarness(t, `
+name: t
+profiles: [caddy-stock]
+cpus: {server: "1"}
+search: {start: 1000, max: 4000, step: 2s, discard: 1s, confirm_runs: 1, confirm_step: 2s, cooldown_cap: 10ms}
+scenarios:
+  - kind: keepalive-1k
+  - name: keepalive-1k-h3
+    kind: h3
+`)
+	f, err := h.run(context.Background())
+	if err != nil {
+		t.Fatalf("%v\n%s", err, h.log.String())
+	}
+	if u := f.Unit("keepalive-1k-h3/caddy-stock/p256/1cpu"); u == nil || u.Status != results.StatusDone || u.Kind != plan.KindH3 || u.Ceiling != "ceiling/keepalive-1k-h3/p256/1cpu" {
+		t.Fatalf("h3 unit %+v", u)
+	}
+	var h1, h3 int
+	for _, c := range h.lab.genConfig {
+		switch {
+		case c.HTTP3 && !c.HTTP2 && !c.NewConn && c.Connections == 50:
+			h3++
+		case !c.HTTP3 && !c.HTTP2 && c.Connections == 200:
+			h1++
+		default:
+			t.Fatalf("gen config %+v: neither keepalive-1k's nor keepalive-1k-h3's", c)
+		}
+	}
+	if h1 == 0 || h3 == 0 {
+		t.Fatalf("%d HTTP/1.1 and %d HTTP/3 steps", h1, h3)
+	}
+	if len(h.lab.serveFeatures) != 2 || h.lab.serveFeatures[0].H3 || !h.lab.serveFeatures[1].H3 {
+		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then HTTP/3", h.lab.serveFeatures)
+	}
+}
