@@ -126,11 +126,11 @@ func protoIndex(name string) int {
 // profile's first protocol): the ratio of their rates and, beyond the
 // noise, "higher" or "lower".
 type protoClaim struct {
-	ratio   float64 // a's rate over b's (0: no rate to compare)
-	word    string  // "higher", "lower", "within the noise", or why no claim
-	claim   bool    // word is a claim the run supports ("higher", "lower")
-	atLeast bool    // a's rate is a lower bound: the ratio is one too
-	rounds  string  // the same-round ratio, e.g. "0.58–0.66" ("" without rounds)
+	ratio  float64 // a's rate over b's (0: no rate to compare)
+	word   string  // "higher", "lower", "within the noise", or why no claim
+	claim  bool    // word is a claim the run supports ("higher", "lower")
+	bound  string  // "≥" when only a's rate is a lower bound, "≤" when only b's is: the ratio is a bound too
+	rounds string  // the same-round ratio, e.g. "0.58–0.66" ("" without rounds)
 }
 
 // lowerBound reports whether the row's rate is a lower bound (the search
@@ -152,7 +152,13 @@ func compareProto(a, b row) protoClaim {
 			return protoClaim{word: "no claim: " + n}
 		}
 	}
-	c := protoClaim{ratio: a.rate / b.rate, atLeast: lowerBound(a)}
+	c := protoClaim{ratio: a.rate / b.rate}
+	switch {
+	case lowerBound(a) && !lowerBound(b):
+		c.bound = "≥"
+	case lowerBound(b) && !lowerBound(a):
+		c.bound = "≤"
+	}
 	if lo, hi, ok := sameRound(a, b); ok {
 		c.rounds = fmt.Sprintf("%.2f–%.2f", lo, hi)
 	}
@@ -177,14 +183,14 @@ func compareProto(a, b row) protoClaim {
 	return c
 }
 
-// factorText writes the claim's ratio: "0.62x", "≥ 1.9x".
+// factorText writes the claim's ratio: "0.62x", "≥ 1.90x".
 func (c protoClaim) factorText() string {
 	if c.ratio <= 0 {
 		return ""
 	}
 	s := fmt.Sprintf("%.2fx", c.ratio)
-	if c.atLeast {
-		s = "≥ " + s
+	if c.bound != "" {
+		s = c.bound + " " + s
 	}
 	return s
 }

@@ -155,3 +155,43 @@ func protoWideFile(t *testing.T) *results.File {
 	}
 	return f
 }
+
+// compareProto claims a direction only where the noise and the bounds
+// allow it: a lower bound (≥) shows a lead, never a deficit; a row that
+// died or found no rate is compared with nothing.
+func TestCompareProtoBounds(t *testing.T) {
+	mk := func(rate float64, bound bool, vals ...float64) row {
+		r := row{profile: "p", rate: rate, vals: vals, rounds: vals, floor: 0.15}
+		if bound {
+			r.rateText, r.genLim = "≥ "+fmtRate(rate), true
+		}
+		markRow(&r)
+		return r
+	}
+	exact := func(vals ...float64) row { return mk(vals[1], false, vals...) }
+	bound := func(vals ...float64) row { return mk(vals[1], true, vals...) }
+	for _, c := range []struct {
+		name string
+		a, b row
+		cell string
+	}{
+		{"exact below", exact(2400, 2500, 2600), exact(3900, 4000, 4200), "0.62x H1, lower"},
+		{"exact above", exact(6000, 6100, 6200), exact(3900, 4000, 4200), "1.52x H1, higher"},
+		{"inside the noise", exact(3900, 4000, 4100), exact(3900, 4000, 4200), "1.00x H1, within the noise"},
+		{"a bound above", bound(9000, 9800, 9800), exact(3900, 4000, 4200), "≥ 2.45x H1, higher"},
+		{"a bound below", bound(2400, 2500, 2600), exact(3900, 4000, 4200), "≥ 0.62x H1, no claim: this row is a lower bound"},
+		{"b bound below a", exact(6000, 6100, 6200), bound(3900, 4000, 4200), "≤ 1.52x H1, no claim: the first is a lower bound"},
+		{"b bound above a", exact(2400, 2500, 2600), bound(3900, 4000, 4200), "≤ 0.62x H1, lower"},
+		{"no rate", row{profile: "p", rateText: "none passed (lowest tried 500)"}, exact(3900, 4000, 4200), "no claim: no rate found"},
+	} {
+		if got := compareProto(c.a, c.b).cell("H1"); got != c.cell {
+			t.Errorf("%s: %q, want %q", c.name, got, c.cell)
+		}
+	}
+	died := exact(2400, 2500, 2600)
+	died.unit = &results.Unit{Steps: []*results.Step{{ProxyExit: &results.ProcessExit{Signal: "SIGKILL"}}}}
+	markRow(&died)
+	if got := compareProto(died, exact(3900, 4000, 4200)).cell("H1"); got != "no claim: proxy died" {
+		t.Errorf("a died proxy's row: %q", got)
+	}
+}
