@@ -435,10 +435,11 @@ scenarios:
 
 // quick searches the keep-alive rate over HTTP/3 on the profiles that
 // serve it, as keepalive-1k does over HTTP/1.1 on the same profile: the
-// same body over HTTPS through the proxy, rounds and search steps (its
-// max above any generator ceiling, so the ceiling search finds the
-// generator's limit), on the plan's 1-CPU server layout, so the report's
-// Protocols table sets the two side by side.
+// same body over HTTPS through the proxy, in two of its rounds or more,
+// with its search steps (its max above any generator ceiling, so the
+// ceiling search finds the generator's limit), on the plan's 1-CPU
+// server layout, so the report's Protocols table sets the two side by
+// side.
 func TestQuickHasTheH3Search(t *testing.T) {
 	p, err := Load("quick")
 	if err != nil {
@@ -479,7 +480,9 @@ func TestQuickHasTheH3Search(t *testing.T) {
 	if h3.Method != MethodSearch || h3.Path != h1.Path || h3.Scheme != SchemeHTTPS || h3.IsOrigin() || len(h3.Sysctls) > 0 || h3.ServerCPUs != h1.ServerCPUs {
 		t.Errorf("%s is not %s over HTTP/3: %+v", h3.Name, h1.Name, h3)
 	}
-	if h3.Eff.Rounds != h1.Eff.Rounds || h3.Eff.Search.Step != h1.Eff.Search.Step || h3.Eff.Search.Precision != h1.Eff.Search.Precision {
+	// two rounds at least, inside keepalive-1k's: the Protocols table's
+	// same-round ratio needs two rounds both ran
+	if h3.Eff.Rounds < 2 || h3.Eff.Rounds > h1.Eff.Rounds || h3.Eff.Search.Step != h1.Eff.Search.Step || h3.Eff.Search.Precision != h1.Eff.Search.Precision {
 		t.Errorf("%s searches unlike %s: rounds %d vs %d, %+v vs %+v", h3.Name, h1.Name, h3.Eff.Rounds, h1.Eff.Rounds, h3.Eff.Search, h1.Eff.Search)
 	}
 	if h3.Eff.Search.Max < h1.Eff.Search.Max {
