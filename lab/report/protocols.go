@@ -282,9 +282,19 @@ func layoutWords(f *results.File, id string) string {
 	return id
 }
 
+// protoValue is a row's rate in a sentence: its rank text (the median and
+// min–max of its runs, or one run ± half the floor), "≥" before a lower
+// bound's median and range.
+func protoValue(r row) string {
+	if lowerBound(r) {
+		return "≥ " + r.valueText()
+	}
+	return r.rankText()
+}
+
 // protoFootnote says one comparison with the numbers behind it.
 func protoFootnote(label string, r, base protoRow, c protoClaim) string {
-	s := fmt.Sprintf("%s, %s against %s: %s against %s req/s", label, r.proto, base.proto, r.rankText(), base.rankText())
+	s := fmt.Sprintf("%s, %s against %s: %s against %s req/s", label, r.proto, base.proto, protoValue(r.row), protoValue(base.row))
 	if c.rounds != "" {
 		s += fmt.Sprintf(", %s / %s per round %s", r.proto, base.proto, c.rounds)
 	}
@@ -339,10 +349,10 @@ func protocolFindings(f *results.File) []string {
 			switch {
 			case c.claim:
 				out = append(out, fmt.Sprintf("%s over %s: %s req/s against %s over %s, %s %s beyond this run's noise%s.",
-					g.profile, r.proto, r.rankText(), base.rankText(), base.proto, c.factorText(), c.word, ceil))
+					g.profile, r.proto, protoValue(r.row), protoValue(base.row), base.proto, c.factorText(), c.word, ceil))
 			case r.atCeil || r.genLim:
-				out = append(out, fmt.Sprintf("%s over %s stopped at the generator's limit (≥ %s req/s): the proxy may go higher, so this run cannot say how it compares with its %s %s req/s%s.",
-					g.profile, r.proto, fmtRate(r.rate), base.proto, base.rankText(), ceil))
+				out = append(out, fmt.Sprintf("%s over %s stopped at the generator's limit (%s req/s): the proxy may go higher, so this run cannot say how it compares with its %s %s req/s%s.",
+					g.profile, r.proto, protoValue(r.row), base.proto, protoValue(base.row), ceil))
 			}
 		}
 	}

@@ -417,9 +417,12 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	// 11m46s without installs on a host with 0.5% and 3.5% median steal;
 	// then shorter quota runs, handshake in 2 rounds: 11m52s for 13m34s
 	// estimated; the cliff in a 2,000-port range beside a 40 s default:
-	// 14m7s estimated. keepalive-1k-h3 (its ceiling and three rounds on
-	// caddy-stock): 15m23s estimated, PENDING.
-	if b.Time > 15*time.Minute+30*time.Second || b.Time < 5*time.Minute {
+	// 14m7s estimated. keepalive-1k-h3 (its ceiling and two rounds on
+	// caddy-stock, about 60 s): 15m10s estimated for a make lab of 13m56s
+	// (13m49s of lab time, installs already there) on a host where the
+	// control moved -50% and +37% across rounds and 3 units were
+	// measured again.
+	if b.Time > 15*time.Minute+15*time.Second || b.Time < 5*time.Minute {
 		t.Fatalf("quick plan budget %s", FormatDuration(b.Time))
 	}
 	t.Logf("quick: %s", b)
