@@ -1,9 +1,12 @@
 package plan
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 func TestBuiltinsLoad(t *testing.T) {
@@ -427,5 +430,62 @@ scenarios:
 	}
 	if err == nil || !strings.Contains(err.Error(), "pacing_tolerance") {
 		t.Errorf("a 2 s tolerance: %v, want a pacing_tolerance error", err)
+	}
+}
+
+// quick searches the keep-alive rate over HTTP/3 on the profiles that
+// serve it, as keepalive-1k does over HTTP/1.1 on the same profile: the
+// same body over HTTPS through the proxy, in two of its rounds or more,
+// with its search steps (its max above any generator ceiling, so the
+// ceiling search finds the generator's limit), on the plan's 1-CPU
+// server layout, so the report's Protocols table sets the two side by
+// side.
+func TestQuickHasTheH3Search(t *testing.T) {
+	p, err := Load("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var h1, h3 *Scenario
+	for i := range p.Scenarios {
+		switch s := &p.Scenarios[i]; s.Kind {
+		case KindH3:
+			if h3 != nil {
+				t.Fatalf("two h3 scenarios: %s and %s", h3.Name, s.Name)
+			}
+			h3 = s
+		case KindKeepalive:
+			if h1 == nil {
+				h1 = s
+			}
+		}
+	}
+	if h3 == nil {
+		t.Fatal("quick has no h3 scenario")
+	}
+	if len(h3.Profiles) == 0 {
+		t.Fatalf("%s runs on every profile: name the ones that serve HTTP/3", h3.Name)
+	}
+	for _, name := range h3.Profiles {
+		prof, err := proxy.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !prof.Features.H3 {
+			t.Errorf("%s: %s serves no HTTP/3", h3.Name, name)
+		}
+		if !slices.Contains(p.Profiles, name) || !h1.RunsOn(name) {
+			t.Errorf("%s: %s has no HTTP/1.1 row in quick (%s) to compare with", h3.Name, name, h1.Name)
+		}
+	}
+	if h3.Method != MethodSearch || h3.Path != h1.Path || h3.Scheme != SchemeHTTPS || h3.IsOrigin() || len(h3.Sysctls) > 0 || h3.ServerCPUs != h1.ServerCPUs {
+		t.Errorf("%s is not %s over HTTP/3: %+v", h3.Name, h1.Name, h3)
+	}
+	// two rounds at least, inside keepalive-1k's: the Protocols table's
+	// same-round ratio needs two rounds both ran
+	if h3.Eff.Rounds < 2 || h3.Eff.Rounds > h1.Eff.Rounds || h3.Eff.Search.Step != h1.Eff.Search.Step || h3.Eff.Search.Precision != h1.Eff.Search.Precision {
+		t.Errorf("%s searches unlike %s: rounds %d vs %d, %+v vs %+v", h3.Name, h1.Name, h3.Eff.Rounds, h1.Eff.Rounds, h3.Eff.Search, h1.Eff.Search)
+	}
+	if h3.Eff.Search.Max < h1.Eff.Search.Max {
+		t.Errorf("%s's max %g is below %s's %g: it would stop the generator's HTTP/3 ceiling search before the generator's limit once that is higher", h3.Name, h3.Eff.Search.Max, h1.Name, h1.Eff.Search.Max)
 	}
 }

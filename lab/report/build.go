@@ -21,10 +21,13 @@ type Report struct {
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
-	Legend   []string // what the tables' columns are, said once (legend.go)
-	NotRun   []string
-	Notes    []string
-	Layouts  []string
+	// Protocols sets each profile's keep-alive rows over HTTP/1.1, HTTP/2
+	// and HTTP/3 side by side (protocols.go).
+	Protocols *Table
+	Legend    []string // what the tables' columns are, said once (legend.go)
+	NotRun    []string
+	Notes     []string
+	Layouts   []string
 }
 
 // Build derives the report from a results file: tables, rankings,
@@ -56,6 +59,9 @@ func Build(f *results.File) (*Report, error) {
 			r.Notes = append(r.Notes, err.Error())
 		}
 		r.Sections = append(r.Sections, sec)
+	}
+	if t, ok := protocolsTable(f); ok {
+		r.Protocols = &t
 	}
 	if t, ok := scalingTable(f); ok {
 		r.Scaling = &t

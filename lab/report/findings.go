@@ -24,6 +24,7 @@ func findings(f *results.File) []string {
 	out = append(out, keyCosts(f)...)
 	out = append(out, searchShapes(f)...)
 	out = append(out, scaling(f)...)
+	out = append(out, protocolFindings(f)...)
 	out = append(out, memoryGrowth(f)...)
 	out = append(out, latencyTails(f)...)
 	out = append(out, generatorLimits(f)...)

@@ -51,7 +51,7 @@ func wideFile(t *testing.T) *results.File {
 // the page's column or sticks out past its right edge.
 func TestReportFitsTheScreen(t *testing.T) {
 	browser.Need(t)
-	for name, f := range map[string]*results.File{"wide": wideFile(t), "files": filesFile(t, seed003Runs()), "knobs": knobsFile(t)} {
+	for name, f := range map[string]*results.File{"wide": wideFile(t), "files": filesFile(t, seed003Runs()), "knobs": knobsFile(t), "protocols": protoWideFile(t)} {
 		t.Run(name, func(t *testing.T) {
 			r, err := Build(f)
 			if err != nil {

@@ -63,6 +63,8 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 {{if .Ranking}}<p>{{.Ranking}}.</p>{{end}}
 {{range .Charts}}<figure><img src="{{png .PNG}}" alt="{{.Title}}"><figcaption class="foot">{{.Title}}</figcaption></figure>
 {{end}}{{end}}
+{{if .Protocols}}<h2 id="protocols">Protocols</h2>
+{{template "table" .Protocols}}{{end}}
 {{if .Scaling}}<h2 id="scaling">Scaling</h2>
 {{template "table" .Scaling}}{{end}}
 {{if .Legend}}<h2 id="legend">Legend</h2><ul class="legend">{{range .Legend}}<li>{{.}}</li>{{end}}</ul>{{end}}

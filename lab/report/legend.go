@@ -7,7 +7,7 @@ func legend(r *Report) []string {
 	if len(r.Sections) > 0 {
 		return []string{memoryLegend, limitLegend, knobsLegend, headroomLegend}
 	}
-	if r.Files != nil || r.Scaling != nil {
+	if r.Files != nil || r.Scaling != nil || r.Protocols != nil {
 		return []string{limitLegend}
 	}
 	return nil

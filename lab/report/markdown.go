@@ -50,6 +50,10 @@ func (r *Report) Markdown() []byte {
 			fmt.Fprintf(&b, "![%s](%s)\n\n", c.Title, c.File)
 		}
 	}
+	if r.Protocols != nil {
+		b.WriteString("## Protocols\n\n")
+		writeMDTable(&b, *r.Protocols, true)
+	}
 	if r.Scaling != nil {
 		b.WriteString("## Scaling\n\n")
 		writeMDTable(&b, *r.Scaling, true)
@@ -81,6 +85,10 @@ func (r *Report) MarkdownTables() []byte {
 		if s.Ranking != "" {
 			fmt.Fprintf(&b, "%s.\n\n", s.Ranking)
 		}
+	}
+	if r.Protocols != nil {
+		b.WriteString("## Protocols\n\n")
+		writeMDTable(&b, *r.Protocols, true)
 	}
 	if r.Scaling != nil {
 		b.WriteString("## Scaling\n\n")

@@ -125,7 +125,9 @@ func searchRow(f *results.File, u *results.Unit) row {
 			r.genWhy = generatorReason(u)
 		}
 		if sr.Confirmed {
-			r.rateText = "≥ " + fmtRate(sr.Rate)
+			// Over several searches the value is their median with its
+			// range, as the column's footnote says, not the row search's.
+			r.rateText = "≥ " + r.valueText()
 		}
 	}
 	return r

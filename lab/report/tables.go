@@ -94,7 +94,7 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	case plan.KindFile:
 		what = "1 MiB body (" + s.Path + "), every body checked against its SHA-256"
 	case plan.KindH3:
-		what = "keep-alive over HTTP/3"
+		what = "small response (" + s.Path + ") over HTTP/3 (QUIC on the proxy's UDP port, with the certificate of its TLS listener), connections kept open"
 	case plan.KindFixedRate:
 		what = "fixed offered rates (open loop), proxy CPU and memory recorded"
 	case plan.KindSustained:
