@@ -200,3 +200,32 @@ func TestJobMetricsPort(t *testing.T) {
 		}
 	}
 }
+
+// TestJobHostNetwork: HostNetwork puts the pods in their node's network
+// namespace, where a target on the node's loopback is reachable, and
+// keeps cluster DNS (ClusterFirstWithHostNet: plain ClusterFirst would
+// fall back to the node's resolver in a host-network pod).
+func TestJobHostNetwork(t *testing.T) {
+	o := example()
+	o.HostNetwork = true
+	o.GenArgs = []string{"-r", "1000", "-d", "10s", "-c", "4", "http://127.0.0.1:8080/1k"}
+	pod := decode(t, must(YAML(must(Job(o))))).Spec.Template.Spec
+	if !pod.HostNetwork || pod.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Fatalf("hostNetwork %v, dnsPolicy %q: want true, %q", pod.HostNetwork, pod.DNSPolicy, corev1.DNSClusterFirstWithHostNet)
+	}
+	pod = decode(t, must(YAML(must(Job(example()))))).Spec.Template.Spec
+	if pod.HostNetwork || pod.DNSPolicy != "" {
+		t.Fatalf("without host network: hostNetwork %v, dnsPolicy %q", pod.HostNetwork, pod.DNSPolicy)
+	}
+	// Every shard on a node binds the metrics port in the node's
+	// namespace: more than one shard per node cannot start.
+	o = example()
+	o.HostNetwork, o.MetricsPort, o.Spread = true, 9464, false
+	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "add --spread") {
+		t.Fatalf("host network, metrics port, 4 shards without spread: error %v", err)
+	}
+	o.Spread = true
+	if _, err := Job(o); err != nil {
+		t.Fatalf("host network, metrics port, spread: %v", err)
+	}
+}
