@@ -234,8 +234,15 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			Completions:    ptr(n),
 			Parallelism:    ptr(n),
 			// A retried shard would start after the start time and fail
-			// as late: one attempt per shard.
-			BackoffLimit: ptr(int32(0)),
+			// as late: one attempt per shard. Per index, not for the
+			// whole Job (backoffLimit 0): there the first failed shard
+			// fails the Job at once and its controller deletes every
+			// other shard's running pod, and with it the log that holds
+			// its result. So the others run to their end, the Job then
+			// fails (FailedIndexes), and merge names the missing shard
+			// (or merges the rest with --partial). Kubernetes 1.29+
+			// (beta, on by default; GA in 1.33).
+			BackoffLimitPerIndex: ptr(int32(0)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec:       pod,

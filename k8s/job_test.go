@@ -80,8 +80,11 @@ func TestJobFields(t *testing.T) {
 	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 {
 		t.Fatalf("completion mode %v, completions %v, parallelism %v", s.CompletionMode, s.Completions, s.Parallelism)
 	}
-	if *s.BackoffLimit != 0 || *s.ActiveDeadlineSeconds != 180 {
-		t.Fatalf("backoff %d, deadline %d", *s.BackoffLimit, *s.ActiveDeadlineSeconds)
+	// No retry of a shard, and no whole-Job backoff limit: with one, the
+	// first failed shard would fail the Job and its controller would
+	// delete the other shards' pods, their results with them.
+	if s.BackoffLimit != nil || s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0 || *s.ActiveDeadlineSeconds != 180 {
+		t.Fatalf("backoff limit %v, per index %v, deadline %d: want none, 0, 180", s.BackoffLimit, s.BackoffLimitPerIndex, *s.ActiveDeadlineSeconds)
 	}
 	pod := s.Template.Spec
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {

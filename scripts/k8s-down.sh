@@ -18,7 +18,9 @@
 #   4. remove the kubepods cgroups (k8s-up.sh refuses to start when one
 #      exists, so these are this cluster's), the network namespaces and the
 #      CNI bridge the cluster created, and the directories outside .cache
-#      that did not exist before k8s-up.sh (if empty);
+#      that did not exist before k8s-up.sh (the kubelet makes
+#      /var/lib/kubelet/device-plugins and /var/log/containers wherever its
+#      root directory is);
 #   5. put back the kernel settings the kubelet changed;
 #   6. remove .cache/k8s/state (refused while anything under it is still
 #      mounted). The built binaries, the images and the logs stay.
@@ -144,12 +146,11 @@ fi
 if [[ -f $K8S_CREATED ]]; then
 	while read -r d; do
 		[[ -n $d && -d $d ]] || continue
-		# Only what is left empty of files: the directories the runtime made.
-		if [[ -z $(find "$d" -not -type d -print -quit 2>/dev/null) ]] && [[ -z $(mounts_under "$d") ]]; then
+		if [[ -z $(mounts_under "$d") ]]; then
 			log "removing $d (made by this cluster)"
-			find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+			rm -rf "$d"
 		else
-			log "leaving $d: something in it is not this cluster's"
+			log "leaving $d: something is mounted under it"
 		fi
 	done <"$K8S_CREATED"
 fi

@@ -64,7 +64,7 @@ done
 
 # binary_version BIN: the k8s.io/kubernetes version a built binary holds.
 binary_version() {
-	go version -m "$1" 2>/dev/null | awk '$1 == "dep" && $2 == "k8s.io/kubernetes" {print $3; exit}'
+	go version -m "$1" 2>/dev/null | awk '($1 == "mod" || $1 == "dep") && $2 == "k8s.io/kubernetes" {print $3; exit}'
 }
 
 # build_kubernetes builds K8S_BINARIES into K8S_BIN unless they are there
@@ -198,7 +198,9 @@ for s in "${K8S_SYSCTLS[@]}"; do
 done >"$K8S_SYSCTLS_SAVED"
 ip netns list 2>/dev/null | awk '{print $1}' >"$K8S_NETNS_BEFORE"
 : >"$K8S_CREATED"
-for d in /run/containerd /var/log/containers /var/lib/cni /run/netns; do
+# (The kubelet makes /var/lib/kubelet/device-plugins and /var/log/containers
+# whatever its root directory is.)
+for d in /run/containerd /var/lib/kubelet /var/log/containers /var/lib/cni /run/netns /usr/libexec/kubernetes; do
 	[[ -e $d ]] || echo "$d" >>"$K8S_CREATED"
 done
 
@@ -217,7 +219,6 @@ cat >"$K8S_STATE/kubeadm.yaml" <<EOF
 apiVersion: kubeadm.k8s.io/v1beta4
 kind: InitConfiguration
 localAPIEndpoint:
-  advertiseAddress: 127.0.0.1
   bindPort: $K8S_APISERVER_PORT
 nodeRegistration:
   name: $K8S_NODE_NAME
@@ -226,6 +227,7 @@ apiVersion: kubeadm.k8s.io/v1beta4
 kind: ClusterConfiguration
 clusterName: loadlab
 kubernetesVersion: $K8S_VERSION
+controlPlaneEndpoint: 127.0.0.1:$K8S_APISERVER_PORT
 certificatesDir: $K8S_PKI
 networking:
   serviceSubnet: $K8S_SERVICE_CIDR
@@ -241,9 +243,27 @@ log "certificates and kubeconfigs (kubeadm init phase certs, kubeconfig)"
 	die "kubeadm init phase certs failed: see $K8S_LOGS/kubeadm.log"
 "$K8S_BIN/kubeadm" init phase kubeconfig all --config "$K8S_STATE/kubeadm.yaml" --kubeconfig-dir "$K8S_STATE/kubeconfig" >>"$K8S_LOGS/kubeadm.log" 2>&1 ||
 	die "kubeadm init phase kubeconfig failed: see $K8S_LOGS/kubeadm.log"
+# kubeadm refuses a loopback advertise address ("unable to select an IP
+# from lo network interface"), so it takes the host's own, which the
+# kubeconfigs of the node's components then name: point every one at
+# 127.0.0.1, where the API server listens (the serving certificate has
+# 127.0.0.1 among its names).
+sed -i "s#^\([[:space:]]*server:\).*#\1 https://127.0.0.1:$K8S_APISERVER_PORT#" "$K8S_STATE"/kubeconfig/*.conf
 
 # ----------------------------------------------------- configs ----
 
+# Lowering a process's oom_score_adj needs CAP_SYS_RESOURCE. Where root
+# lacks it (some sandboxed VMs drop it from every process's bounding set),
+# runc cannot give the pod sandbox the -998 the kubelet asks for ("nsexec:
+# failed to update /proc/self/oom_score_adj: Permission denied", reported as
+# "can't get final child's PID from pipe: EOF"): containerd's
+# restrict_oom_score_adj then keeps every container's at no less than
+# containerd's own.
+restrict_oom=false
+if (((0x$(awk '$1 == "CapBnd:" {print $2}' /proc/self/status) >> 24 & 1) == 0)); then
+	restrict_oom=true
+	log "no CAP_SYS_RESOURCE here: containerd runs with restrict_oom_score_adj (pods keep oom_score_adj >= containerd's)"
+fi
 cat >"$K8S_STATE/containerd/config.toml" <<EOF
 # containerd 1.6 for scripts/k8s-up.sh: its own root, state and socket
 # under .cache/k8s/state, runc with cgroupfs (cgroup v1, no systemd), the
@@ -258,6 +278,7 @@ state = "$K8S_STATE/containerd/state"
 [plugins."io.containerd.grpc.v1.cri"]
   sandbox_image = "$K8S_PAUSE_IMAGE"
   stream_server_address = "127.0.0.1"
+  restrict_oom_score_adj = $restrict_oom
   [plugins."io.containerd.grpc.v1.cri".containerd]
     snapshotter = "overlayfs"
     default_runtime_name = "runc"
@@ -320,6 +341,7 @@ failSwapOn: $fail_swap
 clusterDomain: cluster.local
 resolvConf: /etc/resolv.conf
 podLogsDir: $K8S_STATE/pod-logs
+volumePluginDir: $K8S_STATE/volume-plugins
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, nodefs.inodesFree: 1%, imagefs.available: 1%}
@@ -393,6 +415,11 @@ start kube-apiserver "$K8S_BIN/kube-apiserver" \
 	--requestheader-extra-headers-prefix=X-Remote-Extra- --requestheader-group-headers=X-Remote-Group --requestheader-username-headers=X-Remote-User \
 	--proxy-client-cert-file="$K8S_PKI/front-proxy-client.crt" --proxy-client-key-file="$K8S_PKI/front-proxy-client.key"
 up_or_die 120 kube-apiserver "the API server's /readyz" kctl get --raw /readyz
+# admin.conf's user is in the group kubeadm:cluster-admins, which kubeadm
+# init binds to cluster-admin in a later phase: bind it here, as
+# super-admin.conf's user (group system:masters).
+kubectl --kubeconfig "$K8S_STATE/kubeconfig/super-admin.conf" --request-timeout=30s create clusterrolebinding kubeadm:cluster-admins \
+	--clusterrole=cluster-admin --group=kubeadm:cluster-admins >/dev/null || die "could not bind kubeadm:cluster-admins to cluster-admin"
 
 kc=$K8S_STATE/kubeconfig
 start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
@@ -405,7 +432,7 @@ start kube-scheduler "$K8S_BIN/kube-scheduler" \
 	--kubeconfig="$kc/scheduler.conf" --authentication-kubeconfig="$kc/scheduler.conf" --authorization-kubeconfig="$kc/scheduler.conf" \
 	--bind-address=127.0.0.1 --leader-elect=false
 start kubelet "$K8S_BIN/kubelet" --config="$K8S_STATE/kubelet.yaml" --kubeconfig="$kc/kubelet.conf" \
-	--root-dir="$K8S_KUBELET_ROOT" --hostname-override="$K8S_NODE_NAME"
+	--root-dir="$K8S_KUBELET_ROOT" --cert-dir="$K8S_STATE/kubelet-pki" --hostname-override="$K8S_NODE_NAME"
 
 node_ready() {
 	[[ $(kctl get node "$K8S_NODE_NAME" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}') == True ]]

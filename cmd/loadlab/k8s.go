@@ -55,10 +55,14 @@ and --memory-per-shard (Guaranteed QoS): under the kubelet's static CPU
 manager policy it gets cores of its own, which gen pins one event loop each
 to. --spread puts each shard on a node of its own (required pod
 anti-affinity). --host-network runs the shards in their node's network
-namespace, for a target on the node itself (http://127.0.0.1:PORT/). Apply the manifest at once: a shard whose pod starts after
-the start time fails rather than run unsynchronised (one attempt per shard,
-backoffLimit 0), and the Job is stopped after its start, run and drain plus
-2 minutes (activeDeadlineSeconds).
+namespace, for a target on the node itself (http://127.0.0.1:PORT/).
+
+Apply the manifest at once: a shard whose pod starts after the start time
+fails rather than run unsynchronised. A failed shard is not retried
+(backoffLimitPerIndex 0, Kubernetes 1.29+) and the others run to their end,
+so their results stay in their logs: the Job then fails (FailedIndexes) and
+merge names the missing shard. The Job is stopped after its start, run and
+drain plus 2 minutes (activeDeadlineSeconds).
 
 Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 		Example: `  loadlab k8s job --shards 4 --cpus-per-shard 2 --spread --image registry.example/loadlab:v1 \
