@@ -199,7 +199,9 @@ done >"$K8S_SYSCTLS_SAVED"
 ip netns list 2>/dev/null | awk '{print $1}' >"$K8S_NETNS_BEFORE"
 : >"$K8S_CREATED"
 # (The kubelet makes /var/lib/kubelet/device-plugins and /var/log/containers
-# whatever its root directory is.)
+# whatever its root directory is; the flex volume directories, which the
+# kubelet and the controller manager make, are moved under the state
+# directory, /usr/libexec/kubernetes is watched in case.)
 for d in /run/containerd /var/lib/kubelet /var/log/containers /var/lib/cni /run/netns /usr/libexec/kubernetes; do
 	[[ -e $d ]] || echo "$d" >>"$K8S_CREATED"
 done
@@ -427,7 +429,7 @@ start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
 	--bind-address=127.0.0.1 --leader-elect=false --use-service-account-credentials=true \
 	--root-ca-file="$K8S_PKI/ca.crt" --service-account-private-key-file="$K8S_PKI/sa.key" \
 	--cluster-signing-cert-file="$K8S_PKI/ca.crt" --cluster-signing-key-file="$K8S_PKI/ca.key" \
-	--allocate-node-cidrs=false
+	--allocate-node-cidrs=false --flex-volume-plugin-dir="$K8S_STATE/volume-plugins"
 start kube-scheduler "$K8S_BIN/kube-scheduler" \
 	--kubeconfig="$kc/scheduler.conf" --authentication-kubeconfig="$kc/scheduler.conf" --authorization-kubeconfig="$kc/scheduler.conf" \
 	--bind-address=127.0.0.1 --leader-elect=false
