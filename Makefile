@@ -73,7 +73,7 @@ image:
 
 # A one-node Kubernetes cluster on this machine (etcd, the control plane,
 # containerd and a kubelet as processes, built from Debian's packages and
-# the Go module proxy into .cache/k8s; the first build takes 20-30 minutes),
+# the Go module proxy into .cache/k8s; the first build takes about 45 minutes on 2 cores),
 # the sharded-run flow checked on it, and its removal. Root only; not part
 # of make test. See docs/sharded.md.
 k8s-up:

@@ -32,7 +32,7 @@ set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/k8s-common.sh"
 
 case ${1:-} in
--h | --help) sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+-h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[0]}"; exit 0 ;;
 "") ;;
 *) die "unknown argument $1 (try --help)" ;;
 esac

@@ -14,7 +14,7 @@
 #     each staging module with its published v0.x version of the same
 #     release. kube-apiserver, kube-controller-manager, kube-scheduler,
 #     kubelet and kubeadm are built once into .cache/k8s/bin (CGO off, under
-#     nice; about 20-30 minutes on 2 cores the first time) and reused;
+#     nice; about 45 minutes on 2 shared cores the first time) and reused;
 #   - the pod sandbox ("pause") image: scripts/k8s-pause, a static Go
 #     program that sleeps until SIGTERM, written as an image by
 #     `loadlab k8s image` and imported with ctr.
@@ -55,7 +55,7 @@ build_only=0
 for arg in "$@"; do
 	case $arg in
 	--build-only) build_only=1 ;;
-	-h | --help) sed -n '2,47p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+	-h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[0]}"; exit 0 ;;
 	*) die "unknown argument $arg (try --help)" ;;
 	esac
 done
@@ -111,7 +111,7 @@ build_kubernetes() {
 		val=${kv#*=}
 		ldflags+=" -X $pkg.${kv%%=*}=$val -X $cgo.${kv%%=*}=$val"
 	done
-	log "building Kubernetes $K8S_VERSION (${missing[*]}) in $K8S_BUILD: 20-30 minutes on 2 cores the first time"
+	log "building Kubernetes $K8S_VERSION (${missing[*]}) in $K8S_BUILD: about 45 minutes on 2 shared cores the first time"
 	local t0=$SECONDS
 	(
 		cd "$K8S_BUILD"
