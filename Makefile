@@ -9,7 +9,7 @@ FUZZTIME ?= 3
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-go fuzz lint lab image bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps test test-go fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -74,6 +74,20 @@ lab: deps build
 image:
 	CGO_ENABLED=0 $(GO) build -trimpath -o bin/loadlab-static ./cmd/loadlab
 	bin/loadlab-static k8s image -o bin/loadlab-image.tar --tag $(IMAGE)
+
+# A one-node Kubernetes cluster on this machine (etcd, the control plane,
+# containerd and a kubelet as processes, built from Debian's packages and
+# the Go module proxy into .cache/k8s; the first build takes about 45 minutes on 2 cores),
+# the sharded-run flow checked on it, and its removal. Root only; not part
+# of make test. See docs/sharded.md.
+k8s-up:
+	scripts/k8s-up.sh
+
+k8s-e2e:
+	scripts/k8s-e2e.sh
+
+k8s-down:
+	scripts/k8s-down.sh
 
 bench: bench-gen bench-handshake bench-h3 bench-h2
 

@@ -40,6 +40,11 @@ const User = "65532:65532"
 // Options describes the image.
 type Options struct {
 	Binary string // path of a static (CGO_ENABLED=0) loadlab binary for Linux
+	// Path is where the binary goes in the image, its entrypoint; ""
+	// gives Path (/loadlab, the Job's command). Another path makes
+	// another program's image, such as the pod sandbox ("pause") image
+	// of scripts/k8s-up.sh.
+	Path string
 	// Tag names the image in the archive, e.g. "loadlab:dev" or
 	// "registry.example/loadlab:v1" (docker load, ctr import and
 	// skopeo use it).
@@ -91,9 +96,17 @@ func CheckStatic(path string) (arch string, err error) {
 }
 
 // Build returns the image: the empty base, one layer with the binary at
-// Path (mode 0755, owned by root), entrypoint Path, user User, OCI media
-// types, and the binary's module version and VCS revision as labels.
+// o.Path (default Path; mode 0755, owned by root), that path as the
+// entrypoint, user User, OCI media types, and the binary's module version
+// and VCS revision as labels.
 func Build(o Options) (v1.Image, error) {
+	at := o.Path
+	if at == "" {
+		at = Path
+	}
+	if !strings.HasPrefix(at, "/") || at == "/" || strings.HasSuffix(at, "/") || filepath.Clean(at) != at {
+		return nil, fmt.Errorf("path in the image %q: give an absolute file path such as %s", at, Path)
+	}
 	arch, err := CheckStatic(o.Binary)
 	if err != nil {
 		return nil, err
@@ -109,7 +122,7 @@ func Build(o Options) (v1.Image, error) {
 	created = created.UTC()
 	var layerTar bytes.Buffer
 	tw := tar.NewWriter(&layerTar)
-	if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(Path, "/"), Mode: 0o755, Size: int64(len(bin)),
+	if err := tw.WriteHeader(&tar.Header{Name: strings.TrimPrefix(at, "/"), Mode: 0o755, Size: int64(len(bin)),
 		ModTime: created, Typeflag: tar.TypeReg, Format: tar.FormatPAX}); err != nil {
 		return nil, err
 	}
@@ -129,7 +142,7 @@ func Build(o Options) (v1.Image, error) {
 	img, err := mutate.Append(empty.Image, mutate.Addendum{
 		Layer:     layer,
 		MediaType: types.OCILayer,
-		History:   v1.History{Created: v1.Time{Time: created}, CreatedBy: "loadlab k8s image", Comment: "static loadlab binary at " + Path},
+		History:   v1.History{Created: v1.Time{Time: created}, CreatedBy: "loadlab k8s image", Comment: "static binary at " + at},
 	})
 	if err != nil {
 		return nil, err
@@ -143,10 +156,10 @@ func Build(o Options) (v1.Image, error) {
 	cfg = cfg.DeepCopy()
 	cfg.OS, cfg.Architecture = "linux", arch
 	cfg.Created = v1.Time{Time: created}
-	cfg.Config.Entrypoint = []string{Path}
+	cfg.Config.Entrypoint = []string{at}
 	cfg.Config.Cmd = nil
 	cfg.Config.User = User
-	cfg.Config.Labels = map[string]string{"org.opencontainers.image.title": "loadlab"}
+	cfg.Config.Labels = map[string]string{"org.opencontainers.image.title": filepath.Base(at)}
 	if bi, err := buildinfo.ReadFile(o.Binary); err == nil {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
 			cfg.Config.Labels["org.opencontainers.image.version"] = v
@@ -167,6 +180,19 @@ func CheckTag(tag string) error {
 		return fmt.Errorf("tag %q: %w", tag, err)
 	}
 	return nil
+}
+
+// ContainerdName is the name containerd gives ref, the one its CRI (the
+// kubelet's runtime) looks an image up by: Docker Hub's names written out
+// in full as docker.io/library/NAME:TAG (go-containerregistry's own
+// ref.Name() says index.docker.io, a name under which `ctr images import`
+// would store an image the kubelet then never finds), others as given.
+func ContainerdName(ref name.Tag) string {
+	reg := ref.RegistryStr()
+	if reg == name.DefaultRegistry {
+		reg = "docker.io"
+	}
+	return reg + "/" + ref.RepositoryStr() + ":" + ref.TagStr()
 }
 
 // Write writes img as one tar archive that is at once an OCI image layout
@@ -213,7 +239,7 @@ func Write(path string, img v1.Image, tag string) error {
 			MediaType: mt, Digest: digest, Size: int64(len(rawManifest)),
 			Annotations: map[string]string{
 				"org.opencontainers.image.ref.name": ref.TagStr(),
-				"io.containerd.image.name":          ref.Name(),
+				"io.containerd.image.name":          ContainerdName(ref),
 			},
 		}},
 	}

@@ -233,3 +233,83 @@ func TestLoadlabImage(t *testing.T) {
 		t.Fatalf("dynamic binary: %v\n%s", err, out)
 	}
 }
+
+// TestContainerdName: the name `ctr images import` stores an image under
+// must be the one containerd's CRI looks the Job's image up by, or the
+// kubelet tries to pull it (and fails without a registry).
+func TestContainerdName(t *testing.T) {
+	for tag, want := range map[string]string{
+		"loadlab:dev":                     "docker.io/library/loadlab:dev",
+		"team/loadlab:v1":                 "docker.io/team/loadlab:v1",
+		"docker.io/library/loadlab:v1":    "docker.io/library/loadlab:v1",
+		"index.docker.io/team/loadlab:v1": "docker.io/team/loadlab:v1",
+		"registry.example/loadlab:v1":     "registry.example/loadlab:v1",
+		"localhost/loadlab/pause:v1":      "localhost/loadlab/pause:v1",
+		"127.0.0.1:5000/loadlab:v1":       "127.0.0.1:5000/loadlab:v1",
+		"loadlab":                         "docker.io/library/loadlab:latest",
+	} {
+		ref, err := name.NewTag(tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ContainerdName(ref); got != want {
+			t.Errorf("%s: %s, want %s", tag, got, want)
+		}
+	}
+	img, err := Build(Options{Binary: staticProgram(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	archive := filepath.Join(t.TempDir(), "img.tar")
+	if err := Write(archive, img, "loadlab:dev"); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	untar(t, archive, dir)
+	idx, err := layout.ImageIndexFromPath(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	im, err := idx.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := im.Manifests[0].Annotations["io.containerd.image.name"]; got != "docker.io/library/loadlab:dev" {
+		t.Fatalf("io.containerd.image.name %q, want docker.io/library/loadlab:dev", got)
+	}
+}
+
+// TestBuildPath: another path gives another program's image (the
+// cluster's pause image): the file, the entrypoint and the title follow.
+func TestBuildPath(t *testing.T) {
+	bin := staticProgram(t)
+	img, err := Build(Options{Binary: bin, Path: "/pause"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := img.ConfigFile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Config.Entrypoint) != 1 || cfg.Config.Entrypoint[0] != "/pause" || cfg.Config.Labels["org.opencontainers.image.title"] != "pause" {
+		t.Fatalf("entrypoint %q, labels %v", cfg.Config.Entrypoint, cfg.Config.Labels)
+	}
+	layers, err := img.Layers()
+	if err != nil || len(layers) != 1 {
+		t.Fatalf("%d layers, %v", len(layers), err)
+	}
+	rc, err := layers[0].Uncompressed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rc.Close()
+	h, err := tar.NewReader(rc).Next()
+	if err != nil || h.Name != "pause" || h.Mode != 0o755 {
+		t.Fatalf("layer entry %+v, %v", h, err)
+	}
+	for _, bad := range []string{"pause", "/", "/a/", "/a/../b", "/a//b"} {
+		if _, err := Build(Options{Binary: bin, Path: bad}); err == nil || !strings.Contains(err.Error(), "absolute file path") {
+			t.Errorf("path %q: %v", bad, err)
+		}
+	}
+}

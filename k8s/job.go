@@ -63,6 +63,12 @@ type JobOptions struct {
 	// on the node's hostname): pods stay pending while there are fewer
 	// nodes than shards.
 	Spread bool
+	// HostNetwork runs the pods in their node's network namespace
+	// (hostNetwork, with dnsPolicy ClusterFirstWithHostNet so that cluster
+	// names still resolve): a target on the node's loopback (127.0.0.1)
+	// is reachable, and the traffic stays on the node. With MetricsPort,
+	// every shard binds that port on its node: give Spread too.
+	HostNetwork bool
 
 	// Start is the wall-clock time every shard starts its schedule
 	// (--start-at): far enough ahead for the pods to be scheduled and
@@ -131,6 +137,8 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			return nil, fmt.Errorf("gen argument --metrics-addr: the Job sets it from the metrics port; leave it out")
 		case !HasArg(o.GenArgs, "--allow-remote"):
 			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --allow-remote to the gen arguments")
+		case o.HostNetwork && o.Shards > 1 && !o.Spread:
+			return nil, fmt.Errorf("metrics port with host network: the shards on one node would all bind port %d of the node; add --spread (one shard per node)", o.MetricsPort)
 		}
 	}
 	mem, err := resource.ParseQuantity(o.MemoryPerShard)
@@ -206,6 +214,10 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			},
 		}},
 	}
+	if o.HostNetwork {
+		pod.HostNetwork = true
+		pod.DNSPolicy = corev1.DNSClusterFirstWithHostNet
+	}
 	if o.Spread {
 		pod.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
 			RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
@@ -222,8 +234,15 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			Completions:    ptr(n),
 			Parallelism:    ptr(n),
 			// A retried shard would start after the start time and fail
-			// as late: one attempt per shard.
-			BackoffLimit: ptr(int32(0)),
+			// as late: one attempt per shard. Per index, not for the
+			// whole Job (backoffLimit 0): there the first failed shard
+			// fails the Job at once and its controller deletes every
+			// other shard's running pod, and with it the log that holds
+			// its result. So the others run to their end, the Job then
+			// fails (FailedIndexes), and merge names the missing shard
+			// (or merges the rest with --partial). Kubernetes 1.29+
+			// (beta, on by default; GA in 1.33).
+			BackoffLimitPerIndex: ptr(int32(0)),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels, Annotations: annotations},
 				Spec:       pod,

@@ -80,8 +80,11 @@ func TestJobFields(t *testing.T) {
 	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion || *s.Completions != 4 || *s.Parallelism != 4 {
 		t.Fatalf("completion mode %v, completions %v, parallelism %v", s.CompletionMode, s.Completions, s.Parallelism)
 	}
-	if *s.BackoffLimit != 0 || *s.ActiveDeadlineSeconds != 180 {
-		t.Fatalf("backoff %d, deadline %d", *s.BackoffLimit, *s.ActiveDeadlineSeconds)
+	// No retry of a shard, and no whole-Job backoff limit: with one, the
+	// first failed shard would fail the Job and its controller would
+	// delete the other shards' pods, their results with them.
+	if s.BackoffLimit != nil || s.BackoffLimitPerIndex == nil || *s.BackoffLimitPerIndex != 0 || *s.ActiveDeadlineSeconds != 180 {
+		t.Fatalf("backoff limit %v, per index %v, deadline %d: want none, 0, 180", s.BackoffLimit, s.BackoffLimitPerIndex, *s.ActiveDeadlineSeconds)
 	}
 	pod := s.Template.Spec
 	if pod.RestartPolicy != corev1.RestartPolicyNever || len(pod.Containers) != 1 {
@@ -198,5 +201,34 @@ func TestJobMetricsPort(t *testing.T) {
 		if _, err := Job(o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v", want, err)
 		}
+	}
+}
+
+// TestJobHostNetwork: HostNetwork puts the pods in their node's network
+// namespace, where a target on the node's loopback is reachable, and
+// keeps cluster DNS (ClusterFirstWithHostNet: plain ClusterFirst would
+// fall back to the node's resolver in a host-network pod).
+func TestJobHostNetwork(t *testing.T) {
+	o := example()
+	o.HostNetwork = true
+	o.GenArgs = []string{"-r", "1000", "-d", "10s", "-c", "4", "http://127.0.0.1:8080/1k"}
+	pod := decode(t, must(YAML(must(Job(o))))).Spec.Template.Spec
+	if !pod.HostNetwork || pod.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Fatalf("hostNetwork %v, dnsPolicy %q: want true, %q", pod.HostNetwork, pod.DNSPolicy, corev1.DNSClusterFirstWithHostNet)
+	}
+	pod = decode(t, must(YAML(must(Job(example()))))).Spec.Template.Spec
+	if pod.HostNetwork || pod.DNSPolicy != "" {
+		t.Fatalf("without host network: hostNetwork %v, dnsPolicy %q", pod.HostNetwork, pod.DNSPolicy)
+	}
+	// Every shard on a node binds the metrics port in the node's
+	// namespace: more than one shard per node cannot start.
+	o = example()
+	o.HostNetwork, o.MetricsPort, o.Spread = true, 9464, false
+	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "add --spread") {
+		t.Fatalf("host network, metrics port, 4 shards without spread: error %v", err)
+	}
+	o.Spread = true
+	if _, err := Job(o); err != nil {
+		t.Fatalf("host network, metrics port, spread: %v", err)
 	}
 }

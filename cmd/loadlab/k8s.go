@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/internal/loopback"
 	"github.com/loadlab/loadlab/k8s"
 	"github.com/spf13/cobra"
 )
@@ -53,10 +54,15 @@ connections. Each pod requests and is limited to --cpus-per-shard whole CPUs
 and --memory-per-shard (Guaranteed QoS): under the kubelet's static CPU
 manager policy it gets cores of its own, which gen pins one event loop each
 to. --spread puts each shard on a node of its own (required pod
-anti-affinity). Apply the manifest at once: a shard whose pod starts after
-the start time fails rather than run unsynchronised (one attempt per shard,
-backoffLimit 0), and the Job is stopped after its start, run and drain plus
-2 minutes (activeDeadlineSeconds).
+anti-affinity). --host-network runs the shards in their node's network
+namespace, for a target on the node itself (http://127.0.0.1:PORT/).
+
+Apply the manifest at once: a shard whose pod starts after the start time
+fails rather than run unsynchronised. A failed shard is not retried
+(backoffLimitPerIndex 0, Kubernetes 1.29+) and the others run to their end,
+so their results stay in their logs: the Job then fails (FailedIndexes) and
+merge names the missing shard. The Job is stopped after its start, run and
+drain plus 2 minutes (activeDeadlineSeconds).
 
 Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 		Example: `  loadlab k8s job --shards 4 --cpus-per-shard 2 --spread --image registry.example/loadlab:v1 \
@@ -75,6 +81,7 @@ Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 	fl.IntVar(&f.opts.CPUsPerShard, "cpus-per-shard", 1, "whole CPUs each pod requests and is limited to")
 	fl.StringVar(&f.opts.MemoryPerShard, "memory-per-shard", "512Mi", "memory each pod requests and is limited to")
 	fl.BoolVar(&f.opts.Spread, "spread", false, "put every shard on a node of its own (required pod anti-affinity)")
+	fl.BoolVar(&f.opts.HostNetwork, "host-network", false, "run the shards in their node's network namespace (hostNetwork, dnsPolicy ClusterFirstWithHostNet): for a target on the node itself, such as http://127.0.0.1:PORT/, with the traffic kept on the node")
 	fl.StringVar(&f.opts.Name, "name", "", "Job name (default loadlab-YYYYMMDD-HHMMSS of the start time)")
 	fl.StringVar(&f.opts.Namespace, "namespace", "", "namespace (default: the one kubectl applies to)")
 	fl.DurationVar(&f.startIn, "start-in", time.Minute, "start the schedule this long after now, rounded up to a whole second: time for the pods to be scheduled and the image pulled")
@@ -113,7 +120,7 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 	default:
 		o.Start = now.Add(f.startIn).Truncate(time.Second).Add(time.Second)
 	}
-	run, err := checkGenArgs(genArgs, o.Shards, o.MetricsPort != 0)
+	run, target, err := checkGenArgs(genArgs, o.Shards, o.MetricsPort != 0)
 	if err != nil {
 		return err
 	}
@@ -147,7 +154,8 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: %d shards start at %s (in %v): apply it now, then\n  kubectl%s wait --for=condition=complete job/%s --timeout=%ds\n  kubectl%s logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl\n  loadlab merge shards.jsonl\n",
 		o.Name, o.Shards, o.Start.UTC().Format(time.RFC3339), o.Start.Sub(now).Round(time.Second), ns, o.Name, int(o.Deadline.Seconds()), ns, o.Name, o.Shards)
-	if !k8s.HasArg(genArgs, "--allow-remote") {
+	// From the node's own network namespace a loopback target is local.
+	if !k8s.HasArg(genArgs, "--allow-remote") && !(o.HostNetwork && loopback.Is(target.Host)) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: the shards refuse a target reached through a gateway (usually the case from a pod) unless the gen arguments include --allow-remote\n")
 	}
 	return nil
@@ -156,50 +164,51 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 // checkGenArgs parses the Job's gen arguments with gen's own flags, so that
 // a typo fails here rather than in every pod, and returns how long a shard
 // runs at most (duration and two timeouts to drain, and the metrics
-// endpoint's linger when metrics is set).
-func checkGenArgs(args []string, shards int, metrics bool) (time.Duration, error) {
+// endpoint's linger when metrics is set) and the target.
+func checkGenArgs(args []string, shards int, metrics bool) (time.Duration, gen.Target, error) {
 	g := newGenCmd()
 	g.SetArgs(args)
 	if err := g.ParseFlags(args); err != nil {
-		return 0, usagef("gen arguments: %w", err)
+		return 0, gen.Target{}, usagef("gen arguments: %w", err)
 	}
 	fl := g.Flags()
 	for _, name := range []string{"shard", "start-at", "json", "quiet", "hdr-log", "host", "cpuprofile"} {
 		if f := fl.Lookup(name); f != nil && f.Changed {
-			return 0, usagef("gen argument --%s: the Job sets it for each shard (results are printed as JSON on stdout); leave it out", name)
+			return 0, gen.Target{}, usagef("gen argument --%s: the Job sets it for each shard (results are printed as JSON on stdout); leave it out", name)
 		}
 	}
 	if f := fl.Lookup("threshold"); f != nil && f.Changed {
-		return 0, usagef("gen argument --threshold: a shard's pod would fail (exit 3) on its own part of the run; check the merged result instead: loadlab merge --threshold")
+		return 0, gen.Target{}, usagef("gen argument --threshold: a shard's pod would fail (exit 3) on its own part of the run; check the merged result instead: loadlab merge --threshold")
 	}
 	if f := fl.Lookup("targets"); f != nil && f.Changed {
-		return 0, usagef("gen argument --targets: the pods cannot read a file of this machine; run the Job with one URL")
+		return 0, gen.Target{}, usagef("gen argument --targets: the pods cannot read a file of this machine; run the Job with one URL")
 	}
 	if n := len(fl.Args()); n != 1 {
-		return 0, usagef("gen arguments: give exactly one URL (got %d arguments)", n)
+		return 0, gen.Target{}, usagef("gen arguments: give exactly one URL (got %d arguments)", n)
 	}
-	if _, err := gen.ParseTarget(fl.Args()[0]); err != nil {
-		return 0, usagef("gen arguments: %w", err)
+	target, err := gen.ParseTarget(fl.Args()[0])
+	if err != nil {
+		return 0, gen.Target{}, usagef("gen arguments: %w", err)
 	}
 	if c, _ := fl.GetInt("connections"); c < shards {
-		return 0, usagef("gen arguments: -c %d connections cannot be split over %d shards: give at least one per shard", c, shards)
+		return 0, gen.Target{}, usagef("gen arguments: -c %d connections cannot be split over %d shards: give at least one per shard", c, shards)
 	}
 	d, _ := fl.GetDuration("duration")
 	if st, _ := fl.GetString("stages"); st != "" {
 		stages, err := gen.ParseStages(st)
 		if err != nil {
-			return 0, usagef("gen arguments: %w", err)
+			return 0, gen.Target{}, usagef("gen arguments: %w", err)
 		}
 		d = gen.StagesDuration(stages)
 	}
 	t, _ := fl.GetDuration("timeout")
 	if d <= 0 || t <= 0 {
-		return 0, usagef("gen arguments: --duration and --timeout must be > 0")
+		return 0, gen.Target{}, usagef("gen arguments: --duration and --timeout must be > 0")
 	}
 	run := d + 2*t
 	if metrics {
 		linger, _ := fl.GetDuration("metrics-linger")
 		run += linger
 	}
-	return run, nil
+	return run, target, nil
 }

@@ -9,7 +9,7 @@ import (
 )
 
 type k8sImageFlags struct {
-	binary, out, tag string
+	binary, out, tag, path string
 }
 
 func newK8sImageCmd() *cobra.Command {
@@ -28,7 +28,9 @@ docker-archive at once, so every common tool loads it:
   ctr -n k8s.io images import loadlab-image.tar
 
 The binary must be static: build it with CGO_ENABLED=0 (make image does).
-By default the image holds the running loadlab itself.`,
+By default the image holds the running loadlab itself. --binary and --path
+put another static program in an image of its own (scripts/k8s-up.sh writes
+its cluster's pod sandbox image so).`,
 		Example: `  CGO_ENABLED=0 go build -trimpath -o bin/loadlab-static ./cmd/loadlab
   bin/loadlab-static k8s image -o bin/loadlab-image.tar --tag registry.example/loadlab:v1`,
 		Args: func(cmd *cobra.Command, args []string) error {
@@ -43,6 +45,7 @@ By default the image holds the running loadlab itself.`,
 	fl.StringVar(&f.binary, "binary", "", "static loadlab binary to put in the image (default: this loadlab)")
 	fl.StringVarP(&f.out, "output", "o", "loadlab-image.tar", "archive to write")
 	fl.StringVar(&f.tag, "tag", "loadlab:dev", "image name and tag recorded in the archive")
+	fl.StringVar(&f.path, "path", image.Path, "where the binary goes in the image, its entrypoint (the Job runs "+image.Path+")")
 	return cmd
 }
 
@@ -61,7 +64,7 @@ func runK8sImage(cmd *cobra.Command, f *k8sImageFlags) error {
 	if err := checkWritable(f.out); err != nil {
 		return usagef("--output: %v", err)
 	}
-	img, err := image.Build(image.Options{Binary: bin})
+	img, err := image.Build(image.Options{Binary: bin, Path: f.path})
 	if err != nil {
 		return usageError{err}
 	}
@@ -72,6 +75,6 @@ func runK8sImage(cmd *cobra.Command, f *k8sImageFlags) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: image %s (%s), /loadlab from %s\n", f.out, f.tag, d, bin)
+	fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: image %s (%s), %s from %s\n", f.out, f.tag, d, f.path, bin)
 	return nil
 }

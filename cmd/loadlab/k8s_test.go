@@ -6,6 +6,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/yaml"
 )
 
@@ -113,5 +114,35 @@ func TestK8sJobMetricsPort(t *testing.T) {
 	code, _, stderr = runCLI(t, append(args, "http://svc.ns:8080/1k")...)
 	if code != 2 || !strings.Contains(stderr, "add --allow-remote") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 		t.Fatalf("without --allow-remote: exit %d, %q", code, stderr)
+	}
+}
+
+// TestK8sJobHostNetwork: --host-network gives pods in the node's network
+// namespace, for a target on the node's loopback (no --allow-remote
+// needed, so no note about it).
+func TestK8sJobHostNetwork(t *testing.T) {
+	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
+	args := []string{"k8s", "job", "--shards", "2", "--image", "reg/loadlab:1", "--start-at", start.Format(time.RFC3339)}
+	gen := []string{"--", "gen", "-r", "1000", "-d", "10s", "-c", "4", "http://127.0.0.1:8080/1k"}
+	code, stdout, stderr := runCLI(t, append(append(args, "--host-network"), gen...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	if pod := job.Spec.Template.Spec; !pod.HostNetwork || pod.DNSPolicy != corev1.DNSClusterFirstWithHostNet {
+		t.Fatalf("hostNetwork %v, dnsPolicy %q", pod.HostNetwork, pod.DNSPolicy)
+	}
+	if strings.Contains(stderr, "--allow-remote") {
+		t.Fatalf("a loopback target from the node's network got the --allow-remote note: %q", stderr)
+	}
+	code, stdout, stderr = runCLI(t, append(args, gen...)...)
+	if code != 0 || !strings.Contains(stderr, "--allow-remote") {
+		t.Fatalf("without --host-network: exit %d, stderr %q (want the --allow-remote note)", code, stderr)
+	}
+	if strings.Contains(stdout, "hostNetwork") || strings.Contains(stdout, "dnsPolicy") {
+		t.Fatalf("without --host-network the manifest has host networking:\n%s", stdout)
 	}
 }
