@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/loadlab
 OUT     ?= results/quick
 PLAN    ?= quick
-FUZZTIME ?= 3
+FUZZTIME ?= 2
 
 IMAGE   ?= loadlab:dev
 
@@ -39,12 +39,12 @@ IO_TESTS = ZeroAlloc|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|Keep
 H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$
 test-go:
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m ./gen
-	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' ./gen
+	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' -skip 'H3' ./gen
 	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
-	$(GO) test -count=1 -timeout 8m ./cmd/loadlab
+	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 
-# make test's pass: 3 s per target (21 targets, about 150 s with each
+# make test's pass: 2 s per target (29 targets, about 240 s with each
 # package's instrumented build); the seed corpora also run as plain tests in
 # test-go. A longer search: make fuzz FUZZTIME=60.
 fuzz:

@@ -57,7 +57,7 @@ func TestLabRunPlainHTTPAndFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, "out")
-	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", planFile, "--out", out)
+	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", planFile, "--out", out, "--step-scale", "0.5")
 	if code != 0 {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
 	}
