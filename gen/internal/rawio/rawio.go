@@ -1,6 +1,7 @@
 // Package rawio holds the event loops' raw system calls on non-blocking
 // descriptors: read and write, recvmsg with the kernel's receive timestamp
-// (RxReader), and the probe for epoll_pwait2.
+// (RxReader), batched UDP datagrams with sendmmsg and recvmmsg (Sender,
+// Receiver: the lean HTTP/3 loops), and the probe for epoll_pwait2.
 //
 // The loops make their socket calls with RawSyscall: reads and writes on
 // non-blocking sockets return at once, and the loop's epoll wait keeps its
