@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -20,15 +22,29 @@ import (
 func TestCompareKnownDelay(t *testing.T) {
 	srv := startBackend(t)
 	dir := t.TempDir()
-	run := func(name, path string) string {
-		out := filepath.Join(dir, name)
-		code, _, stderr := runCLI(t, "gen", "-q", "-c", "40", "-r", "100", "-d", "6s", "--warmup", "1s", "--json", out, "--hdr-log", strings.TrimSuffix(out, ".json")+".hlog", "http://"+srv.Addr()+path)
-		if code != 0 {
-			t.Fatalf("gen %s: exit %d: %s", path, code, stderr)
-		}
-		return out
+	// The three runs go side by side (each 100 requests/s of sleeps: the
+	// server fixes their latency, not the CPU).
+	runs := []struct{ name, path, out, err string }{{name: "a1.json", path: "/delay/100ms"}, {name: "a2.json", path: "/delay/100ms"}, {name: "b.json", path: "/delay/200ms"}}
+	var wg sync.WaitGroup
+	for i := range runs {
+		r := &runs[i]
+		r.out = filepath.Join(dir, r.name)
+		cmd := cliCommand(t, "gen", "-q", "-c", "40", "-r", "100", "-d", "6s", "--warmup", "1s", "--json", r.out, "--hdr-log", strings.TrimSuffix(r.out, ".json")+".hlog", "http://"+srv.Addr()+r.path)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if out, err := cmd.CombinedOutput(); err != nil {
+				r.err = fmt.Sprintf("gen %s: %v: %s", r.path, err, out)
+			}
+		}()
 	}
-	a1, a2, b := run("a1.json", "/delay/100ms"), run("a2.json", "/delay/100ms"), run("b.json", "/delay/200ms")
+	wg.Wait()
+	for _, r := range runs {
+		if r.err != "" {
+			t.Fatal(r.err)
+		}
+	}
+	a1, a2, b := runs[0].out, runs[1].out, runs[2].out
 	verdicts := func(args ...string) (int, map[string]string, string) {
 		t.Helper()
 		js := filepath.Join(dir, "cmp.json")
