@@ -36,11 +36,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR
 source "$(dirname "${BASH_SOURCE[0]}")/lib/k8s-common.sh"
 
-case ${1:-} in
--h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[0]}"; exit 0 ;;
-"") ;;
-*) die "unknown argument $1 (try --help)" ;;
-esac
+no_args "$@"
 
 RATE=${RATE:-1000}
 DURATION=${DURATION:-10}

@@ -55,7 +55,7 @@ build_only=0
 for arg in "$@"; do
 	case $arg in
 	--build-only) build_only=1 ;;
-	-h | --help) awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[0]}"; exit 0 ;;
+	-h | --help) usage; exit 0 ;;
 	*) die "unknown argument $arg (try --help)" ;;
 	esac
 done

@@ -73,6 +73,17 @@ K8S_PROCS=(etcd containerd kube-apiserver kube-controller-manager kube-scheduler
 k8s_me=$(basename "$0" .sh)
 log() { echo "$k8s_me: $*" >&2; }
 die() { log "$*"; exit 1; }
+# usage: print the running script's header comment (its --help).
+usage() { awk 'NR > 1 && /^#/ {sub(/^# ?/, ""); print; next} NR > 1 {exit}' "${BASH_SOURCE[${#BASH_SOURCE[@]} - 1]}"; }
+# no_args ARGS...: --help prints the header and exits; any other argument
+# is refused (for the scripts that take none).
+no_args() {
+	case ${1:-} in
+	-h | --help) usage; exit 0 ;;
+	"") ;;
+	*) die "unknown argument $1 (try --help)" ;;
+	esac
+}
 
 k8s_need_root() { [[ $(id -u) -eq 0 ]] || die "run as root (the kubelet and containerd need it)"; }
 
