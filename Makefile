@@ -63,7 +63,10 @@ lint:
 # writes $(OUT)/results.json, report.md, report.html. Running it again
 # resumes an unfinished run (or just re-renders a finished one): remove
 # $(OUT) to start over. Re-render only: bin/loadlab report $(OUT).
-lab: deps build
+# deps (apt, Caddy's go install) and the build run side by side: on a
+# fresh machine their downloads overlap.
+lab:
+	$(MAKE) -j2 --output-sync=target deps build
 	$(BIN) lab run --plan $(PLAN) --out $(OUT)
 
 # The container image the Kubernetes Job runs (loadlab k8s job): a static
