@@ -71,7 +71,7 @@ func (s *Session) open(ctx context.Context) error {
 			fmt.Fprintf(o.Log, "removed leftovers of crashed runs: %s\n", strings.Join(removed, ", "))
 		}
 		if err != nil {
-			fmt.Fprintf(o.Log, "note: leftovers not all removed: %v\n", oneLine(err))
+			fmt.Fprintf(o.Log, "note: leftovers not all removed: %v; as root, loadlab lab cleanup removes them\n", oneLine(err))
 		}
 	}
 	// Registered first, so that it runs last: the reaper stays until
