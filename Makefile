@@ -44,9 +44,9 @@ test-go:
 	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
 
-# make test's pass: 2 s per target (29 targets, about 240 s with each
-# package's instrumented build); the seed corpora also run as plain tests in
-# test-go. A longer search: make fuzz FUZZTIME=60.
+# make test's pass: 2 s per target (29 targets; about 100 s with one
+# instrumented build per package); the seed corpora also run as plain tests
+# in test-go. A longer search: make fuzz FUZZTIME=60.
 fuzz:
 	scripts/fuzz.sh $(FUZZTIME)
 
