@@ -9,7 +9,7 @@ FUZZTIME ?= 2
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-go fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps test test-prep test-go fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -20,10 +20,18 @@ build:
 deps:
 	scripts/install-proxies.sh
 
-test: deps
-	$(GO) vet ./...
+test:
+	$(MAKE) -j2 --output-sync=target deps test-prep
 	$(MAKE) test-go
 	$(MAKE) -j2 fuzz lint
+
+# Beside deps (on a fresh machine mostly downloads): go vet, and the builds
+# of golangci-lint and of every package's tests, so that the timed tests
+# and the lint pass later start from Go's build cache.
+test-prep:
+	$(GO) vet ./...
+	$(GOLANGCI_LINT) version
+	$(GO) test -count=1 -exec true ./... > /dev/null
 
 # The generator's measurement tests (gen/) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each

@@ -43,6 +43,8 @@ func TestLeanInterop(t *testing.T) {
 	}
 	for _, kind := range tlsservers.All {
 		t.Run(string(kind), func(t *testing.T) {
+			// Servers side by side, two at a time: each checks answers, not times.
+			t.Parallel()
 			if tlsservers.Binary(kind) == "" {
 				t.Skipf("%s is not installed: run scripts/install-proxies.sh", kind)
 			}

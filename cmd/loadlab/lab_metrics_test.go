@@ -22,6 +22,7 @@ import (
 // the proxy's memory.current during a step is one of the values that
 // step recorded, scraped within the step's time.
 func TestLabRunMetricsInPrometheus(t *testing.T) {
+	t.Parallel() // beside TestGenMetricsInPrometheus
 	needNginxRoot(t)
 	dir := worldDir(t)
 	planFile := filepath.Join(dir, "plan.yaml")

@@ -57,6 +57,9 @@ func bucketOf(v float64) int {
 // histogram is within one bucket of the result's corrected p99, and the
 // busy gauge while the run went averages within 0.05 of the result's.
 func TestGenMetricsInPrometheus(t *testing.T) {
+	// Beside TestLabRunMetricsInPrometheus: both mostly wait for scrapes,
+	// and each compares its metrics with its own run's result.
+	t.Parallel()
 	prom := promtest.Start(t)
 	srv := startBackend(t)
 	out := filepath.Join(t.TempDir(), "r.json")
