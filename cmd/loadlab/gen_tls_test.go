@@ -24,6 +24,9 @@ func TestGenTLSPerKeyType(t *testing.T) {
 	keys := certs.AllKeyTypes()
 	for _, k := range keys {
 		t.Run(string(k), func(t *testing.T) {
+			// Key types side by side: each checks what was negotiated and
+			// counted, not how fast.
+			t.Parallel()
 			p := certs.PathsFor(dir, k)
 			srv, err := backend.Start(backend.Config{Listen: "127.0.0.1:0", TLSCert: p.FullChain, TLSKey: p.Key})
 			if err != nil {
