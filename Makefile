@@ -25,13 +25,13 @@ test:
 	$(MAKE) test-go
 	$(MAKE) -j2 fuzz lint
 
-# Beside deps (on a fresh machine mostly downloads): go vet, and the builds
-# of golangci-lint and of every package's tests, so that the timed tests
-# and the lint pass later start from Go's build cache.
+# Beside deps (on a fresh machine mostly downloads): go vet, which compiles
+# every dependency into Go's build cache, and golangci-lint's build (2-4
+# minutes on a fresh machine). Not the test binaries: go test links them
+# again anyway (17 s here).
 test-prep:
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) version
-	$(GO) test -count=1 -exec true ./... > /dev/null
 
 # The generator's measurement tests (gen/) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
