@@ -115,6 +115,7 @@ func TestLeanNewConnResults(t *testing.T) {
 	for _, tc := range cases {
 		for _, verify := range []bool{true, false} {
 			t.Run(tc.name+map[bool]string{true: "/ca", false: "/insecure"}[verify], func(t *testing.T) {
+				t.Parallel() // checks what was negotiated and counted, not times
 				res := leanRun(t, srv, func(c *Config) {
 					if verify {
 						c.TLS.CAFile = ca
