@@ -16,15 +16,7 @@ import (
 // comment's budget ("about N minutes, the file tests about M") is the
 // estimate's, to the minute within 10%.
 func TestSumguyFileTestsAndBudget(t *testing.T) {
-	p, err := plan.Load("sumguy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, allowed := topology(2)
-	lay, err := PlanLayouts(p, topo, allowed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, lay := builtinLayouts(t, "sumguy")
 	all := MakeBudget(p, mustUnitsAll(t, p, lay))
 	var names []string
 	for _, s := range p.Scenarios {

@@ -3,12 +3,13 @@ package scenario
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -391,15 +392,7 @@ func TestScalingOnSmallAndLargeMachines(t *testing.T) {
 }
 
 func TestBudgetOfQuickPlan(t *testing.T) {
-	p, err := plan.Load("quick")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, allowed := topology(2)
-	lay, err := PlanLayouts(p, topo, allowed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, lay := builtinLayouts(t, "quick")
 	b := MakeBudget(p, mustUnitsAll(t, p, lay))
 	// keepalive-1k on four proxies, handshake on three, handshake-rsa4096
 	// on one, the cliff on one in a 2,000-port range and in the default
@@ -443,7 +436,46 @@ func mustUnitsAll(t *testing.T, p *plan.Plan, lay *Layouts) []UnitSpec {
 	return units
 }
 
-var _ = fmt.Sprint
+// checkBesideH1 checks a run of keepalive-1k beside a scenario on another
+// protocol (proto): every generator step is keepalive-1k's (HTTP/1.1, 200
+// connections) or the other scenario's (isOther), both ran, and the
+// ceilings' serve targets were HTTP/1.1 for keepalive-1k, then one that
+// serves proto.
+func checkBesideH1(t *testing.T, h *harness, proto string, isOther func(gen.Config) bool, serves func(proxy.Features) bool) {
+	t.Helper()
+	var h1, other int
+	for _, c := range h.lab.genConfig {
+		switch {
+		case isOther(c):
+			other++
+		case !c.HTTP2 && !c.HTTP3 && c.Connections == 200:
+			h1++
+		default:
+			t.Fatalf("gen config %+v: neither keepalive-1k's nor the %s scenario's", c, proto)
+		}
+	}
+	if h1 == 0 || other == 0 {
+		t.Fatalf("%d HTTP/1.1 and %d %s steps", h1, other, proto)
+	}
+	if sf := h.lab.serveFeatures; len(sf) != 2 || serves(sf[0]) || !serves(sf[1]) {
+		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then %s", sf, proto)
+	}
+}
+
+// builtinLayouts loads the built-in plan name and lays it out on 2 CPUs.
+func builtinLayouts(t *testing.T, name string) (*plan.Plan, *Layouts) {
+	t.Helper()
+	p, err := plan.Load(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	topo, allowed := topology(2)
+	lay, err := PlanLayouts(p, topo, allowed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, lay
+}
 
 // keepalive-1k-h2 runs the keepalive search over HTTP/2: every step of its
 // units and of its generator ceiling asks the generator for HTTP/2, and
@@ -468,23 +500,8 @@ scenarios:
 			t.Fatalf("%s: %+v", id, u)
 		}
 	}
-	var h1, h2 int
-	for _, c := range h.lab.genConfig {
-		switch {
-		case c.HTTP2 && c.Connections == 20 && !c.HTTP3 && !c.NewConn:
-			h2++
-		case !c.HTTP2 && c.Connections == 200:
-			h1++
-		default:
-			t.Fatalf("gen config %+v: neither keepalive-1k's nor keepalive-1k-h2's", c)
-		}
-	}
-	if h1 == 0 || h2 == 0 {
-		t.Fatalf("%d HTTP/1.1 and %d HTTP/2 steps", h1, h2)
-	}
-	if len(h.lab.serveFeatures) != 2 || h.lab.serveFeatures[0].H2 || !h.lab.serveFeatures[1].H2 {
-		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then HTTP/2", h.lab.serveFeatures)
-	}
+	checkBesideH1(t, h, "HTTP/2", func(c gen.Config) bool { return c.HTTP2 && c.Connections == 20 && !c.HTTP3 && !c.NewConn },
+		func(f proxy.Features) bool { return f.H2 })
 }
 
 // quick's HTTP/3 search runs on the Caddy profile it names, beside that
@@ -493,15 +510,7 @@ scenarios:
 // the reason, on each profile that serves no HTTP/3, and runs on each
 // that does (caddy-pool128).
 func TestQuickH3Units(t *testing.T) {
-	p, err := plan.Load("quick")
-	if err != nil {
-		t.Fatal(err)
-	}
-	topo, allowed := topology(2)
-	lay, err := PlanLayouts(p, topo, allowed)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, lay := builtinLayouts(t, "quick")
 	var h3 []UnitSpec
 	for _, u := range mustUnitsAll(t, p, lay) {
 		if u.Scenario.Kind == plan.KindH3 {
@@ -555,21 +564,6 @@ scenarios:
 	if u := f.Unit("keepalive-1k-h3/caddy-stock/p256/1cpu"); u == nil || u.Status != results.StatusDone || u.Kind != plan.KindH3 || u.Ceiling != "ceiling/keepalive-1k-h3/p256/1cpu" {
 		t.Fatalf("h3 unit %+v", u)
 	}
-	var h1, h3 int
-	for _, c := range h.lab.genConfig {
-		switch {
-		case c.HTTP3 && !c.HTTP2 && !c.NewConn && c.Connections == 50:
-			h3++
-		case !c.HTTP3 && !c.HTTP2 && c.Connections == 200:
-			h1++
-		default:
-			t.Fatalf("gen config %+v: neither keepalive-1k's nor keepalive-1k-h3's", c)
-		}
-	}
-	if h1 == 0 || h3 == 0 {
-		t.Fatalf("%d HTTP/1.1 and %d HTTP/3 steps", h1, h3)
-	}
-	if len(h.lab.serveFeatures) != 2 || h.lab.serveFeatures[0].H3 || !h.lab.serveFeatures[1].H3 {
-		t.Fatalf("ceilings' serve targets %+v: want HTTP/1.1 for keepalive-1k, then HTTP/3", h.lab.serveFeatures)
-	}
+	checkBesideH1(t, h, "HTTP/3", func(c gen.Config) bool { return c.HTTP3 && !c.HTTP2 && !c.NewConn && c.Connections == 50 },
+		func(f proxy.Features) bool { return f.H3 })
 }
