@@ -15,16 +15,25 @@ import (
 	"github.com/loadlab/loadlab/lab/results"
 )
 
-// needNginxRoot skips tests that start real proxies in namespaces.
+// needNginxRoot skips tests that start real nginx proxies in namespaces.
 func needNginxRoot(t *testing.T) {
+	t.Helper()
+	needProxyRoot(t, "nginx-stock")
+}
+
+// needProxyRoot skips tests that start the proxy of profile in namespaces
+// as root: with -short, not as root, the proxy or ip(8) not installed.
+func needProxyRoot(t *testing.T, profile string) {
 	t.Helper()
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("starts real proxies as root in network namespaces (skipped with -short)")
 	}
-	if p, _ := proxy.Get("nginx-stock"); p.Find != nil {
-		if _, err := p.Find(); err != nil {
-			t.Skipf("nginx not installed: %v", err)
-		}
+	p, err := proxy.Get(profile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Find(); err != nil {
+		t.Skipf("%s not installed (scripts/install-proxies.sh): %v", p.Proxy, err)
 	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command (iproute2)")

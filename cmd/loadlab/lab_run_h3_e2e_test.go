@@ -2,34 +2,14 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/loadlab/loadlab/lab/plan"
-	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/results"
 )
-
-// needCaddyRoot skips tests that start a real Caddy in namespaces.
-func needCaddyRoot(t *testing.T) {
-	t.Helper()
-	if testing.Short() || os.Geteuid() != 0 {
-		t.Skip("starts real proxies as root in network namespaces (skipped with -short)")
-	}
-	p, err := proxy.Get("caddy-stock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.Find(); err != nil {
-		t.Skipf("caddy not installed (scripts/install-proxies.sh): %v", err)
-	}
-	if _, err := exec.LookPath("ip"); err != nil {
-		t.Skip("no ip command (iproute2)")
-	}
-}
 
 // h3Plan is quick's keep-alive pair on Caddy, cut short: the same
 // search over HTTP/1.1 (keepalive-1k) and over HTTP/3 (kind h3), each
@@ -55,7 +35,7 @@ scenarios:
 // HTTP/1.1, and the report and the printed tables set Caddy's two rows
 // side by side in the Protocols table.
 func TestLabRunH3BesideH1(t *testing.T) {
-	needCaddyRoot(t)
+	needProxyRoot(t, "caddy-stock")
 	dir := worldDir(t)
 	planFile := filepath.Join(dir, "h3.yaml")
 	if err := os.WriteFile(planFile, []byte(h3Plan), 0o644); err != nil {
