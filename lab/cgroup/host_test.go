@@ -96,7 +96,10 @@ func TestHostRemoveStale(t *testing.T) {
 	dead := deadPid(t)
 	// Build what a crashed run with pid `dead` would leave: its run dirs
 	// with a group holding a live process.
-	old, err := resolve(Options{Pid: dead}, hostOps)
+	// The test's own prefix: lab runs beside it (lab/session's tests) sweep
+	// dead runs' loadlab-<pid> directories too, and would take this one.
+	const prefix = "loadlabt"
+	old, err := resolve(Options{Pid: dead, Prefix: prefix}, hostOps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +117,7 @@ func TestHostRemoveStale(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	removed, err := RemoveStale("")
+	removed, err := RemoveStaleWith(Options{Prefix: prefix})
 	if err != nil {
 		t.Fatal(err)
 	}

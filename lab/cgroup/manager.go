@@ -28,7 +28,15 @@ type Options struct {
 	// Pid names the run directory loadlab-<Pid>; 0 means os.Getpid(). On
 	// v2 this is also the process that may be moved into a leaf.
 	Pid int
+	// Prefix replaces "loadlab" in the run directory's name (and in the
+	// names RemoveStale looks for): lowercase letters. Tests that plant a
+	// dead run's directories use their own, out of reach of the sweeps of
+	// lab runs beside them.
+	Prefix string
 }
+
+// DefaultPrefix names run directories loadlab-<pid>.
+const DefaultPrefix = "loadlab"
 
 // Manager creates lab groups under the cgroup this process sits in, inside a
 // run directory loadlab-<pid> (one per hierarchy), and removes them all on
@@ -37,6 +45,7 @@ type Manager struct {
 	version Version
 	ops     fsOps
 	pid     int
+	prefix  string
 	hiers   []*hier // v1: one per mounted hierarchy in use; v2: exactly one
 
 	// v2 only: when our own cgroup held only us, we moved into this leaf so
@@ -92,9 +101,15 @@ func newManager(o Options, ops fsOps) (*Manager, error) {
 // resolve finds our own cgroup in every hierarchy the lab uses and names the
 // run directories, without creating anything.
 func resolve(o Options, ops fsOps) (*Manager, error) {
-	m := &Manager{ops: ops, pid: o.Pid, names: map[string]bool{}}
+	m := &Manager{ops: ops, pid: o.Pid, prefix: o.Prefix, names: map[string]bool{}}
 	if m.pid == 0 {
 		m.pid = os.Getpid()
+	}
+	if m.prefix == "" {
+		m.prefix = DefaultPrefix
+	}
+	if !prefixRe.MatchString(m.prefix) {
+		return nil, fmt.Errorf("cgroup run prefix %q: use lowercase letters", m.prefix)
 	}
 	var (
 		mounts []cgMount
@@ -128,12 +143,12 @@ func resolve(o Options, ops fsOps) (*Manager, error) {
 	if err != nil {
 		return nil, err
 	}
-	run := runDirName(m.pid)
+	run := m.runDirName()
 	if m.version == V2 {
 		// A process in a run's leaf loadlab-<pid>-self (the run itself
 		// after relocating, or the reaper it started) belongs to the
 		// cgroup above it.
-		if sm := staleName.FindStringSubmatch(filepath.Base(dirs[""])); sm != nil && sm[2] != "" {
+		if sm := staleName(m.prefix).FindStringSubmatch(filepath.Base(dirs[""])); sm != nil && sm[2] != "" {
 			dirs[""] = filepath.Dir(dirs[""])
 		}
 		m.hiers = []*hier{{parent: dirs[""], base: filepath.Join(dirs[""], run)}}
@@ -211,8 +226,14 @@ func readSelf(path string) (map[string]string, error) {
 	return s, nil
 }
 
-// runDirName is the per-process directory every group of a run lives in.
-func runDirName(pid int) string { return fmt.Sprintf("loadlab-%d", pid) }
+// runDirName is the per-process directory every group of a run lives in,
+// for the default prefix.
+func runDirName(pid int) string { return fmt.Sprintf("%s-%d", DefaultPrefix, pid) }
+
+// runDirName is m's run directory: <prefix>-<pid>.
+func (m *Manager) runDirName() string { return fmt.Sprintf("%s-%d", m.prefix, m.pid) }
+
+var prefixRe = regexp.MustCompile(`^[a-z]+$`)
 
 // makeBase creates a run directory; one left by an earlier process with our
 // pid (crash, pid reused) is taken over.

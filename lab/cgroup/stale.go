@@ -3,6 +3,7 @@ package cgroup
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -11,8 +12,10 @@ import (
 	"github.com/loadlab/loadlab/internal/pidstate"
 )
 
-// staleName matches run directories and v2 self leaves.
-var staleName = regexp.MustCompile(`^loadlab-([0-9]+)(-self)?$`)
+// staleName matches the run directories and v2 self leaves of prefix.
+func staleName(prefix string) *regexp.Regexp {
+	return regexp.MustCompile(`^` + regexp.QuoteMeta(prefix) + `-([0-9]+)(-self)?$`)
+}
 
 // RemoveStale removes what crashed runs left under this process's own
 // cgroup: run directories loadlab-<pid> (and v2 leaves loadlab-<pid>-self)
@@ -38,6 +41,7 @@ func scanStale(o Options, ops fsOps, remove bool) ([]string, error) {
 	}
 	var removed []string
 	var errs []error
+	name := staleName(m.prefix)
 	for _, h := range m.hiers {
 		ents, err := os.ReadDir(h.parent)
 		if err != nil {
@@ -45,7 +49,7 @@ func scanStale(o Options, ops fsOps, remove bool) ([]string, error) {
 			continue
 		}
 		for _, e := range ents {
-			sm := staleName.FindStringSubmatch(e.Name())
+			sm := name.FindStringSubmatch(e.Name())
 			if !e.IsDir() || sm == nil {
 				continue
 			}
@@ -80,6 +84,9 @@ func pidAlive(pid int) bool { return pidstate.Alive(pid) }
 // then removes them bottom-up.
 func removeTree(ops fsOps, dir string) error {
 	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // another run's sweep removed it first
+	}
 	if err != nil {
 		return err
 	}

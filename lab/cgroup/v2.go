@@ -91,7 +91,7 @@ func (m *Manager) relocate(parent string) error {
 	if len(pids) != 1 || pids[0] != m.pid {
 		return syscall.EBUSY
 	}
-	leaf := filepath.Join(parent, runDirName(m.pid)+"-self")
+	leaf := filepath.Join(parent, m.runDirName()+"-self")
 	if err := m.ops.mkdir(leaf); err != nil && !errors.Is(err, fs.ErrExist) {
 		return mkdirErr(parent, err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/lab/cgroup"
+	"github.com/loadlab/loadlab/lab/netns"
 )
 
 func TestRemoveLeftovers(t *testing.T) {
@@ -24,7 +25,11 @@ func TestRemoveLeftovers(t *testing.T) {
 	dead := c.Process.Pid
 	// A crashed run with pid `dead`: its cgroups, a group inside with a
 	// process, a namespace and a bridge.
-	m, err := cgroup.NewManagerWith(cgroup.Options{Pid: dead})
+	// Its own names (cgroup prefix loadlabt, network prefix llt): lab runs
+	// beside this test (lab/session's tests) sweep dead runs' loadlab-<pid>
+	// and ll<pid>-... objects too, and would take the ones planted here.
+	const cgPrefix, netPrefix = "loadlabt", "llt"
+	m, err := cgroup.NewManagerWith(cgroup.Options{Pid: dead, Prefix: cgPrefix})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +37,7 @@ func TestRemoveLeftovers(t *testing.T) {
 	if _, err := m.Create("proxy", cgroup.Limits{}); err != nil {
 		t.Fatal(err)
 	}
-	ns, br := fmt.Sprintf("ll%d-0-proxy", dead), fmt.Sprintf("llbr%d-0", dead)
+	ns, br := fmt.Sprintf("%s%d-0-proxy", netPrefix, dead), fmt.Sprintf("%sbr%d-0", netPrefix, dead)
 	for _, args := range [][]string{{"netns", "add", ns}, {"link", "add", br, "type", "bridge"}} {
 		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
 			t.Fatalf("ip %v: %v %s", args, err, out)
@@ -42,7 +47,10 @@ func TestRemoveLeftovers(t *testing.T) {
 		_ = exec.Command("ip", "netns", "del", ns).Run()
 		_ = exec.Command("ip", "link", "del", br).Run()
 	})
-	removed, err := RemoveLeftovers(true, "ll")
+	// RemoveLeftovers with the test's cgroup prefix.
+	removed, err := leftovers(true, netPrefix, func(string) ([]string, error) {
+		return cgroup.RemoveStaleWith(cgroup.Options{Prefix: cgPrefix})
+	}, netns.RemoveStale)
 	if err != nil {
 		t.Fatal(err)
 	}

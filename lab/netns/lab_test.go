@@ -32,8 +32,14 @@ func ipOutput(t *testing.T, args ...string) string {
 // then that nothing of it is left.
 func newTestLab(t *testing.T, roles []string, extra int) *Lab {
 	t.Helper()
+	return newTestLabPrefix(t, "ll", roles, extra)
+}
+
+// newTestLabPrefix is newTestLab with the lab's name prefix.
+func newTestLabPrefix(t *testing.T, prefix string, roles []string, extra int) *Lab {
+	t.Helper()
 	needRoot(t)
-	l, err := NewLab("ll", roles, extra)
+	l, err := NewLab(prefix, roles, extra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,18 +210,22 @@ func TestNewLabRejects(t *testing.T) {
 }
 
 func TestRemoveStale(t *testing.T) {
-	live := newTestLab(t, []string{"gen"}, 0)
+	// The test's own prefix: a lab run's session (lab/session's tests, run
+	// beside this package) sweeps dead runs' "ll" objects too, and would
+	// take the ones planted here.
+	const prefix = "llt"
+	live := newTestLabPrefix(t, prefix, []string{"gen"}, 0)
 	dead := deadPid(t)
 	// What a crashed run with pid `dead` leaves: a namespace, a bridge and
 	// a veth.
-	nsName := fmt.Sprintf("ll%d-0-gen", dead)
+	nsName := fmt.Sprintf("%s%d-0-gen", prefix, dead)
 	h, err := createNamed(nsName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	h.Close()
-	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("llbr%d-0", dead)}}
-	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("ll%d-0v0", dead)}, PeerName: fmt.Sprintf("llp%d", dead)}
+	br := &netlink.Bridge{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%sbr%d-0", prefix, dead)}}
+	veth := &netlink.Veth{LinkAttrs: netlink.LinkAttrs{Name: fmt.Sprintf("%s%d-0v0", prefix, dead)}, PeerName: fmt.Sprintf("%sp%d", prefix, dead)}
 	for _, link := range []netlink.Link{br, veth} {
 		if err := netlink.LinkAdd(link); err != nil {
 			t.Fatal(err)
@@ -227,7 +237,7 @@ func TestRemoveStale(t *testing.T) {
 		_ = delLink(br.Name)
 		_ = delLink(veth.Name)
 	})
-	found, err := FindStale("ll")
+	found, err := FindStale(prefix)
 	if got := strings.Join(found, " "); err != nil || got != strings.Join(leftovers, " ") {
 		t.Errorf("found %q (%v), want %q", got, err, strings.Join(leftovers, " "))
 	}
@@ -237,7 +247,7 @@ func TestRemoveStale(t *testing.T) {
 			t.Errorf("%s deleted by the listing", n)
 		}
 	}
-	removed, err := RemoveStale("ll")
+	removed, err := RemoveStale(prefix)
 	if err != nil {
 		t.Fatal(err)
 	}
