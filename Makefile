@@ -35,7 +35,9 @@ test-prep:
 
 # The generator's measurement tests (gen/) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
-# runs with the machine to itself, then the rest side by side.
+# runs with the machine to itself, then the rest side by side, lab/session
+# (the longest) first. Its sessions sweep dead runs' cgroups and namespaces:
+# the tests beside it that plant such leftovers use names of their own.
 #
 # The gen tests run on epoll, then the measurement-truth,
 # coordinated-omission, misbehaving-server and allocation tests run again on
@@ -50,7 +52,7 @@ test-go:
 	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' -skip 'H3' ./gen
 	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
-	$(GO) test -count=1 -timeout 8m $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab)
+	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
 
 # make test's pass: 2 s per target (29 targets; about 100 s with one
 # instrumented build per package); the seed corpora also run as plain tests
