@@ -506,9 +506,10 @@ func TestVerdictSaturatedServer(t *testing.T) {
 	}
 }
 
-// TestVerdictHealthy: a moderate rate against a fast server.
+// TestVerdictHealthy: a moderate rate against a fast server. Not beside
+// the other tests: their runs share its CPUs, and its send lag then is
+// real (CI failed it so, all three runs: lag p95 1.4 ms, busy 2%).
 func TestVerdictHealthy(t *testing.T) {
-	t.Parallel()
 	srv := startServer(t, reply(okResp))
 	checkHealthy(t, "500/s against a fast server", func() *result.Result {
 		res := runOnTime(t, Config{URL: srv.url("http"), Rate: 500, Connections: 10, Duration: 2 * time.Second, Timeout: time.Second})
