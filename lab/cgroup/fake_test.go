@@ -22,7 +22,7 @@ func TestFakeV1CreateJoinStatsRemove(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Cleanup() })
-	run := runDirName(os.Getpid())
+	run := runDirOf(os.Getpid())
 	if got := readTrim(t, join(k.root, "cpuset", run, "cpuset.cpus")); got != "0-1" {
 		t.Errorf("run dir cpuset.cpus = %q, want the parent's 0-1", got)
 	}
@@ -105,7 +105,7 @@ func TestFakeV1BadLimits(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "allows CPUs 0-1") {
 		t.Fatalf("CPU outside the parent's set: err = %v", err)
 	}
-	if exists(join(k.root, "cpuset", runDirName(os.Getpid()), "g")) {
+	if exists(join(k.root, "cpuset", runDirOf(os.Getpid()), "g")) {
 		t.Error("failed Create left its directory")
 	}
 	for _, l := range []Limits{{CPUs: "x"}, {Mems: "1-0"}, {MemoryBytes: -1}} {
@@ -162,7 +162,7 @@ func TestFakeV2Relocates(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Cleanup() })
-	run := runDirName(os.Getpid())
+	run := runDirOf(os.Getpid())
 	if got := readTrim(t, join(self, run+"-self", "cgroup.procs")); got != me {
 		t.Errorf("self leaf holds %q, want our pid %s", got, me)
 	}
@@ -234,7 +234,7 @@ func TestFakeV2AtRootAndErrors(t *testing.T) {
 	if err := m.Cleanup(); err != nil {
 		t.Fatal(err)
 	}
-	if exists(join(k.root, runDirName(os.Getpid()))) {
+	if exists(join(k.root, runDirOf(os.Getpid()))) {
 		t.Error("run dir left")
 	}
 
@@ -249,7 +249,7 @@ func TestFakeV2AtRootAndErrors(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "holds other processes") || !strings.Contains(err.Error(), "--no-cgroups") {
 		t.Errorf("shared cgroup: err = %v", err)
 	}
-	if exists(join(self, runDirName(os.Getpid())+"-self")) {
+	if exists(join(self, runDirOf(os.Getpid())+"-self")) {
 		t.Error("failed setup left a self leaf")
 	}
 
@@ -274,16 +274,16 @@ func TestFakeRemoveStale(t *testing.T) {
 		}
 		return d
 	}
-	staleRun := mk(runDirName(dead))
+	staleRun := mk(runDirOf(dead))
 	_ = k.write(join(staleRun, "cgroup.subtree_control"), "+memory")
-	staleGroup := mk(runDirName(dead), "proxy")
+	staleGroup := mk(runDirOf(dead), "proxy")
 	orphan := startSleeper(t) // a worker that outlived its crashed run
 	if err := k.write(join(staleGroup, "cgroup.procs"), strconv.Itoa(orphan.pid())); err != nil {
 		t.Fatal(err)
 	}
-	staleSelf := mk(runDirName(dead) + "-self")
-	liveRun := mk(runDirName(alive.pid()))
-	ours := mk(runDirName(os.Getpid()))
+	staleSelf := mk(runDirOf(dead) + "-self")
+	liveRun := mk(runDirOf(alive.pid()))
+	ours := mk(runDirOf(os.Getpid()))
 	unrelated := mk("loadlab-x")
 
 	// Listed first (lab cleanup --dry-run): the same two, nothing removed,

@@ -1,6 +1,7 @@
 package cgroup
 
 import (
+	"fmt"
 	"github.com/loadlab/loadlab/internal/testutil"
 	"os"
 	"os/exec"
@@ -64,3 +65,6 @@ func writeFile(t *testing.T, p, s string) {
 var deadPid = testutil.DeadPID
 
 func join(parts ...string) string { return filepath.Join(parts...) }
+
+// runDirOf is the run directory of pid's run with the default prefix.
+func runDirOf(pid int) string { return fmt.Sprintf("%s-%d", DefaultPrefix, pid) }

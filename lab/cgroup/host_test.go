@@ -63,7 +63,7 @@ func TestHostV1Group(t *testing.T) {
 	}
 	cg := readTrim(t, fmt.Sprintf("/proc/%d/cgroup", s.pid()))
 	for _, c := range append(append([]string(nil), v1Controllers...), v1Optional...) {
-		if !strings.Contains(cg, ":"+c+":") || !strings.Contains(cg, "/"+runDirName(os.Getpid())+"/t1") {
+		if !strings.Contains(cg, ":"+c+":") || !strings.Contains(cg, "/"+runDirOf(os.Getpid())+"/t1") {
 			t.Errorf("/proc/%d/cgroup does not show t1 in %s:\n%s", s.pid(), c, cg)
 		}
 	}
@@ -98,7 +98,7 @@ func TestHostRemoveStale(t *testing.T) {
 	// with a group holding a live process.
 	// The test's own prefix: lab runs beside it (lab/session's tests) sweep
 	// dead runs' loadlab-<pid> directories too, and would take this one.
-	const prefix = "loadlabt"
+	const prefix = "loadlabg"
 	old, err := resolve(Options{Pid: dead, Prefix: prefix}, hostOps)
 	if err != nil {
 		t.Fatal(err)

@@ -226,11 +226,8 @@ func readSelf(path string) (map[string]string, error) {
 	return s, nil
 }
 
-// runDirName is the per-process directory every group of a run lives in,
-// for the default prefix.
-func runDirName(pid int) string { return fmt.Sprintf("%s-%d", DefaultPrefix, pid) }
-
-// runDirName is m's run directory: <prefix>-<pid>.
+// runDirName is the per-process directory every group of m's run lives
+// in: <prefix>-<pid>.
 func (m *Manager) runDirName() string { return fmt.Sprintf("%s-%d", m.prefix, m.pid) }
 
 var prefixRe = regexp.MustCompile(`^[a-z]+$`)

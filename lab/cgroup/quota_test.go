@@ -20,7 +20,7 @@ func TestFakeV1Quota(t *testing.T) {
 	if !m.CanQuota() {
 		t.Fatal("CanQuota false with the cpu hierarchy mounted")
 	}
-	run := runDirName(os.Getpid())
+	run := runDirOf(os.Getpid())
 	g, err := m.Create("proxy", Limits{CPUs: "0-1", CPUQuota: 1.5})
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func TestFakeV2Quota(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = m.Cleanup() })
-	run := runDirName(os.Getpid())
+	run := runDirOf(os.Getpid())
 	if got := readTrim(t, join(k.root, run, "cgroup.subtree_control")); got != "cpuset memory cpu" {
 		t.Errorf("run dir subtree_control = %q", got)
 	}

@@ -25,10 +25,11 @@ func TestRemoveLeftovers(t *testing.T) {
 	dead := c.Process.Pid
 	// A crashed run with pid `dead`: its cgroups, a group inside with a
 	// process, a namespace and a bridge.
-	// Its own names (cgroup prefix loadlabt, network prefix llt): lab runs
-	// beside this test (lab/session's tests) sweep dead runs' loadlab-<pid>
+	// Its own names (cgroup prefix loadlabc, network prefix llc; the other
+	// sweep tests, in packages run beside this one, each have theirs): lab
+	// runs beside this test (lab/session's) sweep dead runs' loadlab-<pid>
 	// and ll<pid>-... objects too, and would take the ones planted here.
-	const cgPrefix, netPrefix = "loadlabt", "llt"
+	const cgPrefix, netPrefix = "loadlabc", "llc"
 	m, err := cgroup.NewManagerWith(cgroup.Options{Pid: dead, Prefix: cgPrefix})
 	if err != nil {
 		t.Fatal(err)

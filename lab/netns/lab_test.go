@@ -213,7 +213,7 @@ func TestRemoveStale(t *testing.T) {
 	// The test's own prefix: a lab run's session (lab/session's tests, run
 	// beside this package) sweeps dead runs' "ll" objects too, and would
 	// take the ones planted here.
-	const prefix = "llt"
+	const prefix = "lln"
 	live := newTestLabPrefix(t, prefix, []string{"gen"}, 0)
 	dead := deadPid(t)
 	// What a crashed run with pid `dead` leaves: a namespace, a bridge and
