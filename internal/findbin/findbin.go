@@ -64,22 +64,24 @@ func SearchDirs() []string {
 
 // FindBinary looks for an executable called name in $LOADLAB_PROXY_BIN, the
 // project's .cache/bin, PATH and the system bin/sbin directories, in that
-// order. Its error wraps ErrNotFound and says what to do.
+// order. Its error wraps ErrNotFound and says what to do. The first one
+// found must pass Trusted: an untrusted one is refused (its error wraps
+// ErrUntrusted), not passed over for the next.
 func FindBinary(name string) (string, error) {
 	for _, d := range SearchDirs() {
 		if p := filepath.Join(d, name); isExecutable(p) {
-			return p, nil
+			return p, Trusted(p)
 		}
 	}
 	if p, err := exec.LookPath(name); err == nil {
 		if abs, err := filepath.Abs(p); err == nil {
-			return abs, nil
+			p = abs
 		}
-		return p, nil
+		return p, Trusted(p)
 	}
 	for _, d := range systemDirs {
 		if p := filepath.Join(d, name); isExecutable(p) {
-			return p, nil
+			return p, Trusted(p)
 		}
 	}
 	hint := "scripts/install-proxies.sh"
