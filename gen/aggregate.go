@@ -1,7 +1,6 @@
 package gen
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
@@ -11,21 +10,19 @@ import (
 )
 
 // aggregator merges the loops' per-second reports into the per-second
-// series, the HdrHistogram interval log and the live progress. It runs on
-// its own goroutine, off the loops' hot paths.
+// series and tells the run's observers each second. It runs on its own
+// goroutine, off the loops' hot paths.
 type aggregator struct {
 	r       *run
 	nloops  int
 	open    map[int]*secondAcc
 	seconds []result.PerSecond
 	twPeak  int
-	log     *hdr.HistogramLogWriter
-	merged  *hdr.Histogram
 	next    int // next second to emit
 	spare   []*hdr.Histogram
 	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
 	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
-	live    *liveState // Config.Live's sums (nil: off)
+	live    *liveState // the observers' sums (nil: no observers)
 
 	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
 	// loop that is late with its report (e.g. blocked in a slow connect)
@@ -44,12 +41,9 @@ type secondAcc struct {
 }
 
 func newAggregator(r *run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(), spill: newHistSpill(),
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, spill: newHistSpill(),
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
-	if r.cfg.HdrLog != nil {
-		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
-	}
-	if r.cfg.Live != nil {
+	if len(r.obs) > 0 {
 		a.live = newLiveState(r, nloops)
 	}
 	return a
@@ -91,9 +85,6 @@ func (a *aggregator) timeWait() int {
 func (a *aggregator) collect() {
 	go a.sampleTimeWait()
 	defer func() { close(a.twStop); <-a.twDone }()
-	if a.log != nil {
-		a.startLog()
-	}
 	for rep := range a.r.reports {
 		acc := a.open[rep.t]
 		if acc == nil {
@@ -160,7 +151,6 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		a.twPeak = max(a.twPeak, tw)
 		a.twMu.Unlock()
 	}
-	a.merged.Merge(acc.hist)
 	ps := result.PerSecond{
 		T:        t,
 		DurS:     units.Round3(float64(acc.dur) / 1e9),
@@ -173,54 +163,28 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		TimeWait: tw,
 	}
 	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
-	ref, ok := a.spill.put(ps.Hist)
-	if ok {
-		ps.Hist = ""
-	}
-	a.seconds = append(a.seconds, ps)
-	a.spilled = append(a.spilled, ref)
-	if a.log != nil {
-		a.logInterval(t, acc)
-	}
-	if p := a.r.cfg.Progress; p != nil {
-		p(Second{T: t, OK: ps.OK, Non2xx: ps.Non2xx, Errors: ps.Errors, P99us: ps.P99us, P99SoFarUs: a.merged.ValueAtQuantile(99),
-			Elapsed: time.Since(a.r.start).Seconds()})
+	if a.r.cfg.pacer != nil {
+		v := units.Round3(a.r.cfg.offered(float64(t)))
+		ps.Offered = &v
 	}
 	if a.live != nil {
 		var achieved float64
 		if acc.dur > 0 {
 			achieved = float64(acc.counts.ok) / (float64(acc.dur) / 1e9)
 		}
-		a.r.cfg.Live(a.live.live(a.r, t, time.Since(a.r.start).Seconds(), achieved))
+		lv := a.live.live(a.r, t, time.Since(a.r.start).Seconds(), achieved)
+		row := ps
+		lv.Second = &row
+		for _, o := range a.r.obs {
+			o.Second(lv)
+		}
 	}
-}
-
-// The HdrHistogram interval log (.hlog), in the format HdrHistogram's
-// HistogramLogProcessor and the Go library's reader read: a whole-second
-// BaseTime, a StartTime with millisecond precision, and one line per second
-// "start,length,max,payload" with start relative to BaseTime and max in
-// milliseconds (the recorded values are microseconds: ratio 1000).
-const hlogMaxRatio = 1000.0
-
-//nolint:errcheck // best effort: a failing --hdr-log writer must not stop the run; its owner sees the error when it closes it
-func (a *aggregator) startLog() {
-	ms := a.r.start.UnixMilli()
-	a.log.OutputLogFormatVersion()
-	a.log.OutputComment("[loadlab corrected latency, microseconds, one interval per second; Interval_Max in milliseconds]")
-	a.log.OutputComment(fmt.Sprintf("[StartTime: %.3f (seconds since epoch), %s]", float64(ms)/1000, a.r.start.UTC().Format(time.RFC3339Nano)))
-	base := ms - ms%1000
-	a.log.OutputBaseTime(base)
-	a.log.SetBaseTime(base)
-	a.log.OutputLegend()
-}
-
-func (a *aggregator) logInterval(t int, acc *secondAcc) {
-	payload, err := acc.hist.EncodeV2()
-	if err != nil {
-		return
+	ref, ok := a.spill.put(ps.Hist)
+	if ok {
+		ps.Hist = ""
 	}
-	start := float64(a.r.start.Add(time.Duration(t)*time.Second).UnixMilli()-a.log.BaseTime()) / 1000
-	fmt.Fprintf(a.r.cfg.HdrLog, "%.3f,%.3f,%.3f,%s\n", start, float64(acc.dur)/1e9, float64(acc.hist.Max())/hlogMaxRatio, payload)
+	a.seconds = append(a.seconds, ps)
+	a.spilled = append(a.spilled, ref)
 }
 
 // secondMergeable returns the wall-clock key and the encoded histogram of

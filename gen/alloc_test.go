@@ -22,6 +22,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -208,7 +209,7 @@ func startAllocServerOn(t testing.TB, mode string, body int, certDir string, cpu
 
 // handDriver builds, by hand and without starting anything, a run for cfg,
 // its engine, and one loop: its lifecycle and driver.
-func handDriver(tb testing.TB, cfg Config) (*run, driver) {
+func handDriver(tb testing.TB, cfg Config, obs ...Observer) (*run, driver) {
 	tb.Helper()
 	cfg.Defaults()
 	p, err := cfg.Prepare()
@@ -220,12 +221,13 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(r.close)
+	r.obs = obs
 	if r.eng, err = newEngine(r); err != nil {
 		tb.Fatal(err)
 	}
 	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
 	lc.rec.withTargets(len(r.cfg.reqs), r.histMax)
-	if cfg.Live != nil {
+	if len(obs) > 0 {
 		lc.rec.live = r.spareLive() // as Run sets each loop up
 	}
 	d, err := r.eng.newDriver(lc, cfg.Connections)
@@ -238,17 +240,17 @@ func handDriver(tb testing.TB, cfg Config) (*run, driver) {
 
 // handLoop builds an HTTP/1.1 loop for cfg and sets it up on the calling
 // goroutine's thread, to be driven by hand.
-func handLoop(t testing.TB, cfg Config) *h1Loop {
-	r, d := handDriver(t, cfg)
+func handLoop(t testing.TB, cfg Config, obs ...Observer) *h1Loop {
+	r, d := handDriver(t, cfg, obs...)
 	l := d.(*h1Loop)
 	handSetUp(t, r, l.lc, d)
 	return l
 }
 
 // handH2Loop is handLoop for HTTP/2.
-func handH2Loop(t testing.TB, cfg Config) *h2Loop {
+func handH2Loop(t testing.TB, cfg Config, obs ...Observer) *h2Loop {
 	cfg.HTTP2 = true
-	r, d := handDriver(t, cfg)
+	r, d := handDriver(t, cfg, obs...)
 	l := d.(*h2Loop)
 	handSetUp(t, r, l.lc, d)
 	return l
@@ -291,8 +293,8 @@ func (lc *lifecycle) pump(t testing.TB, n uint64) {
 	}
 }
 
-func allocsPerRequest(t *testing.T, cfg Config) float64 {
-	l := handLoop(t, cfg)
+func allocsPerRequest(t *testing.T, cfg Config, obs ...Observer) float64 {
+	l := handLoop(t, cfg, obs...)
 	if !l.lc.open {
 		now := l.lc.now()
 		for i := range l.slots {
@@ -374,11 +376,11 @@ func TestZeroAllocTLSKeepAlive(t *testing.T) {
 	}
 }
 
-// TestZeroAllocLive: with Config.Live set (what --metrics-addr sets), a
+// TestZeroAllocLive: with an observer (what --metrics-addr adds), a
 // request also records into the live histograms, and still allocates
 // nothing; the live report is made once a second, off the request path.
 func TestZeroAllocLive(t *testing.T) {
-	live := func(*Live) {}
+	var live nopObserver
 	dir := testutil.CertDir(t)
 	ca := certs.PathsFor(dir, certs.P256).CA
 	plain := startAllocServer(t, "plain", 1024, "")
@@ -395,12 +397,11 @@ func TestZeroAllocLive(t *testing.T) {
 		{"h2-open", Config{URL: "http://" + h2c + "/", Connections: 2, Streams: 10, Rate: 20000, HTTP2: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.cfg.Live = live
 			var n float64
 			if tc.cfg.HTTP2 {
-				n = h2AllocsPerRequest(t, tc.cfg)
+				n = h2AllocsPerRequest(t, tc.cfg, live)
 			} else {
-				n = allocsPerRequest(t, tc.cfg)
+				n = allocsPerRequest(t, tc.cfg, live)
 			}
 			if n != 0 {
 				t.Fatalf("with Live: %v allocations per request, want 0", n)
@@ -408,6 +409,12 @@ func TestZeroAllocLive(t *testing.T) {
 		})
 	}
 }
+
+// nopObserver observes a run and does nothing with it.
+type nopObserver struct{}
+
+func (nopObserver) Second(*result.Live) {}
+func (nopObserver) End(*result.Live)    {}
 
 func BenchmarkRequestKeepAlive(b *testing.B) {
 	addr := startAllocServer(b, "plain", 1024, "")
@@ -428,8 +435,8 @@ func benchKeepAlive(b *testing.B, cfg Config) {
 
 // h2AllocsPerRequest is allocsPerRequest for HTTP/2: every stream of every
 // connection busy in closed loop, or the open loop's schedule.
-func h2AllocsPerRequest(t *testing.T, cfg Config) float64 {
-	l := handH2Loop(t, cfg)
+func h2AllocsPerRequest(t *testing.T, cfg Config, obs ...Observer) float64 {
+	l := handH2Loop(t, cfg, obs...)
 	l.begin(l.lc.now())
 	l.lc.pump(t, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
 	return testing.AllocsPerRun(500, func() { l.lc.pump(t, 1) })

@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
-	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -30,17 +28,6 @@ const (
 	// an orderly close.
 	CloseRST
 )
-
-// Second is one second of a run as the live progress sees it.
-type Second struct {
-	T          int     // seconds since the start
-	OK         uint64  // 2xx responses completed in this second
-	Non2xx     uint64  // other responses completed in this second
-	Errors     uint64  // failed requests in this second
-	P99us      int64   // corrected p99 of responses completed in this second
-	P99SoFarUs int64   // corrected p99 of every response so far (warmup included)
-	Elapsed    float64 // seconds since the start, at the time of the report
-}
 
 // Config describes one run. The zero value is not usable: set at least URL;
 // Defaults fills the rest the way the CLI does.
@@ -71,17 +58,22 @@ type Config struct {
 	// kernel offers what the loops need; epoll for HTTP/2, for an open loop
 	// at pacing tolerance 0, and as the fallback; see chooseIO). The
 	// result's generator.io says which ran and generator.io_note why.
-	IO           string
-	NewConn      bool         // a new connection (and TLS handshake) per request
-	Close        CloseMode    // how the generator closes connections
-	SrcAddrs     []netip.Addr // local addresses new connections bind to, round-robin (HTTP/3: each connection's UDP socket)
-	TLS          TLSOptions   // for https:// targets
-	HTTP3        bool         // HTTP/3 over QUIC (https:// only)
-	HTTP2        bool         // HTTP/2: ALPN h2 over TLS for https://, h2c with prior knowledge for http://
-	Streams      int          // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
-	VerifySHA256 []byte       // 32 bytes: every body must hash to this
-	NetNS        string       // network namespace path to run the loops in ("" = current)
-	AllowRemote  bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
+	IO      string
+	NewConn bool      // a new connection (and TLS handshake) per request
+	Close   CloseMode // how the generator closes connections
+	// SrcAddrs are the local addresses new connections bind to,
+	// round-robin (HTTP/3: each connection's UDP socket): a comma list of
+	// addresses and ranges ("10.0.0.2,10.0.0.5-10.0.0.9"), or "auto",
+	// which for a loopback target means 127.0.0.2-127.0.0.250. Prepare
+	// parses it.
+	SrcAddrs     string
+	TLS          TLSOptions // for https:// targets
+	HTTP3        bool       // HTTP/3 over QUIC (https:// only)
+	HTTP2        bool       // HTTP/2: ALPN h2 over TLS for https://, h2c with prior knowledge for http://
+	Streams      int        // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
+	VerifySHA256 []byte     // 32 bytes: every body must hash to this
+	NetNS        string     // network namespace path to run the loops in ("" = current)
+	AllowRemote  bool       // allow targets reached through a gateway (default: loopback and directly attached networks only)
 	// WakeProbe measures the machine's wake floor during the measured
 	// window, beside each loop on its CPU, into Generator.WakeFloor
 	// (wakefloor.go); without it the floor is probed after a run whose lag
@@ -110,17 +102,6 @@ type Config struct {
 	// Body with those that have none.
 	Targets       []Request
 	TargetWeights []int
-
-	// Progress, if set, is called once a second from a goroutine of the run.
-	Progress func(Second)
-	// Live, if set, is called once a second from a goroutine of the run
-	// with the run's state so far (a live exporter: gen/metrics), and once
-	// more after the run, with Final set, from the result's own tallies.
-	// It must return quickly and not keep the Live past the call.
-	Live func(*Live)
-	// HdrLog, if set, receives an HdrHistogram interval log (one interval
-	// per second, corrected latency in microseconds).
-	HdrLog io.Writer
 
 	// uringFault (tests only) makes the loops' io_uring fail: it is asked
 	// before each submission entry is taken ("sqe") and each io_uring_enter

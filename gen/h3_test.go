@@ -6,7 +6,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -361,7 +360,7 @@ func testH3HeadersAndSrcAddrs(t *testing.T, newConn bool) {
 	cfg := h3Config(s)
 	cfg.Headers = []string{"Host: example.test", "X-Test: 1"}
 	cfg.TLS.SNI = "localhost"
-	cfg.SrcAddrs = []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}
+	cfg.SrcAddrs = "127.0.0.2,127.0.0.3"
 	cfg.Duration = time.Second
 	cfg.NewConn = newConn
 	res := runH3Test(t, cfg)

@@ -152,8 +152,8 @@ func (e *h3Engine) newDriver(lc *lifecycle, n int) (driver, error) {
 	err := r.inNetns(func() error {
 		for _, c := range l.conns {
 			var src net.IP
-			if len(cfg.SrcAddrs) > 0 {
-				src = net.IP(cfg.SrcAddrs[next%len(cfg.SrcAddrs)].AsSlice())
+			if len(cfg.srcAddrs) > 0 {
+				src = net.IP(cfg.srcAddrs[next%len(cfg.srcAddrs)].AsSlice())
 				next++
 			}
 			udp, err := listenUDP(e.dst, src)

@@ -150,8 +150,8 @@ func (e *h3LeanEngine) probe() error {
 		}
 		e.bufNote = udpBufferNote("the lean QUIC client")
 		var src net.IP
-		if len(r.cfg.SrcAddrs) > 0 {
-			src = r.cfg.SrcAddrs[0].AsSlice()
+		if len(r.cfg.srcAddrs) > 0 {
+			src = r.cfg.srcAddrs[0].AsSlice()
 		}
 		udp, err := listenUDP(net.UDPAddrFromAddrPort(r.dst), src)
 		if err != nil {

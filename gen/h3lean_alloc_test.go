@@ -16,10 +16,10 @@ import (
 
 // handH3LeanLoop builds a lean HTTP/3 loop for cfg and sets it up on the
 // calling goroutine's thread, to be driven by hand.
-func handH3LeanLoop(t testing.TB, cfg Config) *h3LeanLoop {
+func handH3LeanLoop(t testing.TB, cfg Config, obs ...Observer) *h3LeanLoop {
 	cfg.HTTP3 = true
 	cfg.TLS.Engine = "lean"
-	r, d := handDriver(t, cfg)
+	r, d := handDriver(t, cfg, obs...)
 	l := d.(*h3LeanLoop)
 	handSetUp(t, r, l.lc, d)
 	return l
@@ -32,8 +32,8 @@ func handH3LeanLoop(t testing.TB, cfg Config) *h3LeanLoop {
 // the run's probe (quic-go's handshake) may leave a goroutine that
 // allocates once or twice while it winds down: the smallest of up to three
 // windows is taken (an allocation on the request path is in all three).
-func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64) (float64, *h3LeanLoop) {
-	l := handH3LeanLoop(t, cfg)
+func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64, obs ...Observer) (float64, *h3LeanLoop) {
+	l := handH3LeanLoop(t, cfg, obs...)
 	l.begin(l.lc.now())
 	l.lc.pump(t, 50) // handshakes, buffers warm
 	least := -1.0
@@ -111,7 +111,7 @@ func TestAllocsH3LeanNewConn(t *testing.T) {
 
 // TestZeroAllocH3LeanKeepAlive: a keep-alive HTTP/3 request on the lean
 // client allocates nothing, in closed and open loop, paced, with
-// verification and with Live (what --metrics-addr sets). With 1 MiB
+// verification and with an observer (what --metrics-addr adds). With 1 MiB
 // bodies (about 750 packets each) the server updates the 1-RTT keys now
 // and then (quic-go: every 100,000 packets), and each update makes new
 // AEADs: a few allocations per hundred requests, nothing per request.
@@ -125,16 +125,17 @@ func TestZeroAllocH3LeanKeepAlive(t *testing.T) {
 		cfg  Config
 		n    uint64
 		max  float64
+		obs  []Observer
 	}{
-		{"closed", Config{URL: "https://" + addr + "/", Connections: 4, TLS: TLSOptions{CAFile: ca}}, 500, 0},
-		{"open", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, TLS: TLSOptions{CAFile: ca}}, 500, 0},
-		{"open-paced", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond, TLS: TLSOptions{Insecure: true}}, 500, 0},
-		{"live", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, TLS: TLSOptions{Insecure: true}, Live: func(*Live) {}}, 500, 0},
-		{"1MiB", Config{URL: "https://" + big + "/", Connections: 1, TLS: TLSOptions{Insecure: true}}, 100, 0.1},
+		{"closed", Config{URL: "https://" + addr + "/", Connections: 4, TLS: TLSOptions{CAFile: ca}}, 500, 0, nil},
+		{"open", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, TLS: TLSOptions{CAFile: ca}}, 500, 0, nil},
+		{"open-paced", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, PacingTolerance: time.Millisecond, TLS: TLSOptions{Insecure: true}}, 500, 0, nil},
+		{"live", Config{URL: "https://" + addr + "/", Connections: 4, Rate: 20000, TLS: TLSOptions{Insecure: true}}, 500, 0, []Observer{nopObserver{}}},
+		{"1MiB", Config{URL: "https://" + big + "/", Connections: 1, TLS: TLSOptions{Insecure: true}}, 100, 0.1, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Timeout = 5 * time.Second
-			n, _ := h3LeanAllocsPerRequest(t, tc.cfg, tc.n)
+			n, _ := h3LeanAllocsPerRequest(t, tc.cfg, tc.n, tc.obs...)
 			t.Logf("%.3f allocations per request", n)
 			if n > tc.max {
 				t.Fatalf("%v allocations per keep-alive request, want <= %v", n, tc.max)

@@ -94,7 +94,7 @@ func newH3LeanLoop(e *h3LeanEngine, lc *lifecycle, n int) (*h3LeanLoop, error) {
 	l.cl = cl
 	l.keepLeaf = !r.tls.Captured()
 	cl.SetKeepLeaf(l.keepLeaf)
-	nsock := max(len(r.cfg.SrcAddrs), 1)
+	nsock := max(len(r.cfg.srcAddrs), 1)
 	l.slots = make([]leanSlot, n)
 	l.ready = newRing32(n)
 	for j := range l.slots {
@@ -121,7 +121,7 @@ func (l *h3LeanLoop) setup() error {
 	if !ok {
 		return fmt.Errorf("HTTP/3 on the lean QUIC client needs the epoll poller")
 	}
-	srcs := l.lc.r.cfg.SrcAddrs
+	srcs := l.lc.r.cfg.srcAddrs
 	if len(srcs) == 0 {
 		srcs = []netip.Addr{{}}
 	}

@@ -238,7 +238,7 @@ func (lc *lifecycle) breakDown(now int64) {
 func (lc *lifecycle) flushSecond(dur int64) {
 	lc.d.lock()
 	rep := secondReport{loop: lc.id, t: lc.secIdx, counts: lc.rec.sec, hist: lc.rec.interval, dur: dur}
-	if lc.r.cfg.Live != nil {
+	if len(lc.r.obs) > 0 {
 		rep.live = lc.liveReport()
 	}
 	select {

@@ -5,57 +5,13 @@ import (
 	"github.com/loadlab/loadlab/gen/result"
 )
 
-// Live is a run's state at the end of one second, for a live exporter
-// (Config.Live; gen/metrics serves it to Prometheus). The loops hand their
-// share over once a second with their per-second report, never per
-// request: with Config.Live unset the loops do no work for it, and with it
-// set a request costs one more histogram record.
-//
-// Counts are cumulative from the start of the measured window, the same
-// tallies as the result's (Tally: requests, ok, status, errors by class,
-// bytes read, handshakes), so the last Live (Final) equals the result.
-// Rates and gauges are of the last second.
-type Live struct {
-	T       int     // the second (0 is the run's first, warmup included)
-	Elapsed float64 // seconds since the run started
-	Final   bool    // the run has ended: the counts and histograms are the result's
-
-	Tally        result.Tally // measured window, cumulative
-	BytesWritten uint64       // request bytes the loops wrote (the whole run, TLS records excluded)
-	Dials        uint64       // connections opened (the whole run; HTTP/3: established)
-	Open         int          // connections open now
-	InFlight     int          // requests sent and not yet answered
-	Pending      int          // open loop: requests due and not yet sent
-
-	Offered  float64 // open loop: requests the schedule made due in the last second, per second (this shard's share)
-	Achieved float64 // 2xx responses completed in the last second, per second (Final: the result's achieved_rate)
-	LagMaxUs int64   // open loop: the latest any loop woke for a due request in the last second, µs
-
-	// CPUs is the generator's account of each loop's CPU over the last
-	// second (HTTP/1.1 and HTTP/2; empty for HTTP/3, whose goroutines
-	// are not tied to a CPU): busy + starved + idle = 1. In the Final
-	// Live it is the result's, over the measured window.
-	CPUs []LiveCPU
-
-	// Corrected (from the intended time) and Uncorrected (from the write)
-	// are the measured window's latencies so far, µs. They belong to the
-	// run: read them during the call, never keep or change them.
-	Corrected, Uncorrected *hdr.Histogram
-}
-
-// LiveCPU is one loop's CPU account (see result.Generator).
-type LiveCPU struct {
-	CPU                 int
-	Busy, Starved, Idle float64
-}
-
 // liveHists are one loop's latencies of the measured window since its
-// last report (Config.Live set), swapped out once a second.
+// last report (the run has observers), swapped out once a second.
 type liveHists struct {
 	corrected, uncorrected *hdr.Histogram
 }
 
-// liveReport is a loop's share of Live, made on the loop's own thread
+// liveReport is a loop's share of a result.Live, made on the loop's own thread
 // (under the driver's lock) at the end of each second.
 type liveReport struct {
 	hists    liveHists
@@ -66,13 +22,13 @@ type liveReport struct {
 	inflight int
 	pending  int
 	lagMax   int64
-	cpu      *LiveCPU // nil: no account per loop (HTTP/3)
+	cpu      *result.LiveCPU // nil: no account per loop (HTTP/3)
 }
 
 // liveSharer is a driver that can account its thread's CPU over the last
 // second (the TCP loops: one thread pinned to one CPU).
 type liveSharer interface {
-	liveShare() (LiveCPU, bool)
+	liveShare() (result.LiveCPU, bool)
 }
 
 // openCounter is a driver that can count its open connections.
@@ -125,8 +81,8 @@ func (s *liveState) add(i int, rep *liveReport) {
 }
 
 // live builds second t's Live from the loops' latest reports.
-func (s *liveState) live(r *run, t int, elapsed float64, achieved float64) *Live {
-	lv := &Live{T: t, Elapsed: elapsed, Achieved: achieved, Corrected: s.corrected, Uncorrected: s.uncorrected}
+func (s *liveState) live(r *run, t int, elapsed float64, achieved float64) *result.Live {
+	lv := &result.Live{T: t, Start: r.start, Elapsed: elapsed, Achieved: achieved, Corrected: s.corrected, Uncorrected: s.uncorrected}
 	var sum result.Tally
 	for _, rep := range s.last {
 		if rep == nil {
@@ -144,9 +100,6 @@ func (s *liveState) live(r *run, t int, elapsed float64, achieved float64) *Live
 		}
 	}
 	lv.Tally = sum
-	if cfg := r.cfg; cfg.openLoop() {
-		lv.Offered = (cfg.offeredBy(float64(t+1)) - cfg.offeredBy(float64(t))) / float64(cfg.Shard.count())
-	}
 	return lv
 }
 
@@ -163,8 +116,8 @@ func (r *run) spareLive() liveHists {
 
 // finalLive is the run's last Live: the result's own tallies, histograms
 // and CPU account, so that a live exporter ends on the result's numbers.
-func finalLive(res *result.Result, total *recorder, recs []*recorder, agg *aggregator) *Live {
-	lv := &Live{Final: true, Tally: result.TallyOf(res), Corrected: total.corrected, Uncorrected: total.uncorrected,
+func finalLive(r *run, res *result.Result, total *recorder, recs []*recorder, agg *aggregator) *result.Live {
+	lv := &result.Live{Final: true, Start: r.start, Tally: result.TallyOf(res), Corrected: total.corrected, Uncorrected: total.uncorrected,
 		Achieved: res.AchievedRate}
 	if n := len(res.PerSecond); n > 0 {
 		lv.T = res.PerSecond[n-1].T
@@ -176,7 +129,7 @@ func finalLive(res *result.Result, total *recorder, recs []*recorder, agg *aggre
 	}
 	g := res.Generator
 	for i := range g.Busy {
-		c := LiveCPU{Busy: g.Busy[i]}
+		c := result.LiveCPU{Busy: g.Busy[i]}
 		if i < len(g.CPUs) {
 			c.CPU = g.CPUs[i]
 		}

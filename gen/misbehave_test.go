@@ -217,7 +217,9 @@ func misConfig(srv *testServer, https bool, ca string, open bool) Config {
 
 // runOnTime runs cfg and fails the test unless Run returns a result within
 // duration + timeout + margin.
-func runOnTime(t *testing.T, cfg Config) *result.Result { return runWithin(t, cfg, misMargin) }
+func runOnTime(t *testing.T, cfg Config, obs ...Observer) *result.Result {
+	return runWithin(t, cfg, misMargin, obs...)
+}
 
 // checkClasses asserts the expected error class (and only it) and the
 // status counts.

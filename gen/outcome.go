@@ -117,7 +117,7 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 		Corrected2xxHist:   total.corrected2x,
 		UncorrectedHist:    total.uncorrected,
 	}
-	if cfg.openLoop() {
+	if cfg.pacer != nil {
 		res.Mode = "open"
 	}
 	res.Stages = stagesInfo(cfg.Stages)
@@ -136,9 +136,9 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 		res.TLS = r.tls.info(sum.Resumed, sum.ZeroRTT)
 	}
 	sum.Set(res)
-	r.mergeable(res, total)
-	if cfg.Live != nil {
-		r.final = finalLive(res, total, o.recs, agg)
+	r.mergeable(res, total, window)
+	if len(r.obs) > 0 {
+		r.final = finalLive(r, res, total, o.recs, agg)
 	}
 	return res
 }
@@ -174,7 +174,7 @@ func targetResults(cfg *Prepared, recs []*recorder) []result.TargetResult {
 // mergeable fills what makes res mergeable: shard, host, schedule and the
 // encoded histograms, and sets the shard's own share of the rate and the
 // connections (res carries the whole run's from the Config).
-func (r *run) mergeable(res *result.Result, total *recorder) {
+func (r *run) mergeable(res *result.Result, total *recorder, window float64) {
 	cfg := r.cfg
 	n := cfg.Shard.count()
 	if n > 1 {
@@ -188,19 +188,15 @@ func (r *run) mergeable(res *result.Result, total *recorder) {
 		Start: r.start.UTC(), Rate: cfg.Rate, DurationS: cfg.Duration.Seconds(), WarmupS: cfg.Warmup.Seconds(),
 		Requests: cfg.Requests, Connections: cfg.Connections, Shards: n,
 	}
-	res.RequestedRate = cfg.shardRate()
-	if cfg.rampFn != nil {
-		// Staged: the mean offered rate over the measured window.
-		from, to := cfg.Warmup.Seconds(), cfg.Warmup.Seconds()+res.DurationS
-		if to > from {
-			res.RequestedRate = units.Round3((cfg.offeredBy(to) - cfg.offeredBy(from)) / (to - from) / float64(n))
-		}
-	}
-	if cfg.openLoop() {
-		for i := range res.PerSecond {
-			t := float64(res.PerSecond[i].T)
-			v := units.Round3((cfg.offeredBy(t+1) - cfg.offeredBy(t)) / float64(n))
-			res.PerSecond[i].Offered = &v
+	if p := cfg.pacer; p != nil {
+		// The mean offered rate over the measured window: a constant
+		// rate's own (exact), or the stages' mean there.
+		res.RequestedRate = cfg.shardRate()
+		if from, to := cfg.Warmup.Seconds(), cfg.Warmup.Seconds()+window; to > from {
+			mean, exact := p.mean(from, to)
+			if res.RequestedRate = mean / float64(n); !exact {
+				res.RequestedRate = units.Round3(res.RequestedRate)
+			}
 		}
 	}
 	res.Connections = cfg.shardConnections()

@@ -2,6 +2,7 @@ package gen
 
 import (
 	"math"
+	"net/netip"
 	"os"
 	"strings"
 	"time"
@@ -23,11 +24,12 @@ import (
 // on it). A Prepared may be run more than once, one run at a time.
 type Prepared struct {
 	Config
-	target  Target
-	headers []Header
-	reqs    []reqSpec
-	pick    []int32
-	rampFn  *ramp // Stages' rate function
+	target   Target
+	headers  []Header
+	reqs     []reqSpec
+	pick     []int32
+	pacer    *pacer       // the offered rate: Rate or Stages (nil: closed loop)
+	srcAddrs []netip.Addr // SrcAddrs, parsed
 }
 
 // Prepare checks every field of c as given (a zero Duration or Timeout is
@@ -54,7 +56,7 @@ func (c *Config) Validate() error {
 func (c *Prepared) Target() Target { return c.target }
 
 // validate checks every field of c.Config as given and parses what the
-// engines read: the URL, the headers, the requests and the ramp.
+// engines read: the URL, the headers, the requests and the pacer.
 func (c *Prepared) validate() error {
 	raw := c.URL
 	if raw == "" && len(c.Targets) > 0 {
@@ -69,6 +71,9 @@ func (c *Prepared) validate() error {
 		return fieldErr("Method", "bad method %q: use a token such as GET or POST", c.Method)
 	}
 	if c.headers, err = parseHeaders(c.Headers); err != nil {
+		return err
+	}
+	if c.srcAddrs, err = parseSrcAddrs(c.SrcAddrs, t); err != nil {
 		return err
 	}
 	if err := c.validateTargets(); err != nil {
@@ -95,7 +100,10 @@ func (c *Prepared) validate() error {
 	if c.Rate > maxRate {
 		return fieldErr("Rate", "%g is above 10,000,000 requests/s; no machine this generator runs on can send that", c.Rate)
 	}
-	c.rampFn = nil
+	c.pacer = nil
+	if c.Rate > 0 {
+		c.pacer = constantPacer(c.Rate, c.Duration) // the one-stage case
+	}
 	if len(c.Stages) > 0 {
 		if err := validateStages(c.Stages); err != nil {
 			return err
@@ -106,7 +114,7 @@ func (c *Prepared) validate() error {
 		if d := StagesDuration(c.Stages); c.Duration != d {
 			return fieldErr("Stages", "last %v, but {Duration} is %v: the stages set the run time; leave {Duration} unset", d, c.Duration)
 		}
-		c.rampFn = newRamp(c.Stages)
+		c.pacer = newPacer(c.Stages)
 	}
 	switch c.IO {
 	case "", IOEpoll, IOUring, IOAuto:
@@ -181,18 +189,14 @@ func (c *Prepared) validateH3() error {
 	return nil
 }
 
-// peakRate is the highest rate of the run, requests/s: Rate, or the
-// stages' highest (validated).
-func (c *Prepared) peakRate() float64 {
-	if c.rampFn != nil {
-		return c.rampFn.peak()
-	}
-	return c.Rate
-}
-
 // shardRate is this shard's part of the peak rate (Config.Rate, or the
-// stages' highest), requests/s.
-func (c *Prepared) shardRate() float64 { return c.peakRate() / float64(c.Shard.count()) }
+// stages' highest), requests/s; 0 in closed loop.
+func (c *Prepared) shardRate() float64 {
+	if c.pacer == nil {
+		return 0
+	}
+	return c.pacer.peak() / float64(c.Shard.count())
+}
 
 // validateTargets parses the targets (or the Config's one request) into
 // c.reqs, checks they share one scheme and host:port, and builds the
@@ -271,13 +275,8 @@ func (c *Prepared) targetOf(j int64) int32 {
 	return int32(j % int64(len(c.reqs)))
 }
 
-// offeredBy returns the requests the whole run's schedule offers from the
-// start to t seconds: N(t) of the stages, or Rate x t, never beyond the
-// run's end.
-func (c *Prepared) offeredBy(t float64) float64 {
-	t = min(max(t, 0), c.Duration.Seconds())
-	if c.rampFn != nil {
-		return c.rampFn.count(t)
-	}
-	return c.Rate * t
+// offered is this shard's part of the requests the whole run's schedule
+// offers from t to t+1 s (open loop), requests/s.
+func (c *Prepared) offered(t float64) float64 {
+	return (c.pacer.count(t+1) - c.pacer.count(t)) / float64(c.Shard.count())
 }

@@ -60,7 +60,7 @@ type counters struct {
 	resumed     uint64
 	zeroRTT     uint64 // HTTP/3: requests sent as 0-RTT early data the server accepted
 	unsolicited uint64 // connections dropped because the server sent bytes no request asked for
-	written     uint64 // request bytes written (the whole run; Config.Live only)
+	written     uint64 // request bytes written (the whole run; read with observers only)
 	dials       uint64 // connections opened (the whole run)
 }
 
@@ -88,7 +88,7 @@ type recorder struct {
 	interval    *hdr.Histogram // corrected, every outcome completed this second, warmup included
 
 	// live holds the measured window's latencies since the last second's
-	// report, for Config.Live (nil histograms: Live is off).
+	// report, for the run's observers (nil histograms: none).
 	live liveHists
 
 	sec secondCounts
@@ -133,7 +133,7 @@ func (r *recorder) withTargets(n int, ceiling int64) {
 type secondCounts struct {
 	ok, non2xx, errors uint64
 	bytes              uint64
-	lagMax             int64 // open loop: the latest wakeup for a due request, µs (Config.Live)
+	lagMax             int64 // open loop: the latest wakeup for a due request, µs (observers)
 }
 
 // newRecorder returns a recorder for a run whose measured window starts at

@@ -6,7 +6,7 @@ import (
 )
 
 // BenchmarkRecordLive is the recorder's work per response without and with
-// Config.Live (--metrics-addr): with it, each response is also recorded
+// an observer (--metrics-addr): with one, each response is also recorded
 // into the loop's live histograms, the only per-request work metrics add
 // (the per-second part, the aggregator's merge and a scrape, is gen/metrics'
 // BenchmarkSecond). Latencies spread from 50 µs to 3 ms, as a loopback run's.
@@ -29,7 +29,7 @@ func BenchmarkRecordLive(b *testing.B) {
 }
 
 // BenchmarkLiveAdd is the aggregator's once-a-second work per loop with
-// Config.Live: the loop's two live histograms merged into the run's sums
+// observers: the loop's two live histograms merged into the run's sums
 // and reset (liveState.add), with a second of 20,000 responses in them.
 func BenchmarkLiveAdd(b *testing.B) {
 	s := &liveState{corrected: newHist(), uncorrected: newHist(), last: make([]*liveReport, 1), free: make(chan liveHists, 1)}

@@ -40,8 +40,9 @@ type run struct {
 	unfinished atomic.Int64
 	reports    chan secondReport
 	histPool   chan *hdr.Histogram
-	liveFree   chan liveHists // Config.Live: the loops' spare live histograms
-	final      *Live          // Config.Live: the result's own Live, told once the result is assembled
+	obs        []Observer     // told each second and at the end (Run's observers)
+	liveFree   chan liveHists // observers: the loops' spare live histograms
+	final      *result.Live   // observers: the result's own Live, told once the result is assembled
 	histMax    int64          // latency histogram ceiling, µs (see histCeiling)
 	notes      []string
 
@@ -60,7 +61,7 @@ type secondReport struct {
 	counts secondCounts
 	hist   *hdr.Histogram
 	dur    int64       // ns of the second the loop covered (1 s but for the last)
-	live   *liveReport // Config.Live: the loop's share of Live (nil: off)
+	live   *liveReport // the loop's share of the observers' Live (nil: no observers)
 }
 
 // breakDownAtSetup records a loop's setup failure (the first one wins) and counts the
@@ -92,9 +93,23 @@ func (r *run) fillHistPool(nloops int) {
 	for i := 0; i < nloops*3; i++ {
 		r.histPool <- r.newHist()
 	}
-	if r.cfg.Live != nil {
+	if len(r.obs) > 0 {
 		r.liveFree = make(chan liveHists, nloops*2)
 	}
+}
+
+// Observer watches a run as it goes: the CLI's progress line and its
+// HdrHistogram log (result.HdrLog), the metrics endpoint (gen/metrics) and
+// the lab's step observers are observers. Run calls Second once a second,
+// and End once after the run, with the result's own numbers (Final), both
+// from one goroutine of the run, one observer after the other. They must
+// return quickly and not keep the Live, or what it points to, past the
+// call. A run with observers records each response's latency once more
+// (the measured window's histograms they are given); one without records
+// nothing for them.
+type Observer interface {
+	Second(lv *result.Live)
+	End(lv *result.Live)
 }
 
 // Run executes one load run and returns its result. It returns an error
@@ -104,23 +119,25 @@ func (r *run) fillHistPool(nloops int) {
 // result is returned; but when the generator's own I/O fails (a loop's
 // io_uring), the run stops at once and Run returns both its result, in
 // which every owed request has its one outcome, and that error. Cancelling
-// ctx stops the run early; the result then has Interrupted set.
-func Run(ctx context.Context, cfg Config) (*result.Result, error) {
+// ctx stops the run early; the result then has Interrupted set. The
+// observers (see Observer) watch it as it goes.
+func Run(ctx context.Context, cfg Config, obs ...Observer) (*result.Result, error) {
 	cfg.Defaults()
 	p, err := cfg.Prepare()
 	if err != nil {
 		return nil, err
 	}
-	return p.Run(ctx)
+	return p.Run(ctx, obs...)
 }
 
 // Run runs the prepared run p (see Run: the same results and errors, but
 // for the checks Prepare made already).
-func (p *Prepared) Run(ctx context.Context) (*result.Result, error) {
+func (p *Prepared) Run(ctx context.Context, obs ...Observer) (*result.Result, error) {
 	r, err := newRun(ctx, p)
 	if err != nil {
 		return nil, err
 	}
+	r.obs = obs
 	defer r.close()
 	if r.eng, err = newEngine(r); err != nil {
 		return nil, err
@@ -239,7 +256,7 @@ func (r *run) execute(ctx context.Context) (*result.Result, error) {
 		lc := &lifecycle{id: i, cpu: cpus[i], r: r, rec: newRecorder(r.warmup, r.histMax),
 			schedule: newSchedule(cfg, i, nloops, maxPending), nextSecond: int64(time.Second)}
 		lc.rec.withTargets(len(cfg.reqs), r.histMax)
-		if cfg.Live != nil {
+		if len(r.obs) > 0 {
 			lc.rec.live = r.spareLive()
 		}
 		d, err := eng.newDriver(lc, share(conns, i, nloops))
@@ -278,7 +295,9 @@ func (r *run) execute(ctx context.Context) (*result.Result, error) {
 	res := r.result(agg, o)
 	r.wakeFloor(res)
 	if r.final != nil {
-		cfg.Live(r.final)
+		for _, o := range r.obs {
+			o.End(r.final)
+		}
 	}
 	if r.broken.Load() {
 		res.Generator.Notes = append(res.Generator.Notes, r.failErr.Error())

@@ -14,22 +14,21 @@ package gen
 // the same way: the shard's share is the number of j < Requests of the
 // shard, the loop's the number of those that are its own.
 //
-// With Config.Stages the intended time of j comes from the stages' rate
-// function instead (ramp.at: the first t where its integral reaches j),
-// and with Config.Targets request j goes to target cfg.targetOf(j); in
-// closed loop, which has no intended times, the loop's k-th request still
+// The intended time of j comes from the run's pacer (pacer.at: the first
+// t where the offered rate's integral reaches j; for a constant rate,
+// j/Rate), and with Config.Targets request j goes to target
+// cfg.targetOf(j); in closed loop, which has no intended times, the loop's k-th request still
 // goes to the target of j, so targets are shared out the same way.
 type schedule struct {
 	open    bool
 	cfg     *Prepared
-	nsPer   float64 // ns between two requests of the global schedule (1e9/Rate)
-	ramp    *ramp   // Config.Stages' rate function, or nil
-	rampAt  int     // the ramp segment of the last intended time (a hint)
-	closedK int64   // closed loop: requests started, for their targets
-	first   int64   // global index of this loop's first request
-	stride  int64   // global indexes between two of this loop's requests (N*L)
-	seq     int64   // index of the next intended send of this loop
-	nextDue int64   // intended time of request seq
+	pacer   *pacer // the offered rate (nil: closed loop)
+	paceAt  int    // the pacer's segment of the last intended time (a hint)
+	closedK int64  // closed loop: requests started, for their targets
+	first   int64  // global index of this loop's first request
+	stride  int64  // global indexes between two of this loop's requests (N*L)
+	seq     int64  // index of the next intended send of this loop
+	nextDue int64  // intended time of request seq
 	pending pendingRing
 	stopAt  int64 // end of the run, ns since start
 	quota   int64 // requests this loop may start; < 0 = no limit (see Config.Requests)
@@ -40,16 +39,11 @@ type schedule struct {
 
 // newSchedule returns loop i of nloops' schedule within the shard of cfg.
 func newSchedule(cfg *Prepared, i, nloops, maxPending int) schedule {
-	s := schedule{open: cfg.openLoop(), cfg: cfg, stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
+	s := schedule{open: cfg.pacer != nil, pacer: cfg.pacer, cfg: cfg, stopAt: int64(cfg.Duration), quota: -1, tolerance: int64(cfg.PacingTolerance)}
 	n := int64(cfg.Shard.count())
 	s.first = int64(cfg.Shard.Index) + n*int64(i)
 	s.stride = n * int64(nloops)
 	if s.open {
-		if len(cfg.Stages) > 0 {
-			s.ramp = cfg.rampFn
-		} else {
-			s.nsPer = 1e9 / cfg.Rate
-		}
 		s.nextDue = s.intendedAt(0)
 		s.pending = newPendingRing((maxPending+nloops-1)/nloops, len(cfg.reqs) > 1)
 	}
@@ -66,10 +60,7 @@ func (s *schedule) global(k int64) int64 { return s.first + k*s.stride }
 // intendedAt returns the intended time of this loop's k-th request, ns
 // since the start.
 func (s *schedule) intendedAt(k int64) int64 {
-	if s.ramp != nil {
-		return s.ramp.at(s.global(k), &s.rampAt)
-	}
-	return int64(float64(s.global(k)) * s.nsPer)
+	return s.pacer.at(s.global(k), &s.paceAt)
 }
 
 // wakeFor returns when the loop must wake for the next intended send: at

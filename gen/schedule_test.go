@@ -58,7 +58,7 @@ func checkCover(t *testing.T, rate float64, nshards, nloops, requests int, d tim
 		cfg := Config{Rate: rate, Duration: d, Requests: requests, Shard: Shard{Index: s, Count: nshards}}
 		var shardSent int
 		for i := 0; i < nloops; i++ {
-			sch := newSchedule(&Prepared{Config: cfg}, i, nloops, 1000)
+			sch := newSchedule(&Prepared{Config: cfg, pacer: constantPacer(rate, d)}, i, nloops, 1000)
 			idx, at := drain(&sch)
 			for n, j := range idx {
 				if prev, dup := got[j]; dup {
@@ -95,7 +95,7 @@ func checkCover(t *testing.T, rate float64, nshards, nloops, requests int, d tim
 // without a share send nothing (a share of 0 once meant "no limit").
 func TestScheduleQuotaBelowLoops(t *testing.T) {
 	cfg := Config{Rate: 100, Duration: time.Second, Requests: 1}
-	s := newSchedule(&Prepared{Config: cfg}, 1, 2, 1000)
+	s := newSchedule(&Prepared{Config: cfg, pacer: constantPacer(100, time.Second)}, 1, 2, 1000)
 	if !s.quotaSpent() {
 		t.Fatal("loop 1 of 2 with --requests 1 may still send")
 	}

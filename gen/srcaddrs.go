@@ -5,10 +5,11 @@ import (
 	"strings"
 )
 
-// ParseSrcAddrs parses --src-addrs: a comma list of addresses and ranges
-// ("10.0.0.2,10.0.0.5-10.0.0.9"), or "auto", which for a loopback target
-// means 127.0.0.2-127.0.0.250 (every 127/8 address is local on Linux).
-func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
+// parseSrcAddrs parses Config.SrcAddrs (--src-addrs): a comma list of
+// addresses and ranges ("10.0.0.2,10.0.0.5-10.0.0.9"), or "auto", which
+// for a loopback target means 127.0.0.2-127.0.0.250 (every 127/8 address
+// is local on Linux).
+func parseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return nil, nil
@@ -16,7 +17,7 @@ func ParseSrcAddrs(s string, target Target) ([]netip.Addr, error) {
 	if s == "auto" {
 		ip, err := netip.ParseAddr(target.Host)
 		if target.Host == "localhost" || (err == nil && ip.Is4() && ip.IsLoopback()) {
-			return ParseSrcAddrs("127.0.0.2-127.0.0.250", target)
+			return parseSrcAddrs("127.0.0.2-127.0.0.250", target)
 		}
 		return nil, fieldErr("SrcAddrs", "auto works for 127.0.0.0/8 targets; list the local addresses to use instead")
 	}

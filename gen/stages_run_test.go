@@ -43,8 +43,8 @@ func TestStagesLive(t *testing.T) {
 		t.Fatal(err)
 	}
 	var hlog bytes.Buffer
-	cfg := Config{URL: srv.url("http"), Stages: st, Connections: 20, Timeout: 2 * time.Second, HdrLog: &hlog}
-	res := runLogged(t, cfg)
+	cfg := Config{URL: srv.url("http"), Stages: st, Connections: 20, Timeout: 2 * time.Second}
+	res := runLogged(t, cfg, result.NewHdrLog(&hlog))
 	// The interval log has one interval per second of the run, whatever
 	// the rate, as the per-second series does.
 	intervals := 0
@@ -79,7 +79,7 @@ func TestStagesLive(t *testing.T) {
 	}
 
 	// The intended times, from the stages.
-	rp := newRamp(st)
+	rp := newPacer(st)
 	intended := make([]int64, 2500)
 	hint := 0
 	for j := range intended {

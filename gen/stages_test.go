@@ -37,7 +37,7 @@ func TestParseStages(t *testing.T) {
 // is at least j, within float rounding.
 func TestRampIntendedTimes(t *testing.T) {
 	st, _ := ParseStages("3s:1000,2s:1000,0s:3000,1s:3000,2s:0")
-	rp := newRamp(st)
+	rp := newPacer(st)
 	// N(t) by hand: ramp 0->1000 over 3 s (1500), hold 2 s (2000), jump
 	// to 3000 for 1 s (3000), ramp 3000->0 over 2 s (3000).
 	n := func(t float64) float64 {
@@ -95,7 +95,7 @@ func TestRampIntendedTimes(t *testing.T) {
 // counts per second of the intended times follow N(t+1) - N(t).
 func TestRampPerSecond(t *testing.T) {
 	st, _ := ParseStages("2s:0,4s:2000,4s:2000,2s:0")
-	rp := newRamp(st)
+	rp := newPacer(st)
 	hint := 0
 	if at := rp.at(0, &hint); at != 2e9 {
 		t.Fatalf("first request at %d ns, want 2 s (the rate is 0 before)", at)
@@ -132,7 +132,7 @@ func FuzzParseStages(f *testing.F) {
 		if err != nil || len(again) != len(st) {
 			t.Fatalf("%q -> %q: %v", s, FormatStages(st), err)
 		}
-		rp := newRamp(st)
+		rp := newPacer(st)
 		end := int64(StagesDuration(st))
 		hint, prev := 0, int64(0)
 		// The first requests (and a few far ones) are due in order, within
@@ -157,7 +157,7 @@ func FuzzParseStages(f *testing.F) {
 // exactly once, at the same nanosecond, as a constant one does.
 func TestStagedScheduleShardsCover(t *testing.T) {
 	st, _ := ParseStages("1s:1000,0s:3000,1s:3000,500ms:0")
-	rp := newRamp(st)
+	rp := newPacer(st)
 	d := StagesDuration(st)
 	var want []int64
 	for j, hint := int64(0), 0; ; j++ {
@@ -174,7 +174,7 @@ func TestStagedScheduleShardsCover(t *testing.T) {
 		for _, nloops := range []int{1, 2, 3} {
 			got := map[int64]int64{}
 			for s := 0; s < nshards; s++ {
-				cfg := Prepared{Config: Config{Stages: st, Duration: d, Shard: Shard{Index: s, Count: nshards}}, rampFn: rp}
+				cfg := Prepared{Config: Config{Stages: st, Duration: d, Shard: Shard{Index: s, Count: nshards}}, pacer: rp}
 				for i := 0; i < nloops; i++ {
 					sch := newSchedule(&cfg, i, nloops, 1000)
 					idx, at := drain(&sch)
@@ -198,20 +198,20 @@ func TestStagedScheduleShardsCover(t *testing.T) {
 	}
 }
 
-// TestOneStageIsRate: "0s:R,D:R" schedules every request where --rate R
-// does, to the nanosecond's rounding (the two compute j/R in different
-// float orders).
+// TestOneStageIsRate: "0s:R,D:R" and --rate R are one pacer: a run at
+// --rate R schedules request j at j/R to the nanosecond, as the staged
+// form does.
 func TestOneStageIsRate(t *testing.T) {
 	for _, rate := range []float64{1, 3, 1000, 7919.5, 1e6 / 3, 1e7} {
 		d := 10 * time.Second
-		rp := newRamp([]Stage{{0, rate}, {d, rate}})
-		cfg := Prepared{Config: Config{Rate: rate, Duration: d}}
+		rp := newPacer([]Stage{{0, rate}, {d, rate}})
+		cfg := Prepared{Config: Config{Rate: rate, Duration: d}, pacer: constantPacer(rate, d)}
 		s := newSchedule(&cfg, 0, 1, 1000)
 		hint := 0
 		for j := int64(0); j < 200_000 && float64(j) < rate*d.Seconds(); j++ {
-			a, b := rp.at(j, &hint), s.intendedAt(j)
-			if a-b > 1 || b-a > 1 {
-				t.Fatalf("rate %g: request %d at %d ns staged, %d ns with --rate", rate, j, a, b)
+			a, b, want := rp.at(j, &hint), s.intendedAt(j), int64(float64(j)*(1e9/rate))
+			if a != want || b != want {
+				t.Fatalf("rate %g: request %d at %d ns staged, %d ns with --rate, want j/R = %d", rate, j, a, b, want)
 			}
 		}
 	}

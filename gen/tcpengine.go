@@ -51,7 +51,7 @@ func newLoopEngine(r *run) (tcpEngine, error) {
 	if r.dst.Addr().Is6() {
 		e.family = unix.AF_INET6
 	}
-	for _, a := range r.cfg.SrcAddrs {
+	for _, a := range r.cfg.srcAddrs {
 		if a.Is4() != r.dst.Addr().Is4() {
 			return e, fieldErr("SrcAddrs", "%s is not of the target's address family (%s)", a, r.dst.Addr())
 		}
@@ -136,7 +136,7 @@ func (e *tcpEngine) probe() error {
 // address this host (or namespace) does not have fails before the run
 // instead of turning every request into addr_not_avail.
 func (e *tcpEngine) checkSrcAddrs() error {
-	for _, a := range e.r.cfg.SrcAddrs {
+	for _, a := range e.r.cfg.srcAddrs {
 		fd, err := unix.Socket(e.family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 		if err != nil {
 			return fmt.Errorf("socket: %w", err)
@@ -182,7 +182,7 @@ func (l *tcpLoop) initLoop(lc *lifecycle, e *tcpEngine, p slotProto, conns int) 
 	l.wakefd = -1
 	l.batch = lc.open && r.cfg.PacingTolerance > 0
 	l.dst = sockaddr(r.dst)
-	for _, a := range r.cfg.SrcAddrs {
+	for _, a := range r.cfg.srcAddrs {
 		l.src = append(l.src, sockaddr(netip.AddrPortFrom(a, 0)))
 	}
 	if len(l.src) > 0 {

@@ -8,6 +8,7 @@ import (
 	"github.com/loadlab/loadlab/gen/internal/rawio"
 	"github.com/loadlab/loadlab/gen/internal/sock"
 	"github.com/loadlab/loadlab/gen/internal/tlsfd"
+	"github.com/loadlab/loadlab/gen/result"
 
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/sys/unix"
@@ -46,7 +47,7 @@ type tcpLoop struct {
 	nextScan  int64
 	scanEvery int64
 	acct      threadAccount // this loop's thread: CPU, run-queue wait, its CPU's softirq and steal
-	liveAt    accountSample // Config.Live: the account's sample at the last second's end
+	liveAt    accountSample // observers: the account's sample at the last second's end
 
 	// Batched pacing (open loop with a pacing tolerance): the loop wakes
 	// once a pacing tick, sends what is due, then collects every response
@@ -123,16 +124,16 @@ func (l *tcpLoop) openConns() int {
 
 // liveShare is the loop thread's account since the previous call (the
 // first call: none yet). On the loop's thread.
-func (l *tcpLoop) liveShare() (LiveCPU, bool) {
+func (l *tcpLoop) liveShare() (result.LiveCPU, bool) {
 	s := l.acct.sample()
 	prev := l.liveAt
 	l.liveAt = s
 	if prev.at.IsZero() {
-		return LiveCPU{}, false
+		return result.LiveCPU{}, false
 	}
 	a := threadAccount{t0: prev, t1: s}
 	busy, starved, idle := a.share().split()
-	return LiveCPU{CPU: l.lc.cpu, Busy: busy, Starved: starved, Idle: idle}, true
+	return result.LiveCPU{CPU: l.lc.cpu, Busy: busy, Starved: starved, Idle: idle}, true
 }
 func (l *tcpLoop) accountEnd() { l.acct.end() }
 

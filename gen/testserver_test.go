@@ -50,10 +50,10 @@ var (
 
 // runWithin runs cfg and fails the test unless Run returns a result within
 // duration + timeout + margin.
-func runWithin(t *testing.T, cfg Config, margin time.Duration) *result.Result {
+func runWithin(t *testing.T, cfg Config, margin time.Duration, obs ...Observer) *result.Result {
 	t.Helper()
 	start := time.Now()
-	res, err := Run(context.Background(), cfg)
+	res, err := Run(context.Background(), cfg, obs...)
 	took := time.Since(start)
 	if err != nil {
 		t.Fatalf("Run returned an error instead of a result: %v", err)
@@ -66,9 +66,9 @@ func runWithin(t *testing.T, cfg Config, margin time.Duration) *result.Result {
 
 // runLogged is runWithin with a margin for a shared machine under -race,
 // and the result logged as JSON when the test failed or runs verbose.
-func runLogged(t *testing.T, cfg Config) *result.Result {
+func runLogged(t *testing.T, cfg Config, obs ...Observer) *result.Result {
 	t.Helper()
-	res := runWithin(t, cfg, 5*time.Second)
+	res := runWithin(t, cfg, 5*time.Second, obs...)
 	if t.Failed() || testing.Verbose() {
 		b, _ := json.MarshalIndent(res, "", "  ")
 		t.Logf("%s", b)

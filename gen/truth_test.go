@@ -283,7 +283,7 @@ func TestHlogMatchesPerSecond(t *testing.T) {
 	t.Parallel()
 	srv := startServer(t, reply(okResp))
 	var log bytes.Buffer
-	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 300, Duration: 2500 * time.Millisecond, Timeout: time.Second, Connections: 4, HdrLog: &log})
+	res := runOnTime(t, Config{URL: srv.url("http"), Rate: 300, Duration: 2500 * time.Millisecond, Timeout: time.Second, Connections: 4}, result.NewHdrLog(&log))
 	text := log.String()
 	var base, start float64
 	for _, line := range strings.Split(text, "\n") {

@@ -49,20 +49,14 @@ func (m *Metrics) stepLabels(s scenario.StepInfo) map[string]string {
 	return l
 }
 
-// StepStart shows the step as running and hands the generator's Live to
-// the step's gen metrics.
-func (m *Metrics) StepStart(s scenario.StepInfo, cfg *gen.Config) {
+// StepStart shows the step as running and returns the step's gen
+// metrics, which observe its generator run.
+func (m *Metrics) StepStart(s scenario.StepInfo) gen.Observer {
 	m.gen.SetLabels(m.stepLabels(s))
-	prev := cfg.Live
-	cfg.Live = func(lv *gen.Live) {
-		if prev != nil {
-			prev(lv)
-		}
-		m.gen.Observe(lv)
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	m.step, m.running, m.proxy, m.backend = &s, true, s.Proxy, s.Backend
+	return m.gen
 }
 
 // StepDone keeps the finished step's standing and TcpExt deltas.

@@ -278,15 +278,12 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	// (an explicit -d 0, --timeout 0 or -c 0 is an error, not the
 	// default) and parses the URL, the headers and the targets once, for
 	// this check and for the run.
+	c.SrcAddrs = f.srcAddrs
 	p, err := c.Prepare()
 	if err != nil {
 		return usageError{err}
 	}
-	if f.srcAddrs != "" {
-		if p.SrcAddrs, err = gen.ParseSrcAddrs(f.srcAddrs, p.Target()); err != nil {
-			return usageError{err}
-		}
-	}
+	var obs []gen.Observer // what watches the run: each a gen.Observer
 	stdout, stderr := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	jsonW, closeJSON, err := openOut(f.jsonOut, stdout)
 	if err != nil {
@@ -300,12 +297,10 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 			return usagef("--hdr-log: %v", err)
 		}
 		defer closeH() //nolint:errcheck // early-return cleanup: the success path closes it and reports its error
-		p.HdrLog, closeHdr = hw, closeH
+		obs, closeHdr = append(obs, result.NewHdrLog(hw)), closeH
 	}
 	if !f.quiet && isTerminal(stderr) {
-		p.Progress = func(s gen.Second) {
-			fmt.Fprintf(stderr, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", s.Elapsed, s.OK, s.Non2xx, s.Errors, units.Micros(s.P99SoFarUs))
-		}
+		obs = append(obs, progressLine{stderr})
 	}
 	var gm *metrics.Gen
 	if f.metrics.addr != "" {
@@ -313,13 +308,13 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		if err != nil {
 			return err
 		}
-		if p.Shard.Count > 1 {
-			labels["shard"] = strconv.Itoa(p.Shard.Index)
+		if c.Shard.Count > 1 {
+			labels["shard"] = strconv.Itoa(c.Shard.Index)
 		}
 		gm = metrics.NewGen(labels)
-		p.Live = gm.Observe
+		obs = append(obs, gm)
 	}
-	ep, err := f.metrics.start(p.AllowRemote, stderr, gm)
+	ep, err := f.metrics.start(c.AllowRemote, stderr, gm)
 	if err != nil {
 		return err
 	}
@@ -336,10 +331,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	}
 	ctx, sig, stopSignals := signalContext(context.Background())
 	defer stopSignals()
-	res, err := p.Run(ctx)
-	if p.Progress != nil {
-		fmt.Fprint(stderr, "\r\033[K")
-	}
+	res, err := p.Run(ctx, obs...)
 	defer func() { ep.stop(ctx.Err() != nil) }()
 	runErr := err // with a result: the run broke down midway; its partial result is still written
 	if err != nil && res == nil {
@@ -391,6 +383,21 @@ func thresholdExit(res *result.Result) error {
 	}
 	return exitError{code: exitThreshold, err: fmt.Errorf("threshold failed: %s", strings.Join(failed, "; "))}
 }
+
+// progressLine is the live progress line on a terminal: the last second's
+// counts and the measured window's p99 so far, rewritten in place each
+// second and cleared at the end (a gen.Observer).
+type progressLine struct{ w io.Writer }
+
+func (p progressLine) Second(lv *result.Live) {
+	s, p99 := lv.Second, "-"
+	if n := lv.Corrected; n != nil && n.TotalCount() > 0 {
+		p99 = units.Micros(n.ValueAtQuantile(99))
+	}
+	fmt.Fprintf(p.w, "\r\033[K%5.1fs  %8d ok/s  %6d non-2xx  %6d errors  p99 so far %s", lv.Elapsed, s.OK, s.Non2xx, s.Errors, p99)
+}
+
+func (p progressLine) End(*result.Live) { fmt.Fprint(p.w, "\r\033[K") }
 
 // isTerminal reports whether w is a terminal (the live progress line).
 func isTerminal(w io.Writer) bool {

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"io"
 	"net"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,12 +232,12 @@ func TestGenCLIJSON(t *testing.T) {
 func TestGenSrcAddrsMustBeLocal(t *testing.T) {
 	srv := startBackend(t)
 	_, err := gen.Run(context.Background(), gen.Config{URL: "http://" + srv.Addr() + "/1k", Duration: time.Second,
-		SrcAddrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}})
+		SrcAddrs: "192.0.2.1"})
 	if !gen.IsUsage(err) {
 		t.Fatalf("a --src-addrs address this host lacks: err %v, want a usage error before the run", err)
 	}
 	res := runGenCfg(t, gen.Config{URL: "http://" + srv.Addr() + "/1k", Duration: time.Second, NewConn: true, Connections: 4,
-		SrcAddrs: []netip.Addr{netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}})
+		SrcAddrs: "127.0.0.2,127.0.0.3"})
 	if res.OK == 0 || res.ErrorCount() != 0 {
 		t.Fatalf("loopback source addresses: ok %d errors %v", res.OK, res.Errors)
 	}

@@ -10,12 +10,11 @@ import (
 // TestGenFlagNamesEveryField: each field a gen UsageError may name has the
 // flag the CLI words it with.
 func TestGenFlagNamesEveryField(t *testing.T) {
-	skip := map[string]bool{"Progress": true, "HdrLog": true, "Live": true}
 	var walk func(prefix string, typ reflect.Type)
 	walk = func(prefix string, typ reflect.Type) {
 		for i := 0; i < typ.NumField(); i++ {
 			f := typ.Field(i)
-			if !f.IsExported() || skip[f.Name] {
+			if !f.IsExported() {
 				continue
 			}
 			if f.Type == reflect.TypeFor[gen.TLSOptions]() {

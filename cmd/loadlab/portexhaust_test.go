@@ -77,9 +77,15 @@ func TestPortExhaustionAcrossVeth(t *testing.T) {
 				NetNS:       lab.NSPath(netns.GenRole),
 			}
 			if tc.useSrc {
-				cfg.SrcAddrs = lab.GenAddrs()
-				if len(cfg.SrcAddrs) < 4 {
-					t.Fatalf("want 4 generator addresses, have %v", cfg.SrcAddrs)
+				addrs := lab.GenAddrs()
+				if len(addrs) < 4 {
+					t.Fatalf("want 4 generator addresses, have %v", addrs)
+				}
+				for i, a := range addrs {
+					if i > 0 {
+						cfg.SrcAddrs += ","
+					}
+					cfg.SrcAddrs += a.String()
 				}
 			}
 			res, err := gen.Run(context.Background(), cfg)

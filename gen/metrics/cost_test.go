@@ -8,14 +8,13 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/loadlab/loadlab/gen"
 	"github.com/loadlab/loadlab/gen/result"
 )
 
 // liveOf is a Live as a run of two loops passes it a minute in: latencies
 // from 50 µs to 60 s in both histograms, three status codes, two error
 // classes.
-func liveOf() *gen.Live {
+func liveOf() *result.Live {
 	corr := hdr.New(1, 60_000_000, 3)
 	unc := hdr.New(1, 60_000_000, 3)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -25,10 +24,11 @@ func liveOf() *gen.Live {
 		unc.RecordValue(v / 2)
 	}
 	corr.RecordValue(60_000_000)
-	return &gen.Live{T: 60, Elapsed: 60,
+	offered := 20_000.0
+	return &result.Live{T: 60, Elapsed: 60, Second: &result.PerSecond{T: 60, Offered: &offered},
 		Tally: result.Tally{Requests: 200_010, OK: 199_990, Status: map[string]uint64{"200": 199_990, "404": 10, "503": 5}, Errors: map[string]uint64{"timeout": 3, "reset": 2}},
-		Open:  50, InFlight: 50, Offered: 20_000, Achieved: 19_998,
-		CPUs:      []gen.LiveCPU{{CPU: 1, Busy: 0.4, Idle: 0.6}, {CPU: 2, Busy: 0.3, Idle: 0.7}},
+		Open:  50, InFlight: 50, Achieved: 19_998,
+		CPUs:      []result.LiveCPU{{CPU: 1, Busy: 0.4, Idle: 0.6}, {CPU: 2, Busy: 0.3, Idle: 0.7}},
 		Corrected: corr, Uncorrected: unc}
 }
 

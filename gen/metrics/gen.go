@@ -5,12 +5,13 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/loadlab/loadlab/gen"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/loadlab/loadlab/gen/result"
 )
 
-// Gen exposes a generator run to Prometheus: give its Observe to
-// gen.Config.Live and register it. It keeps a copy of the run's last Live
+// Gen exposes a generator run to Prometheus: pass it to gen.Run as an
+// observer (gen.Observer) and register it. It keeps a copy of the run's last Live
 // (never the run's histograms themselves), so a scrape costs the run
 // nothing; the copy is made once a second on the run's aggregator
 // goroutine, off the loops.
@@ -24,8 +25,9 @@ type Gen struct {
 }
 
 type genSnap struct {
-	lv          gen.Live // histograms and CPUs cleared: copied below
-	cpus        []gen.LiveCPU
+	lv          result.Live // histograms, CPUs and the second cleared: copied below
+	cpus        []result.LiveCPU
+	offered     float64 // the last second's, open loop
 	corrected   hist
 	uncorrected hist
 }
@@ -49,11 +51,19 @@ func (g *Gen) SetLabels(labels map[string]string) {
 	g.labels, g.snap = prometheus.Labels(clone(labels)), zeroSnap()
 }
 
-// Observe takes a run's Live (gen.Config.Live). Safe for concurrent use
-// with scrapes.
-func (g *Gen) Observe(lv *gen.Live) {
-	s := &genSnap{lv: *lv, cpus: append([]gen.LiveCPU(nil), lv.CPUs...), corrected: histOf(lv.Corrected), uncorrected: histOf(lv.Uncorrected)}
-	s.lv.Corrected, s.lv.Uncorrected, s.lv.CPUs = nil, nil, nil
+// Second takes a run's Live at the end of a second (gen.Observer).
+func (g *Gen) Second(lv *result.Live) { g.Observe(lv) }
+
+// End takes the run's Final Live (gen.Observer).
+func (g *Gen) End(lv *result.Live) { g.Observe(lv) }
+
+// Observe takes a run's Live. Safe for concurrent use with scrapes.
+func (g *Gen) Observe(lv *result.Live) {
+	s := &genSnap{lv: *lv, cpus: append([]result.LiveCPU(nil), lv.CPUs...), corrected: histOf(lv.Corrected), uncorrected: histOf(lv.Uncorrected)}
+	if sec := lv.Second; sec != nil && sec.Offered != nil {
+		s.offered = *sec.Offered
+	}
+	s.lv.Corrected, s.lv.Uncorrected, s.lv.CPUs, s.lv.Second = nil, nil, nil, nil
 	s.lv.Tally.Status, s.lv.Tally.Errors = clone(lv.Tally.Status), clone(lv.Tally.Errors)
 	s.lv.Tally.Samples = nil
 	g.mu.Lock()
@@ -91,7 +101,7 @@ func (g *Gen) Collect(ch chan<- prometheus.Metric) {
 	m.counter("loadlab_gen_handshakes_total", "Completed connection setups that count as handshakes (TLS, or a new connection per request), measured window.", float64(t.Handshakes))
 	m.counter("loadlab_gen_connections_opened_total", "Connections opened, the whole run (HTTP/3: established).", float64(lv.Dials))
 	m.counter("loadlab_gen_retries_total", "Requests sent again once on a new connection (kept-alive connection closed before any byte), measured window.", float64(t.Retries))
-	m.gauge("loadlab_gen_offered_rate", "Requests per second the schedule made due in the last second (open loop; 0 in a closed loop).", lv.Offered)
+	m.gauge("loadlab_gen_offered_rate", "Requests per second the schedule made due in the last second (open loop; 0 in a closed loop).", s.offered)
 	m.gauge("loadlab_gen_achieved_rate", "2xx responses per second in the last second (after the run: results.json achieved_rate).", lv.Achieved)
 	m.gauge("loadlab_gen_open_connections", "Connections open at the end of the last second.", float64(lv.Open))
 	m.gauge("loadlab_gen_in_flight", "Requests sent and not yet answered.", float64(lv.InFlight))

@@ -49,8 +49,9 @@ func (p *Page) Begin(f *results.File) {
 	p.render()
 }
 
-// StepStart puts the step now running at the top of the page.
-func (p *Page) StepStart(s scenario.StepInfo, _ *gen.Config) {
+// StepStart puts the step now running at the top of the page; the page
+// does not observe the generator's run.
+func (p *Page) StepStart(s scenario.StepInfo) gen.Observer {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.live = report.Live{Refresh: Refresh, Title: fmt.Sprintf("Running: plan %s, step %d of about %d", s.Plan, s.Done+1, max(s.Steps, s.Done+1)),
@@ -60,6 +61,7 @@ func (p *Page) StepStart(s scenario.StepInfo, _ *gen.Config) {
 			"The tables below are the run so far, rebuilt after each step; this page reloads every " + Refresh.String() + ".",
 		}}
 	p.render()
+	return nil
 }
 
 // StepDone rebuilds the report from f, the whole run so far, and caches

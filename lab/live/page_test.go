@@ -119,7 +119,7 @@ func TestPageInChromium(t *testing.T) {
 	f := liveFile(t)
 	p.Begin(f)
 
-	p.StepStart(info("nginx-stock", 0), nil)
+	p.StepStart(info("nginx-stock", 0))
 	_, dom := pageOf(t, srv.URL())
 	for _, want := range []string{
 		`<meta http-equiv="refresh" content="5">`,
@@ -141,7 +141,7 @@ func TestPageInChromium(t *testing.T) {
 		t.Fatal("the page changed the results file")
 	}
 	f.Units[0].Status = results.StatusDone
-	p.StepStart(info("caddy-stock", 1), nil)
+	p.StepStart(info("caddy-stock", 1))
 	_, dom = pageOf(t, srv.URL())
 	for _, want := range []string{
 		"Running: plan live, step 2 of about 2",

@@ -153,7 +153,7 @@ func (p *fakeProxy) Stop() error {
 }
 
 // gen answers from the capacity of the profile named in the Host header.
-func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*result.Result, error) {
+func (f *fakeLab) gen(ctx context.Context, cfg gen.Config, _ ...gen.Observer) (*result.Result, error) {
 	f.mu.Lock()
 	f.genCalls++
 	f.genConfig = append(f.genConfig, cfg)

@@ -63,4 +63,4 @@ type ErrorSampler interface {
 type Opener func(ctx context.Context, o session.Options) (Session, error)
 
 // GenFunc runs the generator (gen.Run).
-type GenFunc func(ctx context.Context, cfg gen.Config) (*result.Result, error)
+type GenFunc func(ctx context.Context, cfg gen.Config, obs ...gen.Observer) (*result.Result, error)

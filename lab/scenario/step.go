@@ -96,14 +96,17 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	w := u.px.Watch(watchEvery)
 	bw := u.watchBackend()
 	life := u.watchLife()
+	var obs []gen.Observer
 	if u.r.Watch != nil {
 		si := u.stepInfo(seq, phase, rate, base.Duration)
 		si.Proxy, si.Backend = w, bw
-		u.r.Watch.StepStart(si, &cfg)
+		if o := u.r.Watch.StepStart(si); o != nil {
+			obs = append(obs, o)
+		}
 	}
 	genStart := time.Now()
 	h0 := u.r.host.mark()
-	res, err := u.r.Gen(ctx, cfg)
+	res, err := u.r.Gen(ctx, cfg, obs...)
 	if res != nil {
 		res.Words(nil) // the generator's notes name its Config fields: plain names here
 	}

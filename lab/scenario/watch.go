@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/watch"
 )
@@ -14,9 +15,10 @@ import (
 // step's I/O: a watcher must return quickly and must not keep the step or
 // the file past the call (the runner changes them next).
 type Watcher interface {
-	// StepStart is called just before the generator runs a step, with the
-	// step's Config: a watcher may set its Live hook.
-	StepStart(s StepInfo, cfg *gen.Config)
+	// StepStart is called just before the generator runs a step; the
+	// observer it returns, if not nil, watches the step's generator run
+	// (gen.Observer).
+	StepStart(s StepInfo) gen.Observer
 	// StepDone is called once the step is in results.json (f is the whole
 	// run so far).
 	StepDone(s StepInfo, st *results.Step, f *results.File)
@@ -48,15 +50,37 @@ type StepInfo struct {
 // Watchers is a Watcher that tells each of its members in turn.
 type Watchers []Watcher
 
-func (ws Watchers) StepStart(s StepInfo, cfg *gen.Config) {
+func (ws Watchers) StepStart(s StepInfo) gen.Observer {
+	var obs genObservers
 	for _, w := range ws {
-		w.StepStart(s, cfg)
+		if o := w.StepStart(s); o != nil {
+			obs = append(obs, o)
+		}
 	}
+	if len(obs) == 0 {
+		return nil
+	}
+	return obs
 }
 
 func (ws Watchers) StepDone(s StepInfo, st *results.Step, f *results.File) {
 	for _, w := range ws {
 		w.StepDone(s, st, f)
+	}
+}
+
+// genObservers is a gen.Observer that tells each of its members in turn.
+type genObservers []gen.Observer
+
+func (os genObservers) Second(lv *result.Live) {
+	for _, o := range os {
+		o.Second(lv)
+	}
+}
+
+func (os genObservers) End(lv *result.Live) {
+	for _, o := range os {
+		o.End(lv)
 	}
 }
 

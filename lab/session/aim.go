@@ -3,7 +3,6 @@ package session
 import (
 	"net/netip"
 	"net/url"
-	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/gen"
@@ -87,9 +86,18 @@ func (a Aim) Config(base gen.Config) gen.Config {
 	}
 	if a.NetNS != "" {
 		c.NetNS = a.NetNS
-		if c.NewConn && len(c.SrcAddrs) == 0 {
-			c.SrcAddrs = slices.Clone(a.SrcAddrs)
+		if c.NewConn && c.SrcAddrs == "" {
+			c.SrcAddrs = addrList(a.SrcAddrs)
 		}
 	}
 	return c
+}
+
+// addrList writes addrs as gen.Config.SrcAddrs lists them.
+func addrList(addrs []netip.Addr) string {
+	s := make([]string, len(addrs))
+	for i, a := range addrs {
+		s[i] = a.String()
+	}
+	return strings.Join(s, ",")
 }

@@ -37,7 +37,7 @@ func TestAimConfig(t *testing.T) {
 	if got.TLS.SNI != "bench.lab" || got.TLS.CAFile != "/run/ca.pem" || got.Connections != 7 || !got.CPUs.Equal(pin.NewCPUSet(1)) {
 		t.Errorf("Config = %+v", got)
 	}
-	if got.NetNS != "" || got.SrcAddrs != nil {
+	if got.NetNS != "" || got.SrcAddrs != "" {
 		t.Errorf("loopback aim set NetNS %q / SrcAddrs %v", got.NetNS, got.SrcAddrs)
 	}
 	if len(base.Headers) != 2 || base.Headers[0] != "host: other" {
@@ -50,10 +50,10 @@ func TestAimConfig(t *testing.T) {
 
 	ns := a
 	ns.NetNS, ns.SrcAddrs = "/run/netns/ll1-gen", []netip.Addr{netip.MustParseAddr("10.0.0.2"), netip.MustParseAddr("10.0.0.3")}
-	if got := ns.Config(gen.Config{URL: "/1k", NewConn: true}); got.NetNS != ns.NetNS || len(got.SrcAddrs) != 2 {
+	if got := ns.Config(gen.Config{URL: "/1k", NewConn: true}); got.NetNS != ns.NetNS || got.SrcAddrs != "10.0.0.2,10.0.0.3" {
 		t.Errorf("netns aim, new connections: NetNS %q, SrcAddrs %v", got.NetNS, got.SrcAddrs)
 	}
-	if got := ns.Config(gen.Config{URL: "/1k"}); got.NetNS != ns.NetNS || got.SrcAddrs != nil {
+	if got := ns.Config(gen.Config{URL: "/1k"}); got.NetNS != ns.NetNS || got.SrcAddrs != "" {
 		t.Errorf("netns aim, keep-alive: NetNS %q, SrcAddrs %v (want none)", got.NetNS, got.SrcAddrs)
 	}
 }
