@@ -136,8 +136,9 @@ func (p Params) runUser() (string, error) {
 }
 
 // isRoot reports whether this process runs with uid 0; proxies started by it
-// start as root and may switch users.
-func isRoot() bool { return os.Geteuid() == 0 }
+// start as root and may switch users. A variable so the golden configs can
+// be rendered both ways.
+var isRoot = func() bool { return os.Geteuid() == 0 }
 
 // switchUser is the user a proxy that switches users itself (nginx, h2o)
 // is told to serve as: runUser when this process is root; "" otherwise,

@@ -1,0 +1,117 @@
+package proxy
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"sort"
+	"testing"
+)
+
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the profiles' rendering")
+
+// goldenCase is one way the lab renders every profile: as root with the
+// lab's proxy user, as root with proxy user root, without root, and on
+// IPv6 addresses.
+type goldenCase struct {
+	name    string
+	root    bool   // loadlab runs as root
+	user    string // the user the self-switching proxies (nginx, HAProxy, h2o) are told to serve as
+	host    string // listen and backend address
+	needUID bool   // the rendering names the current user: only as uid 0 is it "root"
+}
+
+var goldenCases = []goldenCase{
+	{name: "root", root: true, user: "loadlab", host: "127.0.0.1"},
+	{name: "root-proxy-user-root", root: true, host: "127.0.0.1", needUID: true},
+	{name: "nonroot", host: "127.0.0.1"},
+	{name: "ipv6", root: true, user: "loadlab", host: "::1"},
+}
+
+// goldenParams are the fixed Params the golden configs are rendered with:
+// what the lab's session passes (no MaxConn: the default), on fixed ports
+// and paths.
+func goldenParams(c goldenCase, prof Profile) Params {
+	p := Params{
+		Dir: "/run/loadlab/" + prof.Name + "-p256-1", ListenHost: c.host, HTTPPort: 40080, HTTPSPort: 40443,
+		BackendHost: c.host, BackendPort: 40900,
+		CertFile:    "/run/loadlab/" + prof.Name + "-p256-1/fullchain.pem",
+		KeyFile:     "/run/loadlab/" + prof.Name + "-p256-1/key.pem",
+		CombinedPEM: "/run/loadlab/" + prof.Name + "-p256-1/combined.pem",
+		ServerName:  "bench.lab", Workers: 2,
+	}
+	if prof.IsOrigin() {
+		p.Root = p.Dir + "/www"
+	}
+	switch prof.Proxy {
+	case "nginx", "haproxy", "h2o": // the proxies that switch users themselves
+		p.User = c.user
+	}
+	return p
+}
+
+// TestGoldenConfigs renders every built-in profile in every goldenCase and
+// compares each file with testdata/golden/CASE/PROFILE/FILE byte for byte.
+// The configs the lab runs are a contract of their own: a change is on
+// purpose, regenerated with
+//
+//	go test ./lab/proxy -run TestGoldenConfigs -update
+//
+// and said in the commit.
+func TestGoldenConfigs(t *testing.T) {
+	if limit, err := haproxyMaxConnLimit(); err != nil || limit < DefaultMaxConn {
+		t.Skipf("the open-file limit holds maxconn %d (%v), below the default %d the goldens were rendered with", limit, err, DefaultMaxConn)
+	}
+	defer func(f func() bool) { isRoot = f }(isRoot)
+	n := 0
+	for _, c := range goldenCases {
+		if c.needUID && os.Geteuid() != 0 {
+			t.Logf("%s: skipped (needs uid 0: the config names the current user)", c.name)
+			continue
+		}
+		isRoot = func() bool { return c.root }
+		for _, prof := range All() {
+			files, err := prof.Render(goldenParams(c, prof))
+			if err != nil {
+				t.Fatalf("%s/%s: %v", c.name, prof.Name, err)
+			}
+			dir := filepath.Join("testdata", "golden", c.name, prof.Name)
+			if *updateGolden {
+				if err := os.RemoveAll(dir); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var names []string
+			for name := range files {
+				names = append(names, name)
+			}
+			sort.Strings(names)
+			for _, name := range names {
+				path := filepath.Join(dir, name)
+				n++
+				if *updateGolden {
+					if err := os.WriteFile(path, files[name], 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Errorf("%s/%s: %v (regenerate with -update)", c.name, prof.Name, err)
+					continue
+				}
+				if string(want) != string(files[name]) {
+					t.Errorf("%s: rendered config differs from the golden file:\n--- want\n%s\n--- got\n%s", path, want, files[name])
+				}
+			}
+			entries, _ := os.ReadDir(dir)
+			if len(entries) != len(files) {
+				t.Errorf("%s: %d golden files, %d rendered", dir, len(entries), len(files))
+			}
+		}
+	}
+	t.Logf("%d config files compared", n)
+}
