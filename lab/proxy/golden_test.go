@@ -14,18 +14,16 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden from the 
 // lab's proxy user, as root with proxy user root, without root, and on
 // IPv6 addresses.
 type goldenCase struct {
-	name    string
-	root    bool   // loadlab runs as root
-	user    string // the user the self-switching proxies (nginx, HAProxy, h2o) are told to serve as
-	host    string // listen and backend address
-	needUID bool   // the rendering names the current user: only as uid 0 is it "root"
+	name string
+	user string // Params.User: the lab's proxy user as root, "" without root
+	host string // listen and backend address
 }
 
 var goldenCases = []goldenCase{
-	{name: "root", root: true, user: "loadlab", host: "127.0.0.1"},
-	{name: "root-proxy-user-root", root: true, host: "127.0.0.1", needUID: true},
+	{name: "root", user: "loadlab", host: "127.0.0.1"},
+	{name: "root-proxy-user-root", user: "root", host: "127.0.0.1"},
 	{name: "nonroot", host: "127.0.0.1"},
-	{name: "ipv6", root: true, user: "loadlab", host: "::1"},
+	{name: "ipv6", user: "loadlab", host: "::1"},
 }
 
 // goldenParams are the fixed Params the golden configs are rendered with:
@@ -33,7 +31,8 @@ var goldenCases = []goldenCase{
 // and paths.
 func goldenParams(c goldenCase, prof Profile) Params {
 	p := Params{
-		Dir: "/run/loadlab/" + prof.Name + "-p256-1", ListenHost: c.host, HTTPPort: 40080, HTTPSPort: 40443,
+		Binary: "/usr/sbin/" + prof.Proxy,
+		Dir:    "/run/loadlab/" + prof.Name + "-p256-1", ListenHost: c.host, HTTPPort: 40080, HTTPSPort: 40443,
 		BackendHost: c.host, BackendPort: 40900,
 		CertFile:    "/run/loadlab/" + prof.Name + "-p256-1/fullchain.pem",
 		KeyFile:     "/run/loadlab/" + prof.Name + "-p256-1/key.pem",
@@ -43,10 +42,7 @@ func goldenParams(c goldenCase, prof Profile) Params {
 	if prof.IsOrigin() {
 		p.Root = p.Dir + "/www"
 	}
-	switch prof.Proxy {
-	case "nginx", "haproxy", "h2o": // the proxies that switch users themselves
-		p.User = c.user
-	}
+	p.User = c.user
 	return p
 }
 
@@ -59,17 +55,12 @@ func goldenParams(c goldenCase, prof Profile) Params {
 //
 // and said in the commit.
 func TestGoldenConfigs(t *testing.T) {
-	if limit, err := haproxyMaxConnLimit(); err != nil || limit < DefaultMaxConn {
-		t.Skipf("the open-file limit holds maxconn %d (%v), below the default %d the goldens were rendered with", limit, err, DefaultMaxConn)
-	}
-	defer func(f func() bool) { isRoot = f }(isRoot)
+	// The goldens were rendered with an open-file limit of 20,000
+	// (HAProxy's maxconn is not lowered below 4096 by it).
+	defer func(f func() (uint64, error)) { openFileLimit = f }(openFileLimit)
+	openFileLimit = func() (uint64, error) { return 20000, nil }
 	n := 0
 	for _, c := range goldenCases {
-		if c.needUID && os.Geteuid() != 0 {
-			t.Logf("%s: skipped (needs uid 0: the config names the current user)", c.name)
-			continue
-		}
-		isRoot = func() bool { return c.root }
 		for _, prof := range All() {
 			files, err := prof.Render(goldenParams(c, prof))
 			if err != nil {
