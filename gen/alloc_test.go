@@ -2,7 +2,6 @@ package gen
 
 import (
 	"bufio"
-	"context"
 	"crypto/tls"
 	"fmt"
 	"io"
@@ -22,6 +21,7 @@ import (
 	"golang.org/x/net/http2"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -207,102 +207,50 @@ func startAllocServerOn(t testing.TB, mode string, body int, certDir string, cpu
 	return strings.TrimSpace(line)
 }
 
-// handDriver builds, by hand and without starting anything, a run for cfg,
-// its engine, and one loop: its lifecycle and driver.
-func handDriver(tb testing.TB, cfg Config, obs ...Observer) (*run, driver) {
+// hand builds, by hand and without starting anything, a run for cfg, its
+// engine and one loop, and sets the loop up on the calling goroutine's
+// thread, its clock past the warmup with an hour to go: the test drives it
+// (run.Hand).
+func hand(tb testing.TB, cfg Config, obs ...Observer) *run.Hand {
 	tb.Helper()
 	cfg.Defaults()
 	p, err := cfg.Prepare()
 	if err != nil {
 		tb.Fatal(err)
 	}
-	r, err := newRun(context.Background(), p)
+	h, err := run.NewHand(p.spec, engineOf(p.spec), runObservers(obs))
 	if err != nil {
 		tb.Fatal(err)
 	}
-	tb.Cleanup(r.close)
-	r.obs = obs
-	if r.eng, err = newEngine(r); err != nil {
-		tb.Fatal(err)
-	}
-	lc := &lifecycle{r: r, rec: newRecorder(r.warmup, r.histMax), schedule: newSchedule(r.cfg, 0, 1, 1000), nextSecond: int64(time.Second)}
-	lc.rec.withTargets(len(r.cfg.reqs), r.histMax)
-	if len(obs) > 0 {
-		lc.rec.live = r.spareLive() // as Run sets each loop up
-	}
-	d, err := r.eng.newDriver(lc, cfg.Connections)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	lc.d = d
-	return r, d
-}
-
-// handLoop builds an HTTP/1.1 loop for cfg and sets it up on the calling
-// goroutine's thread, to be driven by hand.
-func handLoop(t testing.TB, cfg Config, obs ...Observer) *h1Loop {
-	r, d := handDriver(t, cfg, obs...)
-	l := d.(*h1Loop)
-	handSetUp(t, r, l.lc, d)
-	return l
-}
-
-// handH2Loop is handLoop for HTTP/2.
-func handH2Loop(t testing.TB, cfg Config, obs ...Observer) *h2Loop {
-	cfg.HTTP2 = true
-	r, d := handDriver(t, cfg, obs...)
-	l := d.(*h2Loop)
-	handSetUp(t, r, l.lc, d)
-	return l
-}
-
-// handSetUp sets driver d of loop lc up on the calling goroutine's thread
-// and starts the run's clock, past the warmup, with an hour to go.
-func handSetUp(t testing.TB, r *run, lc *lifecycle, d driver) {
-	lc.stopAt = int64(time.Hour)
 	allowed, err := pin.Allowed()
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	if err := d.setup(); err != nil {
-		t.Fatal(err)
+	if err := h.SetUp(); err != nil {
+		tb.Fatal(err)
 	}
-	t.Cleanup(func() {
-		d.teardown()
+	tb.Cleanup(func() {
+		h.Close()
 		pin.PinThreadSet(allowed) // the thread goes back to the scheduler: not pinned to one CPU
 		runtime.UnlockOSThread()
 	})
-	r.start = time.Now()
-	lc.warmupSeen = true
+	return h
 }
 
-// pump runs the loop until n more responses have completed.
-func (lc *lifecycle) pump(t testing.TB, n uint64) {
-	want := lc.rec.ok + n
-	deadline := lc.now() + int64(10*time.Second)
-	for lc.rec.ok < want {
-		now := lc.now()
-		if now > deadline {
-			t.Fatalf("no response within 10s (ok %d, errors %v, first %v)", lc.rec.ok, lc.rec.errors, lc.rec.firstErr)
-		}
-		lc.d.tick(now)
-		if lc.open {
-			lc.admit(now, false)
-		}
-		lc.d.wait(now, now+int64(time.Millisecond))
+// pump runs h's loop until n more responses have completed.
+func pump(tb testing.TB, h *run.Hand, n uint64) {
+	if err := h.Pump(n); err != nil {
+		tb.Fatal(err)
 	}
 }
 
+// allocsPerRequest counts the allocations of one request of a loop for
+// cfg, every connection busy in closed loop, or the open loop's schedule.
 func allocsPerRequest(t *testing.T, cfg Config, obs ...Observer) float64 {
-	l := handLoop(t, cfg, obs...)
-	if !l.lc.open {
-		now := l.lc.now()
-		for i := range l.slots {
-			l.dispatch(&l.slots[i], now, l.lc.closedTarget(), now)
-		}
-	}
-	l.lc.pump(t, 50) // connect, handshake, warm buffers
-	return testing.AllocsPerRun(200, func() { l.lc.pump(t, 1) })
+	h := hand(t, cfg, obs...)
+	h.LC.D.Begin(h.LC.Now())
+	pump(t, h, 50) // connect, handshake, warm buffers
+	return testing.AllocsPerRun(200, func() { pump(t, h, 1) })
 }
 
 func TestZeroAllocClosedLoop(t *testing.T) {
@@ -422,24 +370,24 @@ func BenchmarkRequestKeepAlive(b *testing.B) {
 }
 
 func benchKeepAlive(b *testing.B, cfg Config) {
-	l := handLoop(b, cfg)
-	now := l.lc.now()
-	l.dispatch(&l.slots[0], now, 0, now)
-	l.lc.pump(b, 10)
+	h := hand(b, cfg)
+	h.LC.D.Begin(h.LC.Now())
+	pump(b, h, 10)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l.lc.pump(b, 1)
+		pump(b, h, 1)
 	}
 }
 
 // h2AllocsPerRequest is allocsPerRequest for HTTP/2: every stream of every
 // connection busy in closed loop, or the open loop's schedule.
 func h2AllocsPerRequest(t *testing.T, cfg Config, obs ...Observer) float64 {
-	l := handH2Loop(t, cfg, obs...)
-	l.begin(l.lc.now())
-	l.lc.pump(t, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
-	return testing.AllocsPerRun(500, func() { l.lc.pump(t, 1) })
+	cfg.HTTP2 = true
+	h := hand(t, cfg, obs...)
+	h.LC.D.Begin(h.LC.Now())
+	pump(t, h, 200) // connect, handshake, SETTINGS, every stream in use, buffers warm
+	return testing.AllocsPerRun(500, func() { pump(t, h, 1) })
 }
 
 func TestZeroAllocH2(t *testing.T) {
@@ -469,12 +417,12 @@ func TestZeroAllocH2(t *testing.T) {
 
 func BenchmarkRequestH2(b *testing.B) {
 	addr := startAllocServer(b, "h2", 1024, "")
-	l := handH2Loop(b, Config{URL: "http://" + addr + "/", Connections: 1, Streams: 10})
-	l.begin(l.lc.now())
-	l.lc.pump(b, 100)
+	h := hand(b, Config{URL: "http://" + addr + "/", Connections: 1, Streams: 10, HTTP2: true})
+	h.LC.D.Begin(h.LC.Now())
+	pump(b, h, 100)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		l.lc.pump(b, 1)
+		pump(b, h, 1)
 	}
 }

@@ -1,16 +1,13 @@
 package gen
 
 import (
-	"crypto/tls"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
-	utls "github.com/refraction-networking/utls"
-
 	"github.com/loadlab/loadlab/gen/h2"
+	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/pin"
@@ -159,9 +156,9 @@ const (
 
 // Config.IO values.
 const (
-	IOEpoll = "epoll"
-	IOUring = "uring"
-	IOAuto  = "auto"
+	IOEpoll = run.IOEpoll
+	IOUring = run.IOUring
+	IOAuto  = run.IOAuto
 )
 
 // Defaults fills unset fields with the defaults above (TLS 1.2 also offers
@@ -278,40 +275,22 @@ func (c *Config) startTolerance() time.Duration {
 	return c.StartTolerance
 }
 
-// shardConnections is this shard's part of Config.Connections.
-func (c *Config) shardConnections() int { return c.Shard.Share(c.Connections) }
-
-// curveNames maps --curves names to Go's group IDs.
-var curveNames = map[string]tls.CurveID{
-	"x25519":         tls.X25519,
-	"p256":           tls.CurveP256,
-	"p384":           tls.CurveP384,
-	"p521":           tls.CurveP521,
-	"x25519mlkem768": tls.X25519MLKEM768,
-}
-
-// helloPresets maps --client-hello names to uTLS ClientHello presets.
-var helloPresets = map[string]utls.ClientHelloID{
-	"chrome":  utls.HelloChrome_Auto,
-	"firefox": utls.HelloFirefox_Auto,
-}
-
 func (c *Config) validateTLS() error {
 	t := c.TLS
 	if t.Version != "1.2" && t.Version != "1.3" {
 		return fieldErr("TLS.Version", "bad version %q: use 1.2 or 1.3", t.Version)
 	}
 	for _, name := range t.Curves {
-		if _, ok := curveNames[strings.ToLower(name)]; !ok {
+		if _, ok := run.CurveID(strings.ToLower(name)); !ok {
 			return fieldErr("TLS.Curves", "unknown curve %q: use x25519, p256, p384, p521 or x25519mlkem768", name)
 		}
 	}
-	if _, ok := helloPresets[t.ClientHello]; !ok && t.ClientHello != "go" {
+	if !run.HelloPreset(t.ClientHello) && t.ClientHello != "go" {
 		return fieldErr("TLS.ClientHello", "unknown %q: use go, chrome or firefox", t.ClientHello)
 	}
 	if t.CAFile != "" {
 		if _, err := os.ReadFile(t.CAFile); err != nil {
-			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, unwrapPathError(err))
+			return fieldErr("TLS.CAFile", "cannot read %s: %v", t.CAFile, run.UnwrapPathError(err))
 		}
 	}
 	for _, name := range t.Ciphers {
@@ -380,14 +359,6 @@ func (c *Config) leanTLS() (lean bool, why string, err error) {
 		return false, why, fieldErr("TLS.Ciphers", "needs the lean TLS 1.3 implementation, which does not apply with %s (crypto/tls does not let TLS 1.3 suites be chosen)", why)
 	}
 	return lean, why, nil
-}
-
-func unwrapPathError(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // validateThresholds refuses a threshold the run cannot judge: a share of

@@ -1,23 +1,38 @@
 package gen
 
-// newEngine builds the engine of the run's protocol.
-func newEngine(r *run) (engine, error) {
-	switch {
-	case r.cfg.HTTP3 && r.tls.Lean != nil:
-		return asEngine(newH3LeanEngine(r))
-	case r.cfg.HTTP3:
-		return asEngine(newH3Engine(r))
-	case r.cfg.HTTP2:
-		return asEngine(newH2Engine(r))
-	}
-	return asEngine(newH1Engine(r))
+import (
+	"github.com/loadlab/loadlab/gen/internal/engine/h1"
+	"github.com/loadlab/loadlab/gen/internal/engine/h2"
+	"github.com/loadlab/loadlab/gen/internal/engine/h3lean"
+	"github.com/loadlab/loadlab/gen/internal/engine/h3std"
+	"github.com/loadlab/loadlab/gen/internal/run"
+)
+
+// engines is the table of engines: the first whose runs says yes to a
+// prepared run runs it. Each is its own package under gen/internal/engine,
+// on the run core (gen/internal/run); the HTTP/1.1, HTTP/2 and lean HTTP/3
+// ones on the TCP loop (gen/internal/tcploop).
+var engines = []struct {
+	name string
+	runs func(s *run.Spec) bool
+	new  func(r *run.Run) (run.Engine, error)
+}{
+	// HTTP/3 on the lean QUIC client (gen/quic), where lean TLS applies.
+	{"h3lean", func(s *run.Spec) bool { return s.HTTP3 && s.TLS.Lean }, h3lean.New},
+	// HTTP/3 on quic-go: TLS.Engine std, or what the lean client does not do.
+	{"h3std", func(s *run.Spec) bool { return s.HTTP3 }, h3std.New},
+	// HTTP/2 (gen/h2), h2c or over TLS.
+	{"h2", func(s *run.Spec) bool { return s.HTTP2 }, h2.New},
+	// HTTP/1.1 (gen/h1), plain or over TLS.
+	{"h1", func(*run.Spec) bool { return true }, h1.New},
 }
 
-// asEngine passes an engine constructor's result on as an engine (and a
-// failed one as a nil interface, not a nil pointer in one).
-func asEngine[E engine](e E, err error) (engine, error) {
-	if err != nil {
-		return nil, err
+// engineOf returns the constructor of the engine that runs s.
+func engineOf(s *run.Spec) func(*run.Run) (run.Engine, error) {
+	for _, e := range engines {
+		if e.runs(s) {
+			return e.new
+		}
 	}
-	return e, nil
+	return nil // not reached: h1 runs everything
 }

@@ -2,7 +2,6 @@ package gen
 
 import (
 	"errors"
-	"net/netip"
 	"testing"
 	"time"
 
@@ -10,20 +9,10 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen/internal/rawio"
+	"github.com/loadlab/loadlab/gen/internal/run"
 	genquic "github.com/loadlab/loadlab/gen/quic"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
-
-// handH3LeanLoop builds a lean HTTP/3 loop for cfg and sets it up on the
-// calling goroutine's thread, to be driven by hand.
-func handH3LeanLoop(t testing.TB, cfg Config, obs ...Observer) *h3LeanLoop {
-	cfg.HTTP3 = true
-	cfg.TLS.Engine = "lean"
-	r, d := handDriver(t, cfg, obs...)
-	l := d.(*h3LeanLoop)
-	handSetUp(t, r, l.lc, d)
-	return l
-}
 
 // h3LeanAllocsPerRequest is allocsPerRequest for the lean HTTP/3 loop
 // over n responses (after 50 to warm up), counted per response, not per
@@ -32,17 +21,19 @@ func handH3LeanLoop(t testing.TB, cfg Config, obs ...Observer) *h3LeanLoop {
 // the run's probe (quic-go's handshake) may leave a goroutine that
 // allocates once or twice while it winds down: the smallest of up to three
 // windows is taken (an allocation on the request path is in all three).
-func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64, obs ...Observer) (float64, *h3LeanLoop) {
-	l := handH3LeanLoop(t, cfg, obs...)
-	l.begin(l.lc.now())
-	l.lc.pump(t, 50) // handshakes, buffers warm
+func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64, obs ...Observer) (float64, *run.Hand) {
+	cfg.HTTP3 = true
+	cfg.TLS.Engine = "lean"
+	h := hand(t, cfg, obs...)
+	h.LC.D.Begin(h.LC.Now())
+	pump(t, h, 50) // handshakes, buffers warm
 	least := -1.0
 	for range 3 {
 		var ok0, ok1 uint64
 		perPump := testing.AllocsPerRun(1, func() {
-			ok0 = l.lc.rec.ok
-			l.lc.pump(t, n)
-			ok1 = l.lc.rec.ok
+			ok0 = h.LC.Rec.OK
+			pump(t, h, n)
+			ok1 = h.LC.Rec.OK
 		})
 		if per := perPump / float64(ok1-ok0); least < 0 || per < least {
 			least = per
@@ -51,24 +42,36 @@ func h3LeanAllocsPerRequest(t *testing.T, cfg Config, n uint64, obs ...Observer)
 			break
 		}
 	}
-	return least, l
+	return least, h
 }
 
-// bareConnAllocs is what one bare connection of l's Client configuration
-// allocates, run to its end by hand on a socket of its own: the crypto of
-// a handshake (gen/quic's TestAllocsPerConnection).
-func bareConnAllocs(t *testing.T, l *h3LeanLoop) float64 {
-	fd, err := l.e.openUDP(netip.Addr{})
+// bareConnAllocs is what one bare connection of the lean loop's client
+// configuration (for cfg, as the engine builds it from h's run) allocates,
+// run to its end by hand on a socket of its own: the crypto of a
+// handshake (gen/quic's TestAllocsPerConnection).
+func bareConnAllocs(t *testing.T, h *run.Hand, cfg Config) float64 {
+	r := h.Run
+	fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer unix.Close(fd)
-	cl, err := genquic.NewClient(l.e.qc)
+	dst := r.Dst.Addr().As4()
+	if err := unix.Connect(fd, &unix.SockaddrInet4{Port: int(r.Dst.Port()), Addr: dst}); err != nil {
+		t.Fatal(err)
+	}
+	tgt := r.Spec.Target
+	qc := &genquic.Config{TLS: r.TLS.Lean, Authority: tgt.HostHeader, Path: tgt.Path, Method: "GET",
+		HandshakeTimeout: cfg.Timeout, Timeout: cfg.Timeout, KeepAlive: !cfg.NewConn, Header: [][2]string{{"user-agent", "loadlab"}}}
+	if err := qc.Prepare(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := genquic.NewClient(qc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var c genquic.Conn
-	out, buf := make([]byte, 0, leanDatagram), make([]byte, leanDatagram)
+	out, buf := make([]byte, 0, 1500), make([]byte, 1500)
 	one := func() {
 		if err := runLeanBlocking(fd, cl, &c, time.Now().Add(5*time.Second), out, buf); err != nil || c.Status() != 200 {
 			t.Fatalf("bare connection: %v, status %d", err, c.Status())
@@ -96,8 +99,8 @@ func TestAllocsH3LeanNewConn(t *testing.T) {
 		for _, rate := range []float64{0, 20000} {
 			cfg := Config{URL: "https://" + addr + "/", Connections: 4, Rate: rate, NewConn: true, TLS: tc.tls, Timeout: 5 * time.Second}
 			const n = 400
-			loop, l := h3LeanAllocsPerRequest(t, cfg, n)
-			bare := bareConnAllocs(t, l)
+			loop, h := h3LeanAllocsPerRequest(t, cfg, n)
+			bare := bareConnAllocs(t, h, cfg)
 			t.Logf("%s rate %v: %.1f allocations per request, %.1f per bare connection", tc.name, rate, loop, bare)
 			// The connections in flight at the window's two ends (at most
 			// Connections) make the count per response differ from the

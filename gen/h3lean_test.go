@@ -185,8 +185,8 @@ func TestH3LeanRetriesRejected(t *testing.T) {
 			if n.Add(1)%10 == 0 {
 				if str, err := w.(http3.HTTPStreamer).HTTPStream(); err == nil {
 					rejected.Add(1)
-					str.CancelRead(h3RequestRejected)
-					str.CancelWrite(h3RequestRejected)
+					str.CancelRead(0x10b)
+					str.CancelWrite(0x10b)
 					return
 				}
 			}

@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"crypto/tls"
 	"math"
 	"net/netip"
 	"os"
@@ -9,27 +10,21 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/loadlab/loadlab/gen/internal/run"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/pin"
 )
 
 // Prepared is a run's Config checked and parsed once (Config.Prepare):
-// the URL and the headers parsed, the requests (one, or one per target)
-// and the weighted target table built, the stages' rate function made.
-// Run and the CLI use the same value, and the engines read the parsed
-// parts, never the text again.
-//
-// The fields the parsed parts come from (URL, Method, Headers, Body,
-// Targets, TargetWeights, Stages, Duration) must not change after Prepare;
-// the others may (the CLI sets its progress callback and source addresses
-// on it). A Prepared may be run more than once, one run at a time.
+// the URL, the headers and the source addresses parsed, the requests (one,
+// or one per target) and the weighted target table built, the rate model
+// made, the defaults filled. Nothing changes it afterwards: Run and the
+// CLI use the same value, and the engines read the parsed parts, never
+// the text again. A Prepared may be run more than once, one run at a time.
 type Prepared struct {
-	Config
-	target   Target
-	headers  []Header
-	reqs     []reqSpec
-	pick     []int32
-	pacer    *pacer       // the offered rate: Rate or Stages (nil: closed loop)
-	srcAddrs []netip.Addr // SrcAddrs, parsed
+	spec       *run.Spec
+	thresholds []result.Threshold
 }
 
 // Prepare checks every field of c as given (a zero Duration or Timeout is
@@ -38,12 +33,12 @@ type Prepared struct {
 // (Streams, the TLS curves and engine). Errors are UsageErrors with one
 // line that says what is wrong and what to do.
 func (c Config) Prepare() (*Prepared, error) {
-	p := &Prepared{Config: c}
+	p := &prepared{Config: c}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
 	p.Config.Defaults()
-	return p, nil
+	return &Prepared{spec: p.spec(), thresholds: p.Thresholds}, nil
 }
 
 // Validate checks c as Prepare does, and keeps nothing of it.
@@ -52,12 +47,71 @@ func (c *Config) Validate() error {
 	return err
 }
 
-// Target is the run's first target, parsed.
-func (c *Prepared) Target() Target { return c.target }
+// prepared is a Config as Prepare checks it, with the parts it parsed.
+type prepared struct {
+	Config
+	target   Target
+	headers  []run.Header
+	reqs     []run.Req
+	pick     []int32
+	pacer    *run.Pacer   // the offered rate: Rate or Stages (nil: closed loop)
+	srcAddrs []netip.Addr // SrcAddrs, parsed
+}
+
+// defaultIO is what an unset Config.IO means: DefaultIO, except in the
+// package's tests, which run under each path (LOADLAB_TEST_IO, TestMain).
+var defaultIO = DefaultIO
+
+// spec is the run.Spec of p, checked and defaulted: what runs.
+func (p *prepared) spec() *run.Spec {
+	c := &p.Config
+	s := &run.Spec{
+		Reqs: p.reqs, Pick: p.pick, Target: p.target,
+		Pacer: p.pacer, Rate: c.Rate, Stages: stagesInfo(c.Stages),
+		Connections: c.Connections, Requests: c.Requests,
+		Duration: c.Duration, Warmup: c.Warmup, Timeout: c.Timeout,
+		CPUs: c.CPUs, MaxPending: c.MaxPending, PacingTolerance: c.PacingTolerance,
+		IO: c.IO, IODefault: defaultIO,
+		NewConn: c.NewConn, CloseRST: c.Close == CloseRST, SrcAddrs: p.srcAddrs,
+		TLS:   p.tlsSpec(),
+		HTTP2: c.HTTP2, HTTP3: c.HTTP3, Streams: c.Streams,
+		VerifySHA256: c.VerifySHA256, NetNS: c.NetNS, AllowRemote: c.AllowRemote, WakeProbe: c.WakeProbe,
+		Shard: c.Shard.Index, Shards: c.Shard.count(),
+		StartAt: c.StartAt, StartTolerance: c.startTolerance(),
+		Machine:    c.Host,
+		UringFault: c.uringFault,
+	}
+	if p.pick != nil {
+		s.Weights = c.TargetWeights
+	}
+	return s
+}
+
+// tlsSpec is the run's TLS, parsed (the Config checked and defaulted).
+func (p *prepared) tlsSpec() run.TLS {
+	o := p.TLS
+	t := run.TLS{Version: tls.VersionTLS13, Insecure: o.Insecure, CAFile: o.CAFile, SNI: o.SNI, Hello: o.ClientHello,
+		Resume: o.Resume, ZeroRTT: o.ZeroRTT, FreshKeyShare: o.FreshKeyShare, ALPN: p.alpn()}
+	if o.Version == "1.2" {
+		t.Version = tls.VersionTLS12
+	}
+	for _, n := range o.Curves {
+		t.Curves = append(t.Curves, strings.ToLower(n))
+	}
+	for _, n := range o.Ciphers {
+		s := tls13.SuiteByName(strings.ToLower(n))
+		if s == nil {
+			s = tls13.SuiteByName(n)
+		}
+		t.Suites = append(t.Suites, s.ID)
+	}
+	t.Lean, t.LeanWhy, _ = p.leanTLS() // checked by validate
+	return t
+}
 
 // validate checks every field of c.Config as given and parses what the
 // engines read: the URL, the headers, the requests and the pacer.
-func (c *Prepared) validate() error {
+func (c *prepared) validate() error {
 	raw := c.URL
 	if raw == "" && len(c.Targets) > 0 {
 		raw = c.Targets[0].URL
@@ -102,7 +156,7 @@ func (c *Prepared) validate() error {
 	}
 	c.pacer = nil
 	if c.Rate > 0 {
-		c.pacer = constantPacer(c.Rate, c.Duration) // the one-stage case
+		c.pacer = run.Constant(c.Rate, c.Duration) // the one-stage case
 	}
 	if len(c.Stages) > 0 {
 		if err := validateStages(c.Stages); err != nil {
@@ -163,7 +217,7 @@ func (c *Prepared) validate() error {
 
 // validateH3 checks the options that HTTP/3 changes or that only make sense
 // with it.
-func (c *Prepared) validateH3() error {
+func (c *prepared) validateH3() error {
 	t := c.TLS
 	if t.ZeroRTT && !c.HTTP3 {
 		return fieldErr("TLS.ZeroRTT", "works only with {HTTP3} (TCP+TLS here never sends early data)")
@@ -189,24 +243,15 @@ func (c *Prepared) validateH3() error {
 	return nil
 }
 
-// shardRate is this shard's part of the peak rate (Config.Rate, or the
-// stages' highest), requests/s; 0 in closed loop.
-func (c *Prepared) shardRate() float64 {
-	if c.pacer == nil {
-		return 0
-	}
-	return c.pacer.peak() / float64(c.Shard.count())
-}
-
 // validateTargets parses the targets (or the Config's one request) into
 // c.reqs, checks they share one scheme and host:port, and builds the
 // weighted table.
-func (c *Prepared) validateTargets() error {
+func (c *prepared) validateTargets() error {
 	if len(c.Targets) == 0 {
 		if len(c.TargetWeights) > 0 {
 			return fieldErr("TargetWeights", "weights need {Targets}")
 		}
-		c.reqs = []reqSpec{{method: c.Method, url: c.URL, target: c.target, headers: c.headers, body: c.Body}}
+		c.reqs = []run.Req{{Method: c.Method, Target: c.target, Headers: c.headers, Body: c.Body}}
 		c.pick = nil
 		return nil
 	}
@@ -228,7 +273,7 @@ func (c *Prepared) validateTargets() error {
 		}
 		if t.Scheme != first.Scheme || !strings.EqualFold(t.Host, first.Host) || t.Port != first.Port {
 			return fieldErr("Targets", "target %d (%s) is not on %s://%s: every target of a run shares one scheme and host:port (one connection pool); give other names with a Host header, or run one generator per origin",
-				i+1, tr.URL, first.Scheme, hostPort(first))
+				i+1, tr.URL, first.Scheme, first.HostPort())
 		}
 		if tr.Method == "" || strings.ContainsAny(tr.Method, " \r\n\t") {
 			return fieldErr("Targets", "target %d: bad method %q", i+1, tr.Method)
@@ -237,9 +282,9 @@ func (c *Prepared) validateTargets() error {
 		if err != nil {
 			return fieldErr("Targets", "target %d: %v", i+1, err)
 		}
-		hs := make([]Header, 0, len(c.headers)+len(own))
+		hs := make([]run.Header, 0, len(c.headers)+len(own))
 		for _, h := range c.headers {
-			if !hasHeader(own, h.Name) {
+			if !run.HasHeader(own, h.Name) {
 				hs = append(hs, h)
 			}
 		}
@@ -248,7 +293,7 @@ func (c *Prepared) validateTargets() error {
 		if body == nil {
 			body = c.Body
 		}
-		c.reqs = append(c.reqs, reqSpec{method: tr.Method, url: tr.URL, target: t, headers: hs, body: body})
+		c.reqs = append(c.reqs, run.Req{Method: tr.Method, Target: t, Headers: hs, Body: body})
 	}
 	c.pick = nil
 	if len(c.TargetWeights) > 0 {
@@ -262,21 +307,4 @@ func (c *Prepared) validateTargets() error {
 		c.pick = tab
 	}
 	return nil
-}
-
-// targetOf returns the target of global request j.
-func (c *Prepared) targetOf(j int64) int32 {
-	switch {
-	case len(c.reqs) <= 1:
-		return 0
-	case c.pick != nil:
-		return c.pick[j%int64(len(c.pick))]
-	}
-	return int32(j % int64(len(c.reqs)))
-}
-
-// offered is this shard's part of the requests the whole run's schedule
-// offers from t to t+1 s (open loop), requests/s.
-func (c *Prepared) offered(t float64) float64 {
-	return (c.pacer.count(t+1) - c.pacer.count(t)) / float64(c.Shard.count())
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/gen/internal/run"
 )
 
 // Shard selects one generator's part of a run spread over several
@@ -68,7 +70,7 @@ func (s Shard) count() int { return max(s.Count, 1) }
 // split into Count parts that differ by at most one, the larger parts going
 // to the lowest indexes. For requests this is exactly the number of j <
 // total with j mod Count = Index.
-func (s Shard) Share(total int) int { return share(total, s.Index, s.count()) }
+func (s Shard) Share(total int) int { return run.Share(total, s.Index, s.count()) }
 
 // Start tolerance: how late a synchronised start may be before the run
 // refuses to go on unsynchronised.
@@ -96,13 +98,4 @@ func ParseStartAt(s string, now time.Time) (time.Time, error) {
 		return time.Time{}, fieldErr("StartAt", "bad start time %q: give RFC 3339 (2006-01-02T15:04:05.000Z) or +DURATION (+5s)", s)
 	}
 	return t, nil
-}
-
-// share returns part i of total split into n parts that differ by at most 1.
-func share(total, i, n int) int {
-	p := total / n
-	if i < total%n {
-		p++
-	}
-	return p
 }

@@ -2,49 +2,13 @@ package gen
 
 import (
 	"context"
-	"errors"
 	"net"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/loadlab/loadlab/gen/result"
 )
-
-// TestAwaitStart: the run's origin is the start time itself (its wall
-// clock, with a monotonic reading), reached from before it; a run ready
-// after the start plus the tolerance fails and says why.
-func TestAwaitStart(t *testing.T) {
-	at := time.Now().Add(80 * time.Millisecond)
-	r := &run{cfg: &Prepared{Config: Config{StartAt: at, Shard: Shard{1, 4}}}}
-	if err := r.awaitStart(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if !r.start.Round(0).Equal(at.Round(0)) || r.start.Round(0) == r.start {
-		t.Fatalf("origin %v (monotonic: %v), want the start time %v", r.start, r.start.Round(0) != r.start, at)
-	}
-	if late := time.Since(at); late < 0 || late > 20*time.Millisecond {
-		t.Fatalf("returned %v after the start time", late)
-	}
-
-	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(-100 * time.Millisecond), Shard: Shard{1, 4}}}}
-	err := r.awaitStart(context.Background())
-	if err == nil || !strings.Contains(err.Error(), "shard 1/4 was ready 100") || !strings.Contains(err.Error(), "(tolerance 25ms)") || !r.start.IsZero() {
-		t.Fatalf("late start: %v (origin %v)", err, r.start)
-	}
-	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(-100 * time.Millisecond), StartTolerance: time.Second}}}
-	if err := r.awaitStart(context.Background()); err != nil {
-		t.Fatalf("late within the tolerance: %v", err)
-	}
-
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	r = &run{cfg: &Prepared{Config: Config{StartAt: time.Now().Add(time.Hour)}}}
-	if err := r.awaitStart(ctx); !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "interrupted before the start time") {
-		t.Fatalf("cancelled wait: %v", err)
-	}
-}
 
 // TestShardRun: a shard of an open-loop run opens its share of the
 // connections, sends its share of the schedule from the start time, and

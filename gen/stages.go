@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/result"
 )
 
@@ -12,8 +13,8 @@ import (
 // stage from where the previous one ended (the first from 0) to the
 // stage's Rate. A stage of length 0 jumps: "0s:1000,30s:1000" is a
 // constant 1000/s for 30 s, which is what Config.Rate alone means. Both
-// become one pacer (pacer.go), whose integral gives the intended times
-// and the per-second offered rate.
+// become one run.Pacer, whose integral gives the intended times and the
+// per-second offered rate.
 
 // Stage is one leg of a staged rate.
 type Stage struct {
@@ -103,7 +104,7 @@ func validateStages(st []Stage) error {
 	if total <= 0 {
 		return fieldErr("Stages", "the stages last 0s: give at least one stage a duration")
 	}
-	if newPacer(st).total() < 1 {
+	if newPacer(st).Total() < 1 {
 		return fieldErr("Stages", "the stages offer less than one request: raise a rate or a duration")
 	}
 	return nil
@@ -119,4 +120,13 @@ func stagesInfo(st []Stage) []result.StageInfo {
 		out[i] = result.StageInfo{DurationS: s.Duration.Seconds(), Rate: s.Rate}
 	}
 	return out
+}
+
+// newPacer is the rate model of stages (run.Pacer).
+func newPacer(st []Stage) *run.Pacer {
+	p := new(run.Pacer)
+	for _, s := range st {
+		p.Ramp(s.Duration, s.Rate)
+	}
+	return p
 }

@@ -83,7 +83,7 @@ func TestStagesLive(t *testing.T) {
 	intended := make([]int64, 2500)
 	hint := 0
 	for j := range intended {
-		intended[j] = rp.at(int64(j), &hint)
+		intended[j] = rp.At(int64(j), &hint)
 	}
 	mu.Lock()
 	got := slices.Clone(arrivals)

@@ -1,27 +1,19 @@
 package gen
 
 import (
-	"context"
-	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
+
+	"github.com/loadlab/loadlab/gen/internal/run"
 )
 
-// Target is a parsed request URL.
-type Target struct {
-	URL    string // as given
-	Scheme string // "http" or "https"
-	Host   string // host name or IP, without brackets or port
-	Port   int
-	Path   string // path and query, "/" at least
-	// HostHeader is the Host header value: host, plus the port when it is
-	// not the scheme's default.
-	HostHeader string
-}
+// Target is a parsed request URL (ParseTarget): URL as given, Scheme
+// "http" or "https", Host (a name or an IP, without brackets or port),
+// Port, Path (path and query, "/" at least) and HostHeader, the Host
+// header value (the host, plus the port when it is not the scheme's
+// default).
+type Target = run.Target
 
 // ParseTarget parses and checks an http:// or https:// URL.
 func ParseTarget(raw string) (Target, error) {
@@ -76,26 +68,4 @@ func unwrapURLError(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-// Resolve returns the address to connect to: the IP in the URL, or the first
-// address the resolver gives (IPv4 preferred).
-func (t Target) Resolve(ctx context.Context) (netip.AddrPort, error) {
-	if ip, err := netip.ParseAddr(t.Host); err == nil {
-		return netip.AddrPortFrom(ip.Unmap(), uint16(t.Port)), nil
-	}
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	ips, err := net.DefaultResolver.LookupNetIP(ctx, "ip", t.Host)
-	if err != nil || len(ips) == 0 {
-		return netip.AddrPort{}, fmt.Errorf("cannot resolve %s: %v", t.Host, err)
-	}
-	best := ips[0]
-	for _, ip := range ips {
-		if ip.Unmap().Is4() {
-			best = ip
-			break
-		}
-	}
-	return netip.AddrPortFrom(best.Unmap(), uint16(t.Port)), nil
 }

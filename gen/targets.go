@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/internal/units"
 )
 
@@ -143,35 +144,18 @@ func ParseTargetWeights(s string) ([]int, error) {
 	return ws, nil
 }
 
-// reqSpec is one request of a run, parsed once (the Config's own, or a
-// target's): what the engines serialize.
-type reqSpec struct {
-	method  string
-	url     string
-	target  Target
-	headers []Header
-	body    []byte
-}
-
 // parseHeaders splits "Name: value" lines.
-func parseHeaders(lines []string) ([]Header, error) {
-	hs := make([]Header, 0, len(lines))
+func parseHeaders(lines []string) ([]run.Header, error) {
+	hs := make([]run.Header, 0, len(lines))
 	for _, h := range lines {
 		name, val, ok := strings.Cut(h, ":")
 		name = strings.TrimSpace(name)
 		if !ok || name == "" || strings.ContainsAny(h, "\r\n") || strings.ContainsAny(name, " \t") {
 			return nil, fieldErr("Headers", "bad header %q: use \"Name: value\"", h)
 		}
-		hs = append(hs, Header{Name: name, Value: strings.TrimSpace(val)})
+		hs = append(hs, run.Header{Name: name, Value: strings.TrimSpace(val)})
 	}
 	return hs, nil
-}
-
-func hostPort(t Target) string {
-	if strings.Contains(t.Host, ":") {
-		return "[" + t.Host + "]:" + strconv.Itoa(t.Port)
-	}
-	return t.Host + ":" + strconv.Itoa(t.Port)
 }
 
 // weightTable spreads target i over weights[i] of Σ weights slots by
@@ -203,17 +187,4 @@ func weightTable(weights []int) ([]int32, error) {
 		tab[s] = int32(best)
 	}
 	return tab, nil
-}
-
-// Header is one request header line, split once.
-type Header struct{ Name, Value string }
-
-// has reports whether the headers set name (case-insensitive).
-func hasHeader(hs []Header, name string) bool {
-	for _, h := range hs {
-		if strings.EqualFold(h.Name, name) {
-			return true
-		}
-	}
-	return false
 }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/loadlab/loadlab/gen/internal/run"
 )
 
 // readNoFile has one file, "body".
@@ -132,17 +134,18 @@ func TestValidateTargets(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.reqs) != 2 || c.reqs[0].target.Path != "/a" || c.reqs[1].method != "POST" {
-		t.Fatalf("reqs %+v", c.reqs)
+	reqs := c.spec.Reqs
+	if len(reqs) != 2 || reqs[0].Target.Path != "/a" || reqs[1].Method != "POST" {
+		t.Fatalf("reqs %+v", reqs)
 	}
-	if h := c.reqs[0].headers; len(h) != 2 || h[0] != (Header{"X-All", "1"}) || h[1] != (Header{"Host", "a.example"}) {
+	if h := reqs[0].Headers; len(h) != 2 || h[0] != (run.Header{Name: "X-All", Value: "1"}) || h[1] != (run.Header{Name: "Host", Value: "a.example"}) {
 		t.Errorf("target 1 headers %+v, want X-All and its own Host", h)
 	}
-	if h := c.reqs[1].headers; len(h) != 2 || h[1] != (Header{"Host", "default.example"}) {
+	if h := reqs[1].Headers; len(h) != 2 || h[1] != (run.Header{Name: "Host", Value: "default.example"}) {
 		t.Errorf("target 2 headers %+v, want the run's", h)
 	}
-	if string(c.reqs[0].body) != "dflt" || string(c.reqs[1].body) != "own" {
-		t.Errorf("bodies %q %q", c.reqs[0].body, c.reqs[1].body)
+	if string(reqs[0].Body) != "dflt" || string(reqs[1].Body) != "own" {
+		t.Errorf("bodies %q %q", reqs[0].Body, reqs[1].Body)
 	}
 	for _, tc := range []struct {
 		mut  func(*Config)
@@ -170,7 +173,7 @@ func TestValidateTargets(t *testing.T) {
 	}
 	n := [2]int{}
 	for j := int64(0); j < 400; j++ {
-		n[c.targetOf(j)]++
+		n[c.spec.TargetOf(j)]++
 	}
 	if n != [2]int{300, 100} {
 		t.Errorf("weights 3,1 over 400 requests: %v", n)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/result"
 )
 
@@ -65,12 +66,12 @@ func TestLeanEngineChoice(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			c, err := newTLSClient(p, Target{Host: "127.0.0.1"})
+			c, err := run.NewTLSClient(p.spec)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if (c.Lean != nil) != tc.lean {
-				t.Fatalf("lean TLS implementation %v, want %v (why: %s)", c.Lean != nil, tc.lean, c.why)
+				t.Fatalf("lean TLS implementation %v, want %v (why: %s)", c.Lean != nil, tc.lean, p.spec.TLS.LeanWhy)
 			}
 		})
 	}

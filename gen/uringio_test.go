@@ -9,16 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/loadlab/loadlab/internal/testutil"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/internal/run"
+	"github.com/loadlab/loadlab/gen/internal/tcploop"
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // needUring skips a test where io_uring cannot run the loops.
 func needUring(t *testing.T) {
 	t.Helper()
-	f := uringFeatures()
-	if m := f.Missing(); len(m) > 0 {
-		t.Skipf("io_uring: %v", m)
+	if _, _, err := tcploop.ChooseIO(&run.Spec{IO: run.IOUring}); err != nil {
+		t.Skipf("io_uring: %v", err)
 	}
 }
 
@@ -50,8 +52,8 @@ func TestIOChoice(t *testing.T) {
 	}
 	// Where io_uring is unusable: auto falls back and says why, an
 	// explicit uring is a usage error.
-	noUring = true
-	defer func() { noUring = false }()
+	tcploop.NoUring = true
+	defer func() { tcploop.NoUring = false }()
 	cfg := base
 	cfg.IO, cfg.Rate = IOAuto, 200
 	res := runOnTime(t, cfg)
@@ -92,33 +94,6 @@ func openFds(t *testing.T) int {
 		t.Skip(err)
 	}
 	return len(d)
-}
-
-// TestIOAutoPerRow: auto keeps each benchmark row's faster path: io_uring
-// for HTTP/1.1, epoll for HTTP/2.
-func TestIOAutoPerRow(t *testing.T) {
-	needUring(t)
-	for _, tc := range []struct {
-		cfg  Config
-		want string
-	}{
-		{Config{Rate: 100}, IOEpoll}, // tolerance 0: epoll cost less (bench-gen.sh)
-		{Config{Rate: 100, PacingTolerance: time.Millisecond}, IOUring},
-		{Config{Stages: []Stage{{Duration: time.Second, Rate: 100}}}, IOEpoll},
-		{Config{Rate: 100, IO: IOUring}, IOUring},
-		{Config{}, IOUring},
-		{Config{HTTP2: true, Rate: 100}, IOEpoll},
-		{Config{HTTP2: true, Rate: 100, IO: IOUring}, IOUring},
-	} {
-		cfg := tc.cfg
-		if cfg.IO == "" {
-			cfg.IO = IOAuto
-		}
-		io, note, err := chooseIO(&run{cfg: &Prepared{Config: cfg}})
-		if err != nil || io != tc.want || note == "" {
-			t.Errorf("%+v: %q (%q, %v), want %s", tc.cfg, io, note, err, tc.want)
-		}
-	}
 }
 
 // TestUringFailureEndsRun: when the ring fails mid-run (io_uring_enter

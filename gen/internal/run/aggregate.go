@@ -1,0 +1,206 @@
+package run
+
+import (
+	"sync"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/loadlab/loadlab/gen/result"
+	"github.com/loadlab/loadlab/internal/units"
+)
+
+// aggregator merges the loops' per-second reports into the per-second
+// series and tells the run's observers each second. It runs on its own
+// goroutine, off the loops' hot paths.
+type aggregator struct {
+	r       *Run
+	nloops  int
+	open    map[int]*secondAcc
+	seconds []result.PerSecond
+	twPeak  int
+	next    int // next second to emit
+	spare   []*hdr.Histogram
+	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
+	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
+	live    *liveState // the observers' sums (nil: no observers)
+
+	// TIME_WAIT is sampled on its own clock, at each second boundary, so a
+	// loop that is late with its report (e.g. blocked in a slow connect)
+	// does not shift the samples.
+	twMu   sync.Mutex
+	twAt   map[int]int
+	twStop chan struct{}
+	twDone chan struct{}
+}
+
+type secondAcc struct {
+	n      int
+	counts secondCounts
+	hist   *hdr.Histogram
+	dur    int64 // the longest any loop covered of this second
+}
+
+func newAggregator(r *Run, nloops int) *aggregator {
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, spill: newHistSpill(),
+		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
+	if len(r.obs) > 0 {
+		a.live = newLiveState(r, nloops)
+	}
+	return a
+}
+
+// sampleTimeWait records the generator's TIME_WAIT count at the end of
+// every second until stopped.
+func (a *aggregator) sampleTimeWait() {
+	defer close(a.twDone)
+	for t := 0; ; t++ {
+		next := a.r.Start.Add(time.Duration(t+1) * time.Second)
+		select {
+		case <-time.After(time.Until(next)):
+		case <-a.twStop:
+			return
+		}
+		tw := a.timeWait()
+		a.twMu.Lock()
+		a.twAt[t] = tw
+		if tw > a.twPeak {
+			a.twPeak = tw
+		}
+		a.twMu.Unlock()
+	}
+}
+
+// timeWait counts the generator's TIME_WAIT sockets to the target. The
+// sock_diag dump walks the kernel's whole connection table (milliseconds
+// each time), so it is skipped while no loop has closed a socket: then none
+// of ours can be in TIME_WAIT.
+func (a *aggregator) timeWait() int {
+	if a.r.eng.Closes() == 0 {
+		return 0
+	}
+	return countTimeWait(a.r.diagFd, a.r.Dst)
+}
+
+// collect merges the loops' per-second reports until the loops are done.
+func (a *aggregator) collect() {
+	go a.sampleTimeWait()
+	defer func() { close(a.twStop); <-a.twDone }()
+	for rep := range a.r.seconds {
+		acc := a.open[rep.t]
+		if acc == nil {
+			acc = &secondAcc{hist: a.spareHist()}
+			a.open[rep.t] = acc
+		}
+		acc.n++
+		acc.counts.ok += rep.counts.ok
+		acc.counts.non2xx += rep.counts.non2xx
+		acc.counts.errors += rep.counts.errors
+		acc.counts.bytes += rep.counts.bytes
+		acc.dur = max(acc.dur, rep.dur)
+		acc.hist.Merge(rep.hist)
+		if rep.live != nil {
+			a.live.add(rep.loop, rep.live)
+		}
+		rep.hist.Reset()
+		select {
+		case a.r.histPool <- rep.hist:
+		default:
+		}
+		for {
+			acc := a.open[a.next]
+			if acc == nil || acc.n < a.nloops {
+				break
+			}
+			a.emit(a.next, acc)
+		}
+	}
+	// Loops have ended: emit what is left (partial last seconds), in order.
+	for len(a.open) > 0 {
+		if acc := a.open[a.next]; acc != nil {
+			a.emit(a.next, acc)
+		} else {
+			a.next++
+		}
+	}
+}
+
+// spareHist returns a histogram from the aggregator's own free list.
+func (a *aggregator) spareHist() *hdr.Histogram {
+	if n := len(a.spare); n > 0 {
+		h := a.spare[n-1]
+		a.spare = a.spare[:n-1]
+		return h
+	}
+	return a.r.newHist()
+}
+
+func (a *aggregator) emit(t int, acc *secondAcc) {
+	delete(a.open, t)
+	defer func() {
+		acc.hist.Reset()
+		a.spare = append(a.spare, acc.hist)
+	}()
+	a.next = t + 1
+	a.twMu.Lock()
+	tw, ok := a.twAt[t]
+	delete(a.twAt, t)
+	a.twMu.Unlock()
+	if !ok {
+		tw = a.timeWait() // the last, partial second
+		a.twMu.Lock()
+		a.twPeak = max(a.twPeak, tw)
+		a.twMu.Unlock()
+	}
+	ps := result.PerSecond{
+		T:        t,
+		DurS:     units.Round3(float64(acc.dur) / 1e9),
+		OK:       acc.counts.ok,
+		Non2xx:   acc.counts.non2xx,
+		Errors:   acc.counts.errors,
+		P99us:    acc.hist.ValueAtQuantile(99),
+		Maxus:    acc.hist.Max(),
+		Bytes:    acc.counts.bytes,
+		TimeWait: tw,
+	}
+	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
+	if a.r.Spec.Pacer != nil {
+		v := units.Round3(a.r.Spec.offered(float64(t)))
+		ps.Offered = &v
+	}
+	if a.live != nil {
+		var achieved float64
+		if acc.dur > 0 {
+			achieved = float64(acc.counts.ok) / (float64(acc.dur) / 1e9)
+		}
+		lv := a.live.live(a.r, t, time.Since(a.r.Start).Seconds(), achieved)
+		row := ps
+		lv.Second = &row
+		for _, o := range a.r.obs {
+			o.Second(lv)
+		}
+	}
+	ref, ok := a.spill.put(ps.Hist)
+	if ok {
+		ps.Hist = ""
+	}
+	a.seconds = append(a.seconds, ps)
+	a.spilled = append(a.spilled, ref)
+}
+
+// secondMergeable returns the wall-clock key and the encoded histogram of
+// second t of the run.
+func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) result.SecondMergeable {
+	s := result.SecondMergeable{AtMs: a.r.Start.Add(time.Duration(t) * time.Second).UnixMilli()}
+	s.Hist, _ = result.EncodeHist(h) // cannot fail on a histogram the aggregator built
+	return s
+}
+
+// perSecond is the per-second series with every histogram back in memory
+// (from the spill file), for the result; call it once, after run.
+func (a *aggregator) perSecond() []result.PerSecond {
+	if err := a.spill.restore(a.seconds, a.spilled); err != nil {
+		a.r.notes = append(a.r.notes, "per-second histograms lost: reading them back from the temporary file failed: "+err.Error())
+	}
+	a.spill, a.spilled = nil, nil
+	return a.seconds
+}

@@ -1,0 +1,94 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/loadlab/loadlab/gen/result"
+)
+
+// Spilled histograms come back byte for byte, in order; the spill file is
+// never visible in the temporary directory; a nil spill keeps them in
+// memory.
+func TestHistSpillRoundTrip(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	s := newHistSpill()
+	if s == nil {
+		t.Fatal("no spill file in a writable TMPDIR")
+	}
+	if ents, _ := os.ReadDir(os.Getenv("TMPDIR")); len(ents) != 0 {
+		t.Fatalf("the spill file is visible: %v", ents)
+	}
+	secs := make([]result.PerSecond, 50)
+	refs := make([]spillRef, len(secs))
+	for i := range secs {
+		h := newHist()
+		for v := int64(1); v <= int64(i+1)*100; v++ {
+			h.RecordValue(v)
+		}
+		enc, err := result.EncodeHist(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs[i].Hist = enc
+		if ref, ok := s.put(enc); ok {
+			secs[i].Hist, refs[i] = "", ref
+		} else {
+			t.Fatalf("put %d refused", i)
+		}
+	}
+	if err := s.restore(secs, refs); err != nil {
+		t.Fatal(err)
+	}
+	for i, ps := range secs {
+		h, err := result.DecodeHist(ps.Hist)
+		if err != nil || h == nil || h.TotalCount() != int64(i+1)*100 {
+			t.Fatalf("second %d: %v, count %v", i, err, h)
+		}
+	}
+	var none *histSpill
+	if _, ok := none.put("x"); ok || none.restore(secs, refs) != nil {
+		t.Fatal("a nil spill must keep histograms in memory")
+	}
+	if _, ok := s.put(""); ok {
+		t.Fatal("an empty histogram was spilled")
+	}
+}
+
+// Without a usable temporary directory the run still works, histograms in
+// memory.
+func TestHistSpillNoTempDir(t *testing.T) {
+	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
+	if s := newHistSpill(); s != nil {
+		t.Fatal("a spill file in a directory that does not exist")
+	}
+}
+
+// During a run the aggregator holds no histogram text: they are in the
+// spill file until the result.
+func TestAggregatorSpillsWhileRunning(t *testing.T) {
+	a := &aggregator{spill: newHistSpill(), r: &Run{}}
+	if a.spill == nil {
+		t.Skip("no temporary file here")
+	}
+	h := newHist()
+	h.RecordValue(42)
+	ps := result.PerSecond{}
+	ps.Hist, _ = result.EncodeHist(h)
+	want := ps.Hist
+	ref, ok := a.spill.put(ps.Hist)
+	if ok {
+		ps.Hist = ""
+	}
+	a.seconds = append(a.seconds, ps)
+	a.spilled = append(a.spilled, ref)
+	if a.seconds[0].Hist != "" {
+		t.Fatal("the histogram stayed in memory")
+	}
+	out := a.perSecond()
+	if out[0].Hist != want || strings.TrimSpace(out[0].Hist) == "" {
+		t.Fatalf("restored %q, want %q", out[0].Hist, want)
+	}
+}
