@@ -15,7 +15,7 @@ import (
 var engines = []struct {
 	name string
 	runs func(s *run.Spec) bool
-	new  func(r *run.Run) (run.Engine, error)
+	new  run.NewEngine
 }{
 	// HTTP/3 on the lean QUIC client (gen/quic), where lean TLS applies.
 	{"h3lean", func(s *run.Spec) bool { return s.HTTP3 && s.TLS.Lean }, h3lean.New},
@@ -28,7 +28,7 @@ var engines = []struct {
 }
 
 // engineOf returns the constructor of the engine that runs s.
-func engineOf(s *run.Spec) func(*run.Run) (run.Engine, error) {
+func engineOf(s *run.Spec) run.NewEngine {
 	for _, e := range engines {
 		if e.runs(s) {
 			return e.new

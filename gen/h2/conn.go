@@ -116,8 +116,8 @@ func (e *ConnError) Error() string {
 
 func connErr(code http2.ErrCode, reason string) error { return &ConnError{Code: code, Reason: reason} }
 
-// stream is one slot of the stream table.
-type stream struct {
+// streamState is one slot of the stream table.
+type streamState struct {
 	final   bool   // final (non-1xx) response headers received
 	blocked bool   // request body bytes wait for send window
 	unacked uint32 // bytes received since the stream's last WINDOW_UPDATE
@@ -169,7 +169,7 @@ type Conn struct {
 
 	// Streams.
 	ids     []uint32 // stream id per slot, 0 when free (scanned by lookup)
-	streams []stream
+	streams []streamState
 	free    []int32
 	blocked int // busy streams with request body bytes waiting for window
 	nextID  uint32
@@ -192,7 +192,7 @@ func NewConn(cfg Config, tmpl *Template, h Handler) (*Conn, error) {
 	c := &Conn{
 		cfg: cfg, tmpl: tmpl, h: h,
 		ids:     make([]uint32, cfg.MaxStreams),
-		streams: make([]stream, cfg.MaxStreams),
+		streams: make([]streamState, cfg.MaxStreams),
 		free:    make([]int32, 0, cfg.MaxStreams),
 		out:     make([]byte, 0, 4096),
 		block:   make([]byte, 0, 1024),
@@ -326,7 +326,7 @@ func (c *Conn) StartWith(tmpl *Template) int {
 	c.nextID += 2
 	c.ids[slot] = id
 	s := &c.streams[slot]
-	*s = stream{recvWin: int64(c.cfg.StreamWindow), sendWin: c.peerWindow, tmpl: tmpl}
+	*s = streamState{recvWin: int64(c.cfg.StreamWindow), sendWin: c.peerWindow, tmpl: tmpl}
 
 	block, body := tmpl.block, tmpl.body
 	flags := http2.Flags(0)
@@ -420,7 +420,7 @@ func (c *Conn) release(slot int) {
 		c.blocked--
 	}
 	c.ids[slot] = 0
-	c.streams[slot] = stream{}
+	c.streams[slot] = streamState{}
 	c.free = append(c.free, int32(slot))
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/internal/units"
 )
 
@@ -626,15 +627,5 @@ func (h *H2Info) add(sum *H2Info) *H2Info {
 	}
 	sum.ResetCodes = addCounts(sum.ResetCodes, h.ResetCodes)
 	sum.GoAwayCodes = addCounts(sum.GoAwayCodes, h.GoAwayCodes)
-	return sum
-}
-
-func addCounts(sum, m map[string]uint64) map[string]uint64 {
-	for k, v := range m {
-		if sum == nil {
-			sum = map[string]uint64{}
-		}
-		sum[k] += v
-	}
 	return sum
 }

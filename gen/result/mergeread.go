@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/internal/units"
 )
 

@@ -67,3 +67,13 @@ func (t Tally) Set(r *Result) {
 		r.TLS.Resumed, r.TLS.ZeroRTT = t.Resumed, t.ZeroRTT
 	}
 }
+
+func addCounts(sum, m map[string]uint64) map[string]uint64 {
+	for k, v := range m {
+		if sum == nil {
+			sum = map[string]uint64{}
+		}
+		sum[k] += v
+	}
+	return sum
+}

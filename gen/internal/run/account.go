@@ -27,15 +27,6 @@ import (
 // both CPUs). busy + starved near 1 means the loop had no time to spare:
 // whatever it measured, it may have shaped.
 
-// CPUShare is a loop's (or a CPU's) account as fractions of wall time.
-type CPUShare struct {
-	busy    float64
-	wait    float64 // runnable, not running
-	softirq float64 // the CPU's, context only (see above)
-	steal   float64 // the CPU's, context only
-	cpuS    float64 // CPU seconds used
-}
-
 // Split returns busy, starved and idle: disjoint and adding up to 1. Reads
 // taken a moment apart can make busy + wait exceed the wall time by a
 // little (or, for a CPU's threads, several waiting at once, by a lot):

@@ -18,7 +18,7 @@ type Hand struct {
 // NewHand builds spec's run, its engine (newEngine) and its first loop
 // with spec.Connections connections (a pending queue of 1,000), nothing
 // started. Close undoes it.
-func NewHand(spec *Spec, newEngine func(*Run) (Engine, error), obs []Observer) (*Hand, error) {
+func NewHand(spec *Spec, newEngine NewEngine, obs []Observer) (*Hand, error) {
 	r, err := newRun(context.Background(), spec)
 	if err != nil {
 		return nil, err

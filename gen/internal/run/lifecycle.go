@@ -2,41 +2,6 @@ package run
 
 import "time"
 
-// LateThreshold: a request sent more than this after its intended time is
-// a late send (any cause: the generator's lag or a busy connection).
-const LateThreshold = int64(time.Millisecond)
-
-// Lifecycle is one loop's share of the run, the same for every engine: its
-// schedule (intended times, pending queue, quota), its recorder, and the
-// phases of the run (warmup, measured window, stop, drain, end) with the
-// per-second reports. main drives it and calls the loop's driver for what
-// is the protocol's; the driver reads it (the engine's seam to the core).
-//
-// The fields from Stopping on are written by the loop's own goroutine;
-// Stopping, Ended and the schedule's pending queue and counters are also
-// read and written by an engine's other goroutines, under the driver's lock.
-type Lifecycle struct {
-	ID  int
-	CPU int
-	R   *Run
-	D   Driver
-	Rec *Recorder
-	Schedule
-
-	Stopping   bool  // no new requests (pending ones still go out)
-	Ended      bool  // the drain is over: what was still owed is given up; later results are not counted
-	stopWall   int64 // when the stop began (an interrupt stops early)
-	drainEnd   int64
-	nextSecond int64
-	secIdx     int
-	warmupSeen bool
-
-	// Broken is the failure of the loop's own I/O (its io_uring), set by
-	// the driver on the loop's goroutine: the loop ends at once and the run
-	// ends with it (breakDown).
-	Broken error
-}
-
 // Now returns nanoseconds since the run start (monotonic clock).
 func (lc *Lifecycle) Now() int64 { return int64(time.Since(lc.R.Start)) }
 
@@ -262,18 +227,6 @@ func (lc *Lifecycle) end() {
 	lc.D.Unlock()
 	lc.D.Finish()
 	lc.flushSecond(lc.Now() - (lc.nextSecond - int64(time.Second)))
-}
-
-// PopLast removes and returns the last element of *s (a free list).
-func PopLast[T any](s *[]T) (T, bool) {
-	n := len(*s)
-	if n == 0 {
-		var zero T
-		return zero, false
-	}
-	v := (*s)[n-1]
-	*s = (*s)[:n-1]
-	return v, true
 }
 
 // The driver's seam to the schedule: what a loop asks of the lifecycle

@@ -2,28 +2,9 @@ package run
 
 import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/gen/result"
 )
-
-// liveHists are one loop's latencies of the measured window since its
-// last report (the run has observers), swapped out once a second.
-type liveHists struct {
-	corrected, uncorrected *hdr.Histogram
-}
-
-// loopLive is a loop's share of a result.Live, made on the loop's own thread
-// (under the driver's lock) at the end of each second.
-type loopLive struct {
-	hists    liveHists
-	tally    result.Tally
-	written  uint64
-	dials    uint64
-	open     int
-	inflight int
-	pending  int
-	lagMax   int64
-	cpu      *result.LiveCPU // nil: no account per loop (HTTP/3)
-}
 
 // liveShare takes the loop's share of the observers' Live and starts the
 // next second's histograms. Under the driver's lock.
@@ -105,7 +86,7 @@ func (r *Run) spareLive() liveHists {
 
 // finalLive is the run's last Live: the result's own tallies, histograms
 // and CPU account, so that a live exporter ends on the result's numbers.
-func finalLive(r *Run, res *result.Result, total *Recorder, recs []*Recorder, agg *aggregator) *result.Live {
+func finalLive(r *Run, res *result.Result, total *Recorder, recs []*Recorder, sums *liveState) *result.Live {
 	lv := &result.Live{Final: true, Start: r.Start, Tally: result.TallyOf(res), Corrected: total.corrected, Uncorrected: total.uncorrected,
 		Achieved: res.AchievedRate}
 	if n := len(res.PerSecond); n > 0 {
@@ -130,8 +111,8 @@ func finalLive(r *Run, res *result.Result, total *Recorder, recs []*Recorder, ag
 		}
 		lv.CPUs = append(lv.CPUs, c)
 	}
-	if agg.live != nil {
-		for _, rep := range agg.live.last {
+	if sums != nil {
+		for _, rep := range sums.last {
 			if rep != nil {
 				lv.LagMaxUs = max(lv.LagMaxUs, rep.lagMax)
 			}

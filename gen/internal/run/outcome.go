@@ -6,6 +6,7 @@ import (
 	"os"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/internal/units"
 )
@@ -126,7 +127,7 @@ func (r *Run) result(agg *aggregator, st *Stats) *result.Result {
 	sum.Set(res)
 	r.mergeable(res, total, window)
 	if len(r.obs) > 0 {
-		r.final = finalLive(r, res, total, recs, agg)
+		r.final = finalLive(r, res, total, recs, agg.live)
 	}
 	return res
 }

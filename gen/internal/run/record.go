@@ -6,8 +6,19 @@ import (
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
 	"github.com/loadlab/loadlab/gen/result"
 )
+
+// LateThreshold: a request sent more than this after its intended time is
+// a late send (any cause: the generator's lag or a busy connection).
+const LateThreshold = int64(time.Millisecond)
+
+// liveHists are one loop's latencies of the measured window since its
+// last report (the run has observers), swapped out once a second.
+type liveHists struct {
+	corrected, uncorrected *hdr.Histogram
+}
 
 // Histogram range: 1 µs up to a run's ceiling, at 3 significant figures,
 // in microseconds.

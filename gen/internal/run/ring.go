@@ -20,3 +20,15 @@ func (r *Ring) Pop() (v int32) {
 	r.size--
 	return v
 }
+
+// PopLast removes and returns the last element of *s (a free list).
+func PopLast[T any](s *[]T) (T, bool) {
+	n := len(*s)
+	if n == 0 {
+		var zero T
+		return zero, false
+	}
+	v := (*s)[n-1]
+	*s = (*s)[:n-1]
+	return v, true
+}

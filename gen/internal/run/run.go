@@ -1,21 +1,105 @@
+// Package run is gen's run core, the same for every engine: a run's spec
+// (Spec, what gen's Prepare made), its lifecycle, schedule and pacer, the
+// pending queue, the recorder, the per-second aggregation and its spill,
+// the result's assembly, the self-check and the wake floor, the CPU
+// accounts, the error classes, the TLS client, and the seams an engine
+// plugs into (Engine, Driver). It imports no engine and not gen.
 package run
 
 import (
-	"context"
-	"fmt"
-	"math"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
-	"golang.org/x/sys/unix"
 
+	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/pin"
 )
+
+// A run is one shared lifecycle and one engine per protocol. The core
+// keeps the schedule and its intended times, the pending
+// queue, the stop, the drain, the warmup, the per-second flush, the
+// wakeup planning, the accounting and the result. An engine knows only its
+// protocol: it prepares the run (probe, request, sockets), builds one
+// driver per loop, and starts a request on a connection when the
+// lifecycle says one is due. The engines live in gen/internal/engine/*;
+// the HTTP/1.1, HTTP/2 and lean HTTP/3 ones run on the TCP loop
+// (gen/internal/tcploop). gen's table of engines picks the one that runs.
+
+// NewEngine builds an engine for a run (each engine package's New).
+type NewEngine func(r *Run) (Engine, error)
+
+// Engine is one protocol's part of a run.
+type Engine interface {
+	// Protocol names the result's protocol: "http/1.1", "h2", "h3".
+	Protocol() string
+	// Claim prepares the process for nloops loops on cpus (the TCP loops:
+	// a P per loop; quic-go's HTTP/3: the whole process on cpus) and
+	// returns the undo.
+	Claim(cpus pin.CPUSet, nloops int) (release func(), err error)
+	// NewDriver builds the driver of loop lc, with conns connections.
+	NewDriver(lc *Lifecycle, conns int) (Driver, error)
+	// Stats adds what only the engine knows to s: the CPU accounts (one
+	// per loop, or one per CPU) and its notes. Called after every loop ended.
+	Stats(s *Stats)
+	// Closes counts the sockets the run's loops have closed so far (the
+	// TIME_WAIT sampler dumps the socket table only once there are some).
+	Closes() int64
+}
+
+// Driver is one loop of an engine: its connections and how it sleeps.
+// Lifecycle.main calls it on the loop's own goroutine (locked to a thread
+// pinned to the loop's CPU, by Setup); Wake may be called from anywhere.
+// It is the one dynamic call on the per-request path.
+//
+// The methods marked "under lock" are called between Lock and Unlock. They
+// touch state the engine's other goroutines share with the loop (quic-go's
+// HTTP/3 workers settle requests into the lifecycle); the TCP loops have
+// no other goroutines and their lock is a no-op.
+type Driver interface {
+	Setup() error    // pin the thread, enter the namespace, make the wait primitive
+	Begin(now int64) // the run starts: in closed loop every connection starts a request
+	Lock()
+	Unlock()
+	Idle() (conn int, ok bool)                           // under lock: a free connection for a due request
+	Send(conn int, intended int64, tgt int32, now int64) // under lock: start a request for target tgt intended at intended on it
+	Inflight() int                                       // under lock: requests in flight
+	Tick(now int64)                                      // once per wakeup: time out requests, restart backed-off connections
+	GiveUp(now int64, class ErrorClass, err error) int   // under lock: the drain is over (or the loop broke down); fail what is in flight as class, err, return how many
+	Wait(now, until int64)                               // sleep until until (ns since the start) at the latest, handling what arrives
+	Wake()                                               // interrupt Wait
+	AccountBegin()                                       // the measured window begins (CPU accounts)
+	AccountEnd()                                         // and ends
+	Finish()                                             // after the loop: stop the engine's goroutines
+	Teardown()                                           // close sockets and descriptors
+}
+
+// LiveSharer is a Driver that can account its thread's CPU over the last
+// second (the TCP loops: one thread pinned to one CPU).
+type LiveSharer interface {
+	LiveShare() (result.LiveCPU, bool)
+}
+
+// OpenCounter is a Driver that can count its open connections.
+type OpenCounter interface {
+	OpenConns() int
+}
+
+// Stats is what an engine adds to its run's result once every loop has
+// ended (Engine.Stats): the account of its CPUs, which the engines measure
+// differently, and what it saw of its protocol.
+type Stats struct {
+	Gen         result.Generator // the engine's parts: IO, IONote, Notes (and CPUs, for quic-go's HTTP/3)
+	Shares      []CPUShare       // per loop (the TCP loops) or per CPU (quic-go's HTTP/3)
+	QUICVersion string
+	PerCPU      bool           // Shares are per CPU, not per loop (quic-go's HTTP/3 engine)
+	QUICLoops   bool           // the loops are lean QUIC loops (their starvation alone limits the run)
+	Streams     int            // HTTP/2: streams per connection
+	H2          *result.H2Info // HTTP/2: what the loops saw of the protocol
+}
 
 // Run is the state shared by the loops of one run, whatever the engine.
 // Loops only read it, except for the atomics and channels.
@@ -71,319 +155,70 @@ type loopSecond struct {
 	live   *loopLive // the loop's share of the observers' Live (nil: no observers)
 }
 
-// Execute runs spec with the engine newEngine builds for it, observed by
-// obs, and returns its result, as gen.Run says.
-func Execute(ctx context.Context, spec *Spec, newEngine func(*Run) (Engine, error), obs []Observer) (*result.Result, error) {
-	r, err := newRun(ctx, spec)
-	if err != nil {
-		return nil, err
-	}
-	defer r.close()
-	r.obs = obs
-	if r.eng, err = newEngine(r); err != nil {
-		return nil, err
-	}
-	return r.execute(ctx)
+// Lifecycle is one loop's share of the run, the same for every engine: its
+// schedule (intended times, pending queue, quota), its recorder, and the
+// phases of the run (warmup, measured window, stop, drain, end) with the
+// per-second reports. main drives it and calls the loop's driver for what
+// is the protocol's; the driver reads it (the engine's seam to the core).
+//
+// The fields from Stopping on are written by the loop's own goroutine;
+// Stopping, Ended and the schedule's pending queue and counters are also
+// read and written by an engine's other goroutines, under the driver's lock.
+type Lifecycle struct {
+	ID  int
+	CPU int
+	R   *Run
+	D   Driver
+	Rec *Recorder
+	Schedule
+
+	Stopping   bool  // no new requests (pending ones still go out)
+	Ended      bool  // the drain is over: what was still owed is given up; later results are not counted
+	stopWall   int64 // when the stop began (an interrupt stops early)
+	drainEnd   int64
+	nextSecond int64
+	secIdx     int
+	warmupSeen bool
+
+	// Broken is the failure of the loop's own I/O (its io_uring), set by
+	// the driver on the loop's goroutine: the loop ends at once and the run
+	// ends with it (breakDown).
+	Broken error
 }
 
-// Note adds a remark to the result's generator notes (before the result
-// is assembled).
-func (r *Run) Note(s string) { r.notes = append(r.notes, s) }
-
-// Begun waits for the run to start (the loops are released) and seconds
-// whether it goes on: false when another loop's setup failed.
-func (r *Run) Begun() bool {
-	<-r.goCh
-	return !r.aborted.Load()
+// loopLive is a loop's share of a result.Live, made on the loop's own thread
+// (under the driver's lock) at the end of each second.
+type loopLive struct {
+	hists    liveHists
+	tally    result.Tally
+	written  uint64
+	dials    uint64
+	open     int
+	inflight int
+	pending  int
+	lagMax   int64
+	cpu      *result.LiveCPU // nil: no account per loop (HTTP/3)
 }
 
-// breakDownAtSetup records a loop's setup failure (the first one wins) and counts the
-// loop as ready: it leaves without sending.
-func (r *Run) breakDownAtSetup(err error) {
-	r.breakDownAtStart(err)
-	r.ready.Done()
+// CPUShare is a loop's (or a CPU's) account as fractions of wall time.
+type CPUShare struct {
+	busy    float64
+	wait    float64 // runnable, not running
+	softirq float64 // the CPU's, context only (see above)
+	steal   float64 // the CPU's, context only
+	cpuS    float64 // CPU seconds used
 }
 
-// breakDown records the failure of a loop's I/O in the middle of the run
-// (the first one wins, as in fail) and stops every loop: Run returns the
-// result with that error.
-func (r *Run) breakDown(err error) {
-	r.breakDownAtStart(err)
-	if !r.broken.Swap(true) {
-		for _, lc := range r.Loops {
-			lc.D.Wake()
-		}
-	}
-}
+// TLSClient builds the TLS state of new connections (tlsfd.Client, which
+// the TCP loops' connections share; HTTP/3 uses its crypto/tls
+// configuration) and remembers what the first handshake negotiated: it is
+// the Client's Capturer.
+type TLSClient struct {
+	tlsfd.Client
+	why   string // why the lean TLS 1.3 handshakes do not apply, if they do not
+	http3 bool   // HTTP/3: lean means the lean QUIC client, std quic-go
 
-// newHist returns a latency histogram with the run's ceiling.
-func (r *Run) newHist() *hdr.Histogram { return newHistMax(r.histMax) }
-
-// fillHistPool prepares the interval histograms the loops swap each second.
-func (r *Run) fillHistPool(nloops int) {
-	r.seconds = make(chan loopSecond, nloops*64)
-	r.histPool = make(chan *hdr.Histogram, nloops*4)
-	for i := 0; i < nloops*3; i++ {
-		r.histPool <- r.newHist()
-	}
-	if len(r.obs) > 0 {
-		r.liveFree = make(chan liveHists, nloops*2)
-	}
-}
-
-// newRun resolves the target and prepares what every engine shares: the
-// network namespace and the TLS client.
-func newRun(ctx context.Context, s *Spec) (*Run, error) {
-	dst, err := s.Target.Resolve(ctx)
-	if err != nil {
-		return nil, err
-	}
-	r := &Run{Spec: s, Dst: dst, netns: -1, diagFd: -1, goCh: make(chan struct{}),
-		histMax: histCeiling(s), warmup: int64(s.Warmup)}
-	if s.Target.Scheme == "https" {
-		if r.TLS, err = NewTLSClient(s); err != nil {
-			return nil, err
-		}
-	}
-	if err := r.openNetns(); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
-// openNetns opens the namespace the loops will enter (Config.NetNS).
-func (r *Run) openNetns() error {
-	if r.Spec.NetNS == "" {
-		return nil
-	}
-	fd, err := unix.Open(r.Spec.NetNS, unix.O_RDONLY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return fmt.Errorf("open network namespace %s: %w", r.Spec.NetNS, err)
-	}
-	r.netns = fd
-	return nil
-}
-
-func (r *Run) close() {
-	if r.netns >= 0 {
-		unix.Close(r.netns)
-		r.netns = -1
-	}
-	if r.diagFd >= 0 {
-		unix.Close(r.diagFd)
-		r.diagFd = -1
-	}
-}
-
-// EnterNetns moves the calling thread into the run's network namespace, if
-// there is one. The thread must be locked and never returned to the
-// scheduler's pool afterwards (the loops keep theirs for the run).
-func (r *Run) EnterNetns() error {
-	if r.netns < 0 {
-		return nil
-	}
-	if err := unix.Setns(r.netns, unix.CLONE_NEWNET); err != nil {
-		return fmt.Errorf("enter network namespace %s: %w", r.Spec.NetNS, err)
-	}
-	return nil
-}
-
-// InNetns runs fn on a fresh OS thread inside the run's network namespace
-// (or the current one). The thread is discarded afterwards.
-func (r *Run) InNetns(fn func() error) error {
-	ch := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
-		if err := r.EnterNetns(); err != nil {
-			ch <- err
-			return
-		}
-		ch <- fn()
-	}()
-	return <-ch
-}
-
-// StartDiag opens the sock_diag socket that counts TIME_WAIT, if it can
-// (call it in the run's namespace).
-func (r *Run) StartDiag() {
-	if fd, err := openDiag(); err == nil {
-		r.diagFd = fd
-	}
-}
-
-// execute builds and starts the loops, aggregates, and assembles the result.
-func (r *Run) execute(ctx context.Context) (*result.Result, error) {
-	cfg, eng := r.Spec, r.eng
-	cpus := cfg.CPUs
-	if len(cpus) == 0 {
-		all, err := pin.Allowed()
-		if err != nil {
-			return nil, fmt.Errorf("read CPU affinity: %w", err)
-		}
-		cpus = all
-	}
-	conns := cfg.ShardConns() // this shard's part of the run (all of it unsharded)
-	nloops := min(len(cpus), conns)
-	maxPending := cfg.MaxPending
-	if maxPending == 0 {
-		maxPending = int(math.Min(1e6, math.Max(1000, cfg.ShardRate()*cfg.Timeout.Seconds())))
-	}
-	release, err := eng.Claim(cpus, nloops)
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	r.fillHistPool(nloops)
-	for i := 0; i < nloops; i++ {
-		if _, err := r.newLoop(i, cpus[i], nloops, maxPending, Share(conns, i, nloops)); err != nil {
-			for _, built := range r.Loops {
-				built.D.Teardown()
-			}
-			return nil, err
-		}
-	}
-	r.ready.Add(nloops)
-	r.loopsDone.Add(nloops)
-	for _, lc := range r.Loops {
-		go lc.main()
-	}
-	r.ready.Wait()
-	if err := r.awaitStart(ctx); err != nil {
-		r.breakDownAtStart(err)
-	}
-	if r.failErr != nil {
-		r.aborted.Store(true)
-		close(r.goCh)
-		r.loopsDone.Wait()
-		return nil, r.failErr
-	}
-	agg := r.drive(ctx)
-	st := Stats{Gen: result.Generator{CPUs: cpus[:nloops], Loops: nloops, MaxPending: maxPending,
-		PacingToleranceUs: cfg.PacingTolerance.Microseconds()}}
-	eng.Stats(&st)
-	res := r.result(agg, &st)
-	r.wakeFloor(res)
-	if r.final != nil {
-		for _, o := range r.obs {
-			o.End(r.final)
-		}
-	}
-	if r.broken.Load() {
-		res.Generator.Notes = append(res.Generator.Notes, r.failErr.Error())
-		return res, r.failErr
-	}
-	return res, nil
-}
-
-// newLoop builds loop i of nloops, on cpu, with conns connections: its
-// lifecycle and its engine's driver.
-func (r *Run) newLoop(i, cpu, nloops, maxPending, conns int) (*Lifecycle, error) {
-	lc := &Lifecycle{ID: i, CPU: cpu, R: r, Rec: newRecorder(r.warmup, r.histMax),
-		Schedule: newSchedule(r.Spec, i, nloops, maxPending), nextSecond: int64(time.Second)}
-	lc.Rec.withTargets(len(r.Spec.Reqs), r.histMax)
-	if len(r.obs) > 0 {
-		lc.Rec.live = r.spareLive()
-	}
-	d, err := r.eng.NewDriver(lc, conns)
-	if err != nil {
-		return nil, err
-	}
-	lc.D = d
-	r.Loops = append(r.Loops, lc)
-	return lc, nil
-}
-
-// drive starts the loops (they wait on r.goCh), stops them early when ctx
-// ends (waking their sleep), aggregates their per-second reports and returns
-// once every loop has ended.
-func (r *Run) drive(ctx context.Context) *aggregator {
-	agg := newAggregator(r, len(r.Loops))
-	if r.Start.IsZero() { // else set by awaitStart to Spec.StartAt
-		r.Start = time.Now()
-	}
-	if r.Spec.WakeProbe {
-		var cpus []int
-		for _, lc := range r.Loops {
-			cpus = append(cpus, lc.CPU)
-		}
-		r.wake = startWakeProbe(cpus, WakeProbeSleep, 0, r.Start.Add(r.Spec.Warmup), r.Start.Add(r.Spec.Duration))
-	}
-	close(r.goCh)
-	stopWatch := make(chan struct{})
-	go func() {
-		select {
-		case <-ctx.Done():
-			r.stopped.Store(true)
-			for _, lc := range r.Loops {
-				lc.D.Wake()
-			}
-		case <-stopWatch:
-		}
-	}()
-	aggDone := make(chan struct{})
-	go func() { agg.collect(); close(aggDone) }()
-	r.loopsDone.Wait()
-	close(stopWatch)
-	close(r.seconds)
-	<-aggDone
-	if r.wake != nil {
-		r.wake.stop() // an interrupted run ends before the window does
-	}
-	return agg
-}
-
-// startSpin is how long before the start time awaitStart stops sleeping
-// and polls the clock: a timer alone wakes late by the scheduler's latency.
-const startSpin = 2 * time.Millisecond
-
-// awaitStart waits for Spec.StartAt, once the run is ready (target
-// probed, loops built and pinned), and makes it the run's time origin:
-// request j is due at StartAt + j/Rate in every shard, however late this
-// process got there within the tolerance. A run ready later than the
-// tolerance fails instead of running unsynchronised with its shards.
-// Without StartAt it does nothing (the origin is set when the loops go).
-func (r *Run) awaitStart(ctx context.Context) error {
-	cfg := r.Spec
-	// The wall clock alone: every shard's clock is its machine's wall
-	// clock, and the origin's wall time must be the start time exactly.
-	at := cfg.StartAt.Round(0)
-	if at.IsZero() {
-		return nil
-	}
-	if d := time.Until(at) - startSpin; d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("interrupted before the start time %s: %w", at.UTC().Format(time.RFC3339Nano), ctx.Err())
-		case <-t.C:
-		}
-	}
-	for time.Until(at) > 0 {
-		runtime.Gosched()
-	}
-	now := time.Now()
-	late := now.Sub(at) // wall clock: at has no monotonic reading
-	if tol := cfg.StartTolerance; late > tol {
-		who := "the run"
-		if cfg.Shards > 1 {
-			who = fmt.Sprintf("shard %d/%d", cfg.Shard, cfg.Shards)
-		}
-		return fmt.Errorf("%s was ready %v after its start time %s (tolerance %v), so it would not run in step with its other shards: give a start time further ahead",
-			who, late.Round(10*time.Microsecond), at.UTC().Format(time.RFC3339Nano), tol)
-	}
-	// The origin: now's monotonic clock, at's wall clock.
-	r.Start = now.Add(-late)
-	return nil
-}
-
-// breakDownAtStart ends a run whose loops are ready but must not start: they
-// see the failure when released and return without sending.
-// The first failure wins, as in fail.
-func (r *Run) breakDownAtStart(err error) {
-	r.failMu.Lock()
-	if r.failErr == nil {
-		r.failErr = err
-	}
-	r.failMu.Unlock()
+	once     sync.Once
+	captured atomic.Bool
+	inf      result.TLSInfo
 }

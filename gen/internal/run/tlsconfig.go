@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	utls "github.com/refraction-networking/utls"
 
@@ -20,20 +18,6 @@ import (
 	"github.com/loadlab/loadlab/gen/tls13"
 	"github.com/loadlab/loadlab/internal/fields"
 )
-
-// TLSClient builds the TLS state of new connections (tlsfd.Client, which
-// the TCP loops' connections share; HTTP/3 uses its crypto/tls
-// configuration) and remembers what the first handshake negotiated: it is
-// the Client's Observer.
-type TLSClient struct {
-	tlsfd.Client
-	why   string // why the lean TLS 1.3 handshakes do not apply, if they do not
-	http3 bool   // HTTP/3: lean means the lean QUIC client, std quic-go
-
-	once     sync.Once
-	captured atomic.Bool
-	inf      result.TLSInfo
-}
 
 // NewTLSClient builds the TLS state of s's connections.
 func NewTLSClient(s *Spec) (*TLSClient, error) {
@@ -58,7 +42,7 @@ func NewTLSClient(s *Spec) (*TLSClient, error) {
 		curves = append(curves, curveIDs[n])
 	}
 	c := &TLSClient{Client: tlsfd.Client{Resume: o.Resume, ALPN: o.ALPN}}
-	c.Observer = c
+	c.Capturer = c
 	c.why, c.http3 = o.LeanWhy, s.HTTP3
 	if o.Lean {
 		var err error
@@ -156,11 +140,11 @@ func (c *TLSClient) implementation() string {
 }
 
 // Captured seconds that the first handshake's parameters are recorded
-// (tlsfd.Observer).
+// (tlsfd.Capturer).
 func (c *TLSClient) Captured() bool { return c.captured.Load() }
 
 // Capture records what the first completed handshake negotiated
-// (tlsfd.Observer; HTTP/3 connections call it too).
+// (tlsfd.Capturer; HTTP/3 connections call it too).
 func (c *TLSClient) Capture(s tlsfd.Session) {
 	if c.captured.Load() {
 		return

@@ -11,7 +11,6 @@ import (
 
 	"github.com/loadlab/loadlab/gen/internal/rawio"
 	"github.com/loadlab/loadlab/gen/internal/run"
-	"github.com/loadlab/loadlab/gen/internal/tlsfd"
 	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -75,29 +74,6 @@ func (e *Engine) NotePwait2() {
 func (e *Engine) Claim(_ pin.CPUSet, nloops int) (func(), error) {
 	run.HoldPs(nloops)
 	return func() { run.ReleasePs(nloops) }, nil
-}
-
-// Stats: each loop's thread is pinned to its own CPU, so its account is
-// its CPU's.
-func (e *Engine) Stats(s *run.Stats) {
-	s.Gen.IO, s.Gen.IONote = e.IO, e.IONote
-	for _, lc := range e.R.Loops {
-		s.Shares = append(s.Shares, loopOf(lc).acct.Share())
-	}
-}
-
-// loopOf is the loop under lc's driver (every driver of a raw-socket
-// engine embeds a Loop). The run's one list of loops (Run.Loops) is the
-// only one; the engine reads its loops from there.
-func loopOf(lc *run.Lifecycle) *Loop { return lc.D.(interface{ loop() *Loop }).loop() }
-
-// Closes counts the sockets the loops closed so far.
-func (e *Engine) Closes() int64 {
-	var n int64
-	for _, lc := range e.R.Loops {
-		n += loopOf(lc).closes.Load()
-	}
-	return n
 }
 
 // probe makes one TCP connection to the target so that a run against
@@ -170,43 +146,3 @@ var NoPwait2 bool
 // probePwait2 reports whether the loops can sleep in epoll_pwait2 (see
 // rawio.ProbePwait2).
 func probePwait2() bool { return !NoPwait2 && rawio.ProbePwait2() }
-
-// Init prepares the loop of lifecycle lc for protocol p with conns
-// connection slots (nothing is opened yet: Setup does that on the loop's
-// thread).
-func (l *Loop) Init(lc *run.Lifecycle, e *Engine, p Proto, conns int) {
-	r := lc.R
-	l.InitBare(lc, e)
-	l.proto = p
-	l.nslots = conns
-	if e.IO == run.IOUring {
-		l.newPoller = func(l *Loop) (poller, error) { return newUringPoller(l) }
-	}
-	l.batch = lc.Open && r.Spec.PacingTolerance > 0
-	l.dst = Sockaddr(r.Dst)
-	for _, a := range r.Spec.SrcAddrs {
-		l.src = append(l.src, Sockaddr(netip.AddrPortFrom(a, 0)))
-	}
-	if len(l.src) > 0 {
-		l.srcNext = lc.ID % len(l.src)
-	}
-	if r.TLS != nil {
-		var rx *rawio.RxReader
-		if l.batch {
-			rx = &l.rx // records are read with their receive timestamps
-		}
-		l.tls = tlsfd.NewLoop(&r.TLS.Client, rx)
-	}
-}
-
-// InitBare prepares a loop with no TCP slots of its own: its thread,
-// epoll poller, wake-up and timeout scan (HTTP/3 on the lean QUIC client
-// adds its UDP sockets with Watch).
-func (l *Loop) InitBare(lc *run.Lifecycle, e *Engine) {
-	l.LC = lc
-	l.family, l.pwait2 = e.Family, e.pwait2
-	l.wakefd = -1
-	l.newPoller = func(l *Loop) (poller, error) { return newEpollPoller(l) }
-	l.ScanEvery = lc.R.Spec.ScanEvery()
-	l.NextScan = l.ScanEvery
-}

@@ -2,9 +2,10 @@ package tcploop
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/gen/internal/run"
 	"time"
 	"unsafe"
+
+	"github.com/loadlab/loadlab/gen/internal/run"
 
 	"golang.org/x/sys/unix"
 

@@ -250,3 +250,70 @@ type poller interface {
 	// closed before).
 	close()
 }
+
+// Slot is the socket part of a connection slot, the same for every
+// engine on the TCP loop: the descriptor (closed and reopened many times:
+// new connection per request, Connection: close or GOAWAY, errors) with a
+// generation that tells events of an old socket from the current one, the
+// byte stream, the connect and setup phases, and whether the loop counts
+// the slot as needing prompt events. The protocol's slot embeds it.
+type Slot struct {
+	Idx, Gen   int32 // the slot's index in the protocol's list; its socket's generation
+	Fd         int   // -1: no socket
+	Connecting bool
+	Handshake  bool // the stream's setup (TLS handshake) in progress
+	Unsettled  bool // counted in the loop's Unsettled (see TrackSlot)
+	connStart  int64
+	openedFor  int64 // intended time of the request that opened the socket: its handshake counts in that request's window
+
+	S     sock.Stream // the byte stream of the current socket (nil when closed)
+	plain sock.Plain  // S when the target is plain TCP
+}
+
+// Proto is a protocol's part of the one setup of a connection slot
+// (HTTP/1.1 and HTTP/2 alike): the loop runs connect, then the TCP
+// connection up, then the stream's setup (a TLS handshake; nothing for a
+// plain socket), and tells the protocol at each edge. Slots are named by
+// their index in the protocol's list.
+type Proto interface {
+	// SlotTrack keeps slot idx in the loop's count of slots that need
+	// prompt events (TrackSlot, with what the protocol has to write).
+	SlotTrack(idx int32)
+	// SlotFailed ends slot idx's socket, whose connect or setup failed.
+	SlotFailed(idx int32, class run.ErrorClass, err error, now int64)
+	// SlotOpened says slot idx's TCP connection is up; its stream's setup
+	// starts next.
+	SlotOpened(idx int32)
+	// SlotReady says slot idx's stream is set up: the protocol's bytes may
+	// go.
+	SlotReady(idx int32, now int64)
+	// SlotClose closes slot idx's socket (teardown: it has one).
+	SlotClose(idx int32)
+	// SlotBegin starts slot idx's first request (closed loop).
+	SlotBegin(idx int32, now int64)
+	// SlotOpen reports whether slot idx has a socket.
+	SlotOpen(idx int32) bool
+}
+
+// loopOf is the loop under lc's driver (every driver of a raw-socket
+// engine embeds a Loop). The run's one list of loops (Run.Loops) is the
+// only one; the engine reads its loops from there.
+func loopOf(lc *run.Lifecycle) *Loop { return lc.D.(interface{ loop() *Loop }).loop() }
+
+// Stats: each loop's thread is pinned to its own CPU, so its account is
+// its CPU's.
+func (e *Engine) Stats(s *run.Stats) {
+	s.Gen.IO, s.Gen.IONote = e.IO, e.IONote
+	for _, lc := range e.R.Loops {
+		s.Shares = append(s.Shares, loopOf(lc).acct.Share())
+	}
+}
+
+// Closes counts the sockets the loops closed so far.
+func (e *Engine) Closes() int64 {
+	var n int64
+	for _, lc := range e.R.Loops {
+		n += loopOf(lc).closes.Load()
+	}
+	return n
+}

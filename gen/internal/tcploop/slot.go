@@ -4,27 +4,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/loadlab/loadlab/gen/internal/run"
-	"github.com/loadlab/loadlab/gen/internal/sock"
 )
-
-// Slot is the socket part of a connection slot, the same for every
-// engine on the TCP loop: the descriptor (closed and reopened many times:
-// new connection per request, Connection: close or GOAWAY, errors) with a
-// generation that tells events of an old socket from the current one, the
-// byte stream, the connect and setup phases, and whether the loop counts
-// the slot as needing prompt events. The protocol's slot embeds it.
-type Slot struct {
-	Idx, Gen   int32 // the slot's index in the protocol's list; its socket's generation
-	Fd         int   // -1: no socket
-	Connecting bool
-	Handshake  bool // the stream's setup (TLS handshake) in progress
-	Unsettled  bool // counted in the loop's Unsettled (see TrackSlot)
-	connStart  int64
-	openedFor  int64 // intended time of the request that opened the socket: its handshake counts in that request's window
-
-	S     sock.Stream // the byte stream of the current socket (nil when closed)
-	plain sock.Plain  // S when the target is plain TCP
-}
 
 // dialSlot opens a new socket for ss and starts connecting: connected
 // reports a connect that completed at once (call openSock), else the
@@ -91,31 +71,6 @@ func (l *Loop) CloseSlot(ss *Slot) {
 	ss.Fd = -1
 	ss.Connecting = false
 	ss.Handshake = false
-}
-
-// Proto is a protocol's part of the one setup of a connection slot
-// (HTTP/1.1 and HTTP/2 alike): the loop runs connect, then the TCP
-// connection up, then the stream's setup (a TLS handshake; nothing for a
-// plain socket), and tells the protocol at each edge. Slots are named by
-// their index in the protocol's list.
-type Proto interface {
-	// SlotTrack keeps slot idx in the loop's count of slots that need
-	// prompt events (TrackSlot, with what the protocol has to write).
-	SlotTrack(idx int32)
-	// SlotFailed ends slot idx's socket, whose connect or setup failed.
-	SlotFailed(idx int32, class run.ErrorClass, err error, now int64)
-	// SlotOpened says slot idx's TCP connection is up; its stream's setup
-	// starts next.
-	SlotOpened(idx int32)
-	// SlotReady says slot idx's stream is set up: the protocol's bytes may
-	// go.
-	SlotReady(idx int32, now int64)
-	// SlotClose closes slot idx's socket (teardown: it has one).
-	SlotClose(idx int32)
-	// SlotBegin starts slot idx's first request (closed loop).
-	SlotBegin(idx int32, now int64)
-	// SlotOpen reports whether slot idx has a socket.
-	SlotOpen(idx int32) bool
 }
 
 // ConnectSlot opens a new socket for ss, the slot of the request intended

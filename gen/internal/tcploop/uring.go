@@ -2,11 +2,13 @@ package tcploop
 
 import (
 	"fmt"
-	"github.com/loadlab/loadlab/gen/internal/run"
 	"time"
 
-	"github.com/loadlab/loadlab/gen/internal/sock"
+	"github.com/loadlab/loadlab/gen/internal/run"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/internal/sock"
 )
 
 // uringPoller is the TCP loop's I/O on io_uring (Config.IO uring): the

@@ -3,14 +3,16 @@ package tcploop
 import (
 	"errors"
 	"fmt"
-	"github.com/loadlab/loadlab/gen/internal/run"
-	"github.com/loadlab/loadlab/internal/fields"
 	"net/netip"
 	"sync"
 	"unsafe"
 
-	"github.com/loadlab/loadlab/internal/uring"
+	"github.com/loadlab/loadlab/gen/internal/run"
+	"github.com/loadlab/loadlab/internal/fields"
+
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/uring"
 )
 
 // The io_uring path of the TCP loops (--io uring). The loop keeps its

@@ -15,9 +15,9 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 
-	"github.com/loadlab/loadlab/gen/internal/rawio"
-	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
+
+	"github.com/loadlab/loadlab/gen/tls13"
 )
 
 // Client is the TLS state every connection of a run shares. Exactly one of
@@ -32,14 +32,14 @@ type Client struct {
 	ALPN   string // the one protocol offered ("" is http/1.1); an h2 connection that does not get it fails
 	Resume bool   // session tickets matter (crypto/tls reads until the first application data)
 
-	// Observer, if set, learns what the first completed handshake
+	// Capturer, if set, captures what the first completed handshake
 	// negotiated.
-	Observer Observer
+	Capturer Capturer
 }
 
-// Observer is told what a handshake negotiated until it has what it needs.
-type Observer interface {
-	// Captured reports that the observer needs no more sessions: the lean
+// Capturer is told what a handshake negotiated until it has what it needs.
+type Capturer interface {
+	// Captured reports that the capturer needs no more sessions: the lean
 	// handshakes then stop keeping the server's certificate, and nothing
 	// allocates for it.
 	Captured() bool
@@ -53,19 +53,6 @@ type Session struct {
 	ALPN           string
 	Resumed        bool
 	Peer           []*x509.Certificate // the server's chain, or its leaf alone (lean)
-}
-
-// NewLoop returns a new event loop's TLS scratch space. rx, if set, reads
-// records with their receive timestamps (batched pacing).
-func NewLoop(c *Client, rx *rawio.RxReader) *Loop {
-	t := &Loop{client: c, rx: rx}
-	if c.Lean != nil {
-		t.lean, t.leanErr = tls13.NewClient(c.Lean)
-		if t.lean != nil {
-			t.lean.KeepLeaf = c.Observer != nil && !c.Observer.Captured()
-		}
-	}
-	return t
 }
 
 // freshSpec returns a new copy of the preset for one connection (uTLS
@@ -84,17 +71,6 @@ func (c *Client) freshSpec() *utls.ClientHelloSpec {
 		}
 	}
 	return &spec
-}
-
-// captureLean tells the observer what the first completed lean handshake
-// negotiated. After that it returns at once, without allocating.
-func (t *Loop) captureLean(hs *tls13.Handshake) {
-	o := t.client.Observer
-	if o == nil || o.Captured() {
-		t.lean.KeepLeaf = false
-		return
-	}
-	o.Capture(LeanSession(hs))
 }
 
 // LeanSession is what a completed lean handshake negotiated; Peer holds

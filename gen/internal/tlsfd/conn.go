@@ -11,9 +11,10 @@ import (
 	"github.com/loadlab/loadlab/gen/internal/rawio"
 	"github.com/loadlab/loadlab/gen/internal/sock"
 
-	"github.com/loadlab/loadlab/gen/tls13"
 	utls "github.com/refraction-networking/utls"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/tls13"
 )
 
 // TLS on the loop's own non-blocking sockets.
@@ -69,6 +70,19 @@ const (
 	phaseRecords          // our record layer
 	phaseLib              // crypto/tls for good
 )
+
+// NewLoop returns a new event loop's TLS scratch space. rx, if set, reads
+// records with their receive timestamps (batched pacing).
+func NewLoop(c *Client, rx *rawio.RxReader) *Loop {
+	t := &Loop{client: c, rx: rx}
+	if c.Lean != nil {
+		t.lean, t.leanErr = tls13.NewClient(c.Lean)
+		if t.lean != nil {
+			t.lean.KeepLeaf = c.Capturer != nil && !c.Capturer.Captured()
+		}
+	}
+	return t
+}
 
 // Loop is one loop's TLS scratch space: the buffer requests are sealed
 // into and the free carry buffers of its connections; with the lean
@@ -556,8 +570,53 @@ func (s *Conn) noteSession() {
 	st := s.state()
 	s.proto = st.ALPN
 	s.wasResumed = st.Resumed
-	if o := c.Observer; o != nil && !o.Captured() {
+	if o := c.Capturer; o != nil && !o.Captured() {
 		o.Capture(st)
 	}
 	s.afterHandshake(st.Version, st.Suite, c.Resume)
+}
+
+// fdConn is the net.Conn crypto/tls sees: the raw socket, non-blocking.
+//
+// Until the connection switches to our record layer, reads hand crypto/tls
+// at most one TLS record per call (first the 5-byte header, then the body),
+// so crypto/tls never holds bytes past the record it is working on; partial
+// reads carry over EAGAIN (a yield during the handshake, sock.ErrWouldBlock after
+// it). fdConn also counts the records each way since the last
+// ChangeCipherSpec, which are the sequence numbers our record layer starts
+// from, and keeps the start of the server's first handshake message for the
+// ServerHello random (TLS 1.2 key expansion). Once crypto/tls keeps the
+// connection for good (phaseLib), reads are plain.
+type fdConn struct{ s *Conn }
+
+// fdState is fdConn's per-connection state.
+type fdState struct {
+	hdr    [recordHeaderLen]byte // header of the record being read
+	hdrN   int                   // header bytes read from the socket
+	hdrOut int                   // header bytes handed to crypto/tls
+	left   int                   // body bytes still to read
+
+	in, out    recordCounter
+	hello      [38]byte // the server's handshake stream, up to the random
+	helloN     int
+	libReading bool // crypto/tls is inside Read (phaseTickets)
+}
+
+// recordCounter follows the record boundaries of a byte stream.
+type recordCounter struct {
+	hdr      [recordHeaderLen]byte
+	hdrN     int
+	left     int
+	sinceCCS uint64 // records completed since the last ChangeCipherSpec
+}
+
+// captureLean tells the observer what the first completed lean handshake
+// negotiated. After that it returns at once, without allocating.
+func (t *Loop) captureLean(hs *tls13.Handshake) {
+	o := t.client.Capturer
+	if o == nil || o.Captured() {
+		t.lean.KeepLeaf = false
+		return
+	}
+	o.Capture(LeanSession(hs))
 }

@@ -10,40 +10,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// fdConn is the net.Conn crypto/tls sees: the raw socket, non-blocking.
-//
-// Until the connection switches to our record layer, reads hand crypto/tls
-// at most one TLS record per call (first the 5-byte header, then the body),
-// so crypto/tls never holds bytes past the record it is working on; partial
-// reads carry over EAGAIN (a yield during the handshake, sock.ErrWouldBlock after
-// it). fdConn also counts the records each way since the last
-// ChangeCipherSpec, which are the sequence numbers our record layer starts
-// from, and keeps the start of the server's first handshake message for the
-// ServerHello random (TLS 1.2 key expansion). Once crypto/tls keeps the
-// connection for good (phaseLib), reads are plain.
-type fdConn struct{ s *Conn }
-
-// fdState is fdConn's per-connection state.
-type fdState struct {
-	hdr    [recordHeaderLen]byte // header of the record being read
-	hdrN   int                   // header bytes read from the socket
-	hdrOut int                   // header bytes handed to crypto/tls
-	left   int                   // body bytes still to read
-
-	in, out    recordCounter
-	hello      [38]byte // the server's handshake stream, up to the random
-	helloN     int
-	libReading bool // crypto/tls is inside Read (phaseTickets)
-}
-
-// recordCounter follows the record boundaries of a byte stream.
-type recordCounter struct {
-	hdr      [recordHeaderLen]byte
-	hdrN     int
-	left     int
-	sinceCCS uint64 // records completed since the last ChangeCipherSpec
-}
-
 // feed advances over b.
 func (r *recordCounter) feed(b []byte) {
 	for len(b) > 0 {

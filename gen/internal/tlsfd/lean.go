@@ -4,8 +4,9 @@ import (
 	"crypto/tls"
 	"io"
 
-	"github.com/loadlab/loadlab/gen/tls13"
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/gen/tls13"
 )
 
 // The lean TLS 1.3 handshake (package tls13) on the loop's sockets.
