@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
 // versionTimeout bounds a `proxy -v` style call.
@@ -16,9 +18,15 @@ const versionTimeout = 10 * time.Second
 // commandVersion runs path with args and returns name + " " + the first
 // submatch of re in its combined output.
 func commandVersion(name, path string, re *regexp.Regexp, args ...string) (string, error) {
+	// It runs as root: only a binary that passes the lab's rule.
+	if err := findbin.Trusted(path); err != nil {
+		return "", err
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = findbin.Environ("", nil)
+	out, err := cmd.CombinedOutput()
 	m := re.FindSubmatch(out)
 	if m == nil {
 		if err != nil {
