@@ -95,7 +95,7 @@ func SearchDirs() []string {
 // ErrUntrusted), not passed over for the next.
 func FindBinary(name string) (string, error) {
 	for _, d := range SearchDirs() {
-		if p := filepath.Join(d, name); isExecutable(p) {
+		if p := filepath.Join(d, name); IsExecutable(p) {
 			return p, Trusted(p)
 		}
 	}
@@ -106,7 +106,7 @@ func FindBinary(name string) (string, error) {
 		return p, Trusted(p)
 	}
 	for _, d := range systemDirs {
-		if p := filepath.Join(d, name); isExecutable(p) {
+		if p := filepath.Join(d, name); IsExecutable(p) {
 			return p, Trusted(p)
 		}
 	}
@@ -126,11 +126,24 @@ func SystemTool(name string) (string, error) {
 		return "", fmt.Errorf("%w: %q is not a program name", ErrNotFound, name)
 	}
 	for _, d := range systemDirs {
-		if p := filepath.Join(d, name); isExecutable(p) {
+		if p := filepath.Join(d, name); IsExecutable(p) {
 			return p, Trusted(p)
 		}
 	}
 	return "", fmt.Errorf("%w: %s is not in %s: install it with the system's packages", ErrNotFound, name, strings.Join(systemDirs, ", "))
+}
+
+// Runnable is the program the lab runs for path: a name without '/' is a
+// system tool (SystemTool: never from the working directory or PATH), a
+// path must exist and pass Trusted.
+func Runnable(path string) (string, error) {
+	if !strings.Contains(path, "/") {
+		return SystemTool(path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("cannot execute %s: %w", path, errors.Unwrap(err))
+	}
+	return path, Trusted(path)
 }
 
 // projectRoot walks up from dir to the first directory whose go.mod declares
@@ -165,8 +178,8 @@ func moduleOf(gomod string) string {
 	return ""
 }
 
-// isExecutable reports whether path is a regular file with an execute bit.
-func isExecutable(path string) bool {
+// IsExecutable reports whether path is a regular file with an execute bit.
+func IsExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }

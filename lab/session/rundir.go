@@ -167,7 +167,7 @@ func makeProxyDir(dir string) error {
 
 // giveProxyDir hands the filled per-proxy directory to the proxy: a proxy
 // started as u gets the whole tree (safefs.ChownTree, no link followed);
-// one that starts as root and switches to u itself (selfSwitching) keeps
+// one that starts as root and switches to u itself (user: root) keeps
 // it root's, mode 0710 with u's group, so its workers reach the temporary
 // directories its master makes them and the files it serves, and nothing
 // it opens there as root (nginx's and h2o's error log and nginx's pid
