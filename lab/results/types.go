@@ -254,6 +254,9 @@ type ErrorLog struct {
 	Lines   int               `json:"lines"`
 	Causes  map[string]int    `json:"causes"`
 	Samples map[string]string `json:"samples,omitempty"` // first line of each cause
+	// CutLines counts lines longer than the buffer the log is read
+	// through (64 KiB): each was judged by its start.
+	CutLines int `json:"cut_lines,omitempty"`
 }
 
 // Step phases besides the search's.

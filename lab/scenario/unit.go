@@ -283,7 +283,7 @@ func (u *unitRun) stopProxy() {
 	if lines, causes, err := u.px.ErrorLog(); err == nil && u.start == nil {
 		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
 		if es, ok := u.px.(ErrorSampler); ok {
-			u.rec.ErrorLog.Samples = es.ErrorSamples()
+			u.rec.ErrorLog.Samples, u.rec.ErrorLog.CutLines = es.ErrorSamples(), es.CutLines()
 		}
 	}
 	if err := u.px.Stop(); err != nil {
