@@ -56,6 +56,15 @@ const MaxApps = 1000
 // AppHeader is the response header a named backend names itself in.
 const AppHeader = "X-Loadlab-Backend"
 
+// AppDomain is the domain of the named backends' host names: appNN.lab.test
+// routes to backend appNN (AppHost). .test is reserved (RFC 2606): no
+// resolver answers it, so a name never leaves the lab.
+const AppDomain = "lab.test"
+
+// AppHost is the host name the lab routes to the i-th named backend
+// (1-based): app01.lab.test, ...
+func AppHost(i int) string { return AppName(i) + "." + AppDomain }
+
 // AppName is the name of the i-th named backend (1-based): app01, app02,
 // ..., app100.
 func AppName(i int) string { return fmt.Sprintf("app%02d", i) }

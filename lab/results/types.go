@@ -111,11 +111,15 @@ type Layout struct {
 // version and idle memory (seed 001's method, measured after its first
 // start).
 type ProxyInfo struct {
-	Layout      string   `json:"layout"`
-	Profile     string   `json:"profile"`
-	Proxy       string   `json:"proxy"`
-	Key         string   `json:"key"`
-	Version     string   `json:"version"`
+	Layout  string `json:"layout"`
+	Profile string `json:"profile"`
+	Proxy   string `json:"proxy"`
+	Key     string `json:"key"`
+	Version string `json:"version"`
+	// Routes is the number of host routes the proxy had (the scenario's
+	// named backends, seed 001's twenty), 0 for the lab's one site: its
+	// idle memory is measured once per number of routes.
+	Routes      int      `json:"routes,omitempty"`
 	IdleMemory  uint64   `json:"idle_memory"`  // median memory.current (v1 usage_in_bytes), page cache included: the seeds' total, bytes (0 = not measured)
 	IdleSamples []uint64 `json:"idle_samples"` // every memory.current reading
 	Error       string   `json:"error,omitempty"`
@@ -412,7 +416,11 @@ func (s ProxySummary) ThrottledShare() float64 {
 type BackendDelta struct {
 	Accepted uint64 `json:"accepted"` // new TCP connections
 	Requests uint64 `json:"requests"`
-	Valid    bool   `json:"valid"` // both readings succeeded
+	// Apps are the requests each named backend served (app01 first;
+	// nil for the lab's one backend): how the proxy spread the step's
+	// requests over its routes.
+	Apps  []uint64 `json:"apps,omitempty"`
+	Valid bool     `json:"valid"` // both readings succeeded
 }
 
 // ConnsPerRequest is new backend connections per backend request (1 =
