@@ -18,6 +18,7 @@ type Report struct {
 	Findings []string
 	Proxies  Table
 	Checks   *Table // the checks of each profile (checks.go)
+	Seed001  *Table // seed 001's table: apps behind one proxy by host (hosts.go)
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
@@ -45,6 +46,9 @@ func Build(f *results.File) (*Report, error) {
 	r.Proxies = proxiesTable(f)
 	if t, ok := checksTable(f); ok {
 		r.Checks = &t
+	}
+	if t, ok := seed001Table(f); ok {
+		r.Seed001 = &t
 	}
 	if t, ok := filesTable(f); ok {
 		r.Files = &t
@@ -199,7 +203,11 @@ func proxiesTable(f *results.File) Table {
 		if len(samples) > 0 {
 			sm = strings.Join(samples, ", ") + " MiB"
 		}
-		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
+		name := p.Profile
+		if p.Routes > 0 {
+			name += fmt.Sprintf(" (%d routes)", p.Routes)
+		}
+		t.Rows = append(t.Rows, []string{name, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
 		t.Marks = append(t.Marks, "")
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
