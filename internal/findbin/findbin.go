@@ -69,7 +69,7 @@ func SearchDirs() []string {
 // ErrUntrusted), not passed over for the next.
 func FindBinary(name string) (string, error) {
 	for _, d := range SearchDirs() {
-		if p := filepath.Join(d, name); isExecutable(p) {
+		if p := filepath.Join(d, name); IsExecutable(p) {
 			return p, Trusted(p)
 		}
 	}
@@ -80,7 +80,7 @@ func FindBinary(name string) (string, error) {
 		return p, Trusted(p)
 	}
 	for _, d := range systemDirs {
-		if p := filepath.Join(d, name); isExecutable(p) {
+		if p := filepath.Join(d, name); IsExecutable(p) {
 			return p, Trusted(p)
 		}
 	}
@@ -123,8 +123,8 @@ func moduleOf(gomod string) string {
 	return ""
 }
 
-// isExecutable reports whether path is a regular file with an execute bit.
-func isExecutable(path string) bool {
+// IsExecutable reports whether path is a regular file with an execute bit.
+func IsExecutable(path string) bool {
 	fi, err := os.Stat(path)
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/loadlab/loadlab/internal/testutil"
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 // alive reports whether a process with this pid exists and is not a
@@ -50,7 +51,7 @@ func assertRunsAsProxyUser(t *testing.T, e *Session, p *Proxy) {
 			asUser++
 		}
 	}
-	if selfSwitching[p.prof.Proxy] && asUser == 0 || !selfSwitching[p.prof.Proxy] && asUser != len(pids) {
+	if selfSwitches := p.prof.User == proxy.UserRoot; selfSwitches && asUser == 0 || !selfSwitches && asUser != len(pids) {
 		t.Errorf("%s: %d of %d processes run as %s (uid %d)", p.prof.Name, asUser, len(pids), e.user.name, e.user.uid)
 	}
 	for _, c := range []struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/netns"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -86,9 +87,12 @@ type Options struct {
 	// ServerName is the Host and SNI every proxy answers; "" =
 	// DefaultServerName.
 	ServerName string
-	// ProxyUser is the user proxies serve as: nginx, HAProxy and h2o switch
-	// to it through their config (master stays root), Caddy and Traefik are
-	// started as it. "" = DefaultProxyUser (created if missing) when running
+	// Profiles are the profiles StartProxy names: the built-ins and the
+	// profile files of the run; nil = the built-ins.
+	Profiles *proxy.Set
+	// ProxyUser is the user proxies serve as: the profiles with user: root
+	// (nginx, HAProxy, h2o) switch to it through their config (master
+	// stays root), the others (Caddy, Traefik) are started as it. "" = DefaultProxyUser (created if missing) when running
 	// as root, else the current user. "root" keeps everything as root.
 	ProxyUser string
 	// ExtraGenAddrs is the number of extra source addresses of the

@@ -33,11 +33,6 @@ const startAttempts = 3
 // before the rest of its group is killed.
 const stopGrace = 5 * time.Second
 
-// selfSwitching are the proxies that, started as root, switch to
-// Params.User themselves (their master keeps root); the others are started
-// as the proxy user by the wrapper.
-var selfSwitching = map[string]bool{"nginx": true, "haproxy": true, "h2o": true}
-
 // Proxy is one running proxy profile with one certificate key type.
 type Proxy struct {
 	e        *Session
@@ -69,7 +64,7 @@ func (s *Session) StartProxy(ctx context.Context, profile string, key certs.KeyT
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	prof, err := proxy.Get(profile)
+	prof, err := s.o.Profiles.Get(profile)
 	if err != nil {
 		return nil, err
 	}
@@ -129,16 +124,19 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		return err
 	}
 	prm := proxy.Params{
+		Binary:      p.path,
 		Dir:         dir,
 		CertFile:    filepath.Join(dir, "fullchain.pem"),
 		KeyFile:     filepath.Join(dir, "key.pem"),
 		CombinedPEM: filepath.Join(dir, "combined.pem"),
+		CAFile:      filepath.Join(dir, "ca.pem"),
+		KeyType:     string(p.key),
 		ServerName:  e.o.ServerName,
 		Workers:     len(e.plan.Server),
 		BackendHost: e.backend.addr.Addr().String(),
 		BackendPort: int(e.backend.addr.Port()),
 	}
-	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM} {
+	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM, paths.CA: prm.CAFile} {
 		if err := copyPrivate(src, dst, e.user); err != nil {
 			return err
 		}
@@ -160,12 +158,16 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 			return fmt.Errorf("%s: %v", p.prof.Name, err)
 		}
 	}
-	if e.user.switches() {
-		if selfSwitching[p.prof.Proxy] {
-			prm.User = e.user.name
-		} else {
+	// The user it serves as: a user: root profile's config hands it to
+	// the server (its master keeps root); the others are started as it.
+	switch {
+	case e.user.switches():
+		prm.User = e.user.name
+		if p.prof.User != proxy.UserRoot {
 			p.specUser = e.user.name
 		}
+	case os.Geteuid() == 0:
+		prm.User = "root"
 	}
 	if _, err := proxy.WriteConfig(p.prof, prm); err != nil {
 		return fmt.Errorf("%s: %v", p.prof.Name, err)
@@ -216,9 +218,15 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 			return err
 		}
 	}
-	argv := p.prof.Command(p.path, p.params)
+	argv, err := p.prof.Command(p.params)
+	if err != nil {
+		if g != nil {
+			_ = g.Remove()
+		}
+		return err
+	}
 	if ready == readyRequest {
-		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s%s as %s: %s\n", p.prof.Name, p.key, cpus, quotaWords(e.o.ServerQuota, p.prof.Name), e.user, p.version)
+		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s%s as %s: %s\n", p.prof.Name, p.key, cpus, quotaWords(e.o.ServerQuota, p.prof.Name), p.runsAs(), p.version)
 	}
 	pr, err := proc.Start(proc.Spec{
 		Name:       p.prof.Name,
@@ -232,7 +240,7 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 		User:       p.specUser,
 		Stdout:     p.logFile,
 		Stderr:     p.logFile,
-		StopSignal: p.prof.StopSignal,
+		StopSignal: proxy.StopSignal,
 		Wrapper:    e.o.Self,
 	})
 	if err != nil {
@@ -249,6 +257,15 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 	p.proc, p.group = pr, g
 	p.mu.Unlock()
 	return p.waitReady(ctx, pr, ready)
+}
+
+// runsAs says whom the server is started as: root for a user: root
+// profile, whose config switches to the proxy user itself.
+func (p *Proxy) runsAs() string {
+	if p.prof.User == proxy.UserRoot && p.e.user.switches() {
+		return "root (its config switches to " + p.e.user.name + ")"
+	}
+	return p.e.user.String()
 }
 
 // environ is the proxy's environment: ours (the wrapper may need it) with
