@@ -189,7 +189,7 @@ func uncleanNotes(f *results.File) []string {
 // proxiesTable lists every proxy started: version and idle memory, the
 // headline (anon + kernel) first, page cache and memory.current beside it.
 func proxiesTable(f *results.File) Table {
-	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)"}}
+	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)", "Config lines, 5 hosts"}}
 	for _, p := range f.Proxies {
 		need, file, total := fmtMiB(p.IdleNeed), fmtMiB(p.IdleFile), fmtMiB(p.IdleMemory)
 		if p.Error != "" {
@@ -207,8 +207,15 @@ func proxiesTable(f *results.File) Table {
 		if p.Routes > 0 {
 			name += fmt.Sprintf(" (%d routes)", p.Routes)
 		}
-		t.Rows = append(t.Rows, []string{name, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
+		lines := "-"
+		if c := f.ConfigSize(p.Profile); c != nil && c.Error == "" {
+			lines = fmtInt(int64(c.Lines))
+		}
+		t.Rows = append(t.Rows, []string{name, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm, lines})
 		t.Marks = append(t.Marks, "")
+	}
+	if len(f.Configs5Hosts) > 0 {
+		t.Footnotes = append(t.Footnotes, "Config lines, 5 hosts: the profile's config rendered with five host routes (app01.lab.test to app05.lab.test, each to its own backend; seed 001's \"lines for five hostnames\"), its lines neither blank nor a comment, summed over its files; the files are in the run directory's configs-5-hosts/.")
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
 		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: read from the proxy's cgroup after it served one request, %s quiet, then %d samples %s apart; the median (seed 001's method). Anon+kernel (memory.stat anon plus kernel memory) is what the proxy needs; page cache is charged to whichever cgroup first read a file's pages, so it depends on what ran before; memory.current is both, the seeds' number.", ms.Quiet, ms.Samples, ms.Every))

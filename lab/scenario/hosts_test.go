@@ -90,6 +90,17 @@ func TestRunHostsScenario(t *testing.T) {
 	if spreadCfg != 2 || hostCfg != 6 {
 		t.Errorf("%d spread runs (want 2), %d runs to app01.lab.test over plain HTTP (want 6)", spreadCfg, hostCfg)
 	}
+	// Every proxy profile of the run rendered with five host routes, once,
+	// its files kept in the run directory.
+	for _, name := range []string{"caddy-stock", "nginx-npm"} {
+		c := f.ConfigSize(name)
+		if c == nil || c.Error != "" || c.Lines == 0 || len(f.Configs5Hosts) != 2 {
+			t.Fatalf("configs_5_hosts %+v: want caddy-stock and nginx-npm rendered", f.Configs5Hosts)
+		}
+		if _, err := os.Stat(filepath.Join(h.dir, c.Dir, c.Files[0].Name)); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
 	// caddy-stock: idle memory with the one site and with 4 routes.
 	if f.ProxyInfo("1cpu", "caddy-stock", "p256") == nil || f.ProxyInfoRoutes("1cpu", "caddy-stock", "p256", 4) == nil || f.ProxyInfo("1cpu", "nginx-npm", "p256") != nil || len(f.Proxies) != 3 {
 		t.Errorf("proxies %+v: want caddy-stock with 0 and 4 routes, nginx-npm with 4", f.Proxies)

@@ -157,6 +157,7 @@ func (r *Runner) prepare(f *results.File) {
 			rec.Status, rec.Reason = results.StatusSkipped, u.Skip
 		}
 	}
+	r.recordConfigSizes(f)
 }
 
 // runInSession opens a lab session on the unit's layout, runs the unit's

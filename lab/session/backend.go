@@ -18,6 +18,7 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/proc"
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 // netnsBackendPort is the backend's port inside its namespace.
@@ -309,6 +310,16 @@ func (s *Session) BackendAddrs() []string {
 	var out []string
 	for _, a := range s.backend.addrs {
 		out = append(out, a.String())
+	}
+	return out
+}
+
+// routes are the proxies' routes with named backends: appNN.lab.test to
+// backend NN (Options.Backends); nil for the lab's one site.
+func (s *Session) routes() []proxy.Route {
+	var out []proxy.Route
+	for i, a := range s.backend.addrs {
+		out = append(out, proxy.Route{Host: backend.AppHost(i + 1), Backend: a.String()})
 	}
 	return out
 }

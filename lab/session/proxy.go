@@ -135,6 +135,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		Workers:     len(e.plan.Server),
 		BackendHost: e.backend.addr.Addr().String(),
 		BackendPort: int(e.backend.addr.Port()),
+		Routes:      e.routes(),
 	}
 	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM, paths.CA: prm.CAFile} {
 		if err := copyPrivate(src, dst, e.user); err != nil {
