@@ -7,6 +7,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 // Plan is one lab run: which proxies, which scenarios, how long, and what
@@ -40,6 +41,14 @@ type Plan struct {
 	Notes     []string   `yaml:"-" json:"notes,omitempty"`               // what narrowing or the machine changed
 
 	resolved bool // Resolve ran: a second call must not re-apply overrides over scaled values
+
+	// profiles are the profiles the plan may name: the built-ins and the
+	// profile files it or the command line named (profiles.go); nil: the
+	// built-ins.
+	profiles *proxy.Set
+	// files maps a profile loaded from a file to the reference the plan
+	// wrote (a path relative to the plan), for Marshal.
+	files map[string]string
 }
 
 // CPUs are the CPU requests of the three groups, each a count ("1"), a CPU
@@ -212,13 +221,13 @@ const (
 	KindHosts = "hosts"
 )
 
-// RunsOn reports whether the scenario runs on profile (its own profiles
+// RunsOn reports whether scenario s runs on profile (its own profiles
 // list, or every profile of the plan of its role when it has none).
-func (s *Scenario) RunsOn(profile string) bool {
+func (p *Plan) RunsOn(s *Scenario, profile string) bool {
 	if len(s.Profiles) > 0 {
 		return slices.Contains(s.Profiles, profile)
 	}
-	return profileRole(profile) == s.role()
+	return p.profileRole(profile) == s.role()
 }
 
 // NamedBackends is the number of named backends the scenario's sessions

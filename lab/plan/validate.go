@@ -12,7 +12,6 @@ import (
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/netns"
-	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -42,12 +41,12 @@ func (p *Plan) validate() error {
 		return fmt.Errorf("name is empty: give the plan a name")
 	}
 	if len(p.Profiles) == 0 {
-		return fmt.Errorf("profiles is empty: name at least one of %s", strings.Join(proxy.Names(), ", "))
+		return fmt.Errorf("profiles is empty: name at least one of %s", strings.Join(p.ProfileSet().Names(), ", "))
 	}
-	known := proxy.Names()
+	known := p.ProfileSet().Names()
 	for i, name := range p.Profiles {
 		if !slices.Contains(known, name) {
-			return fmt.Errorf("unknown profile %q: use one of %s", name, strings.Join(known, ", "))
+			return fmt.Errorf("unknown profile %q: use one of %s, or a profile file (./my-proxy.yaml, relative to the plan)", name, strings.Join(known, ", "))
 		}
 		if slices.Contains(p.Profiles[:i], name) {
 			return fmt.Errorf("profile %s is listed twice", name)
@@ -122,7 +121,7 @@ func (p *Plan) validate() error {
 		if err := s.validate(); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
-		if err := s.validateTarget(p.Profiles); err != nil {
+		if err := s.validateTarget(p); err != nil {
 			return fmt.Errorf("scenarios[%d] (%s): %v", i, s.label(), err)
 		}
 		if err := s.validateKnobs(p.Net); err != nil {
@@ -142,7 +141,7 @@ func (p *Plan) validate() error {
 				return fmt.Errorf("scenarios[%d] (%s): rate_from: %s searches with key %s, this scenario uses %s: give both the same keys", i, s.label(), rf.Scenario, p.Scenarios[j].Keys[0], s.Keys[0])
 			}
 			for _, name := range p.Profiles {
-				if s.RunsOn(name) && !p.Scenarios[j].RunsOn(name) {
+				if p.RunsOn(s, name) && !p.RunsOn(&p.Scenarios[j], name) {
 					return fmt.Errorf("scenarios[%d] (%s): rate_from: %s does not run on %s: add it to %s's profiles", i, s.label(), rf.Scenario, name, rf.Scenario)
 				}
 			}

@@ -184,6 +184,7 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
 		Scheme: u.Scenario.Scheme, Backends: u.Scenario.NamedBackends(),
 		ServerQuota: u.Scenario.Eff.ServerQuota, BackendQuota: u.Scenario.Eff.BackendQuota, Sysctls: u.Scenario.Sysctls,
+		Profiles: r.Plan.ProfileSet(),
 	})
 	if err != nil {
 		if ctx.Err() != nil {
