@@ -117,7 +117,7 @@ func TestLabCheckRealProxies(t *testing.T) {
 	}
 	var profiles []string
 	for _, name := range []string{"nginx-stock", "haproxy"} {
-		if p, _ := proxy.Get(name); p.Find != nil {
+		if p, _ := proxy.Get(name); p.Name != "" {
 			if _, err := p.Find(); err == nil {
 				profiles = append(profiles, name)
 			}
@@ -177,7 +177,7 @@ func TestLabCheckSIGINTCleansUp(t *testing.T) {
 	if testing.Short() || os.Geteuid() != 0 {
 		t.Skip("starts real proxies as root (skipped with -short)")
 	}
-	if p, _ := proxy.Get("nginx-stock"); p.Find != nil {
+	if p, _ := proxy.Get("nginx-stock"); p.Name != "" {
 		if _, err := p.Find(); err != nil {
 			t.Skipf("nginx not installed: %v", err)
 		}

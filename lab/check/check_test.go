@@ -2,7 +2,6 @@ package check
 
 import (
 	"bytes"
-	"fmt"
 	"io"
 	"strings"
 	"testing"
@@ -15,7 +14,7 @@ import (
 // a failure.
 func TestLabCheckNotInstalledRow(t *testing.T) {
 	prof, _ := proxy.Get("traefik")
-	prof.Find = func() (string, error) { return "", fmt.Errorf("%w: traefik is nowhere", proxy.ErrNotFound) }
+	prof = prof.WithBinary("/nonexistent/traefik-is-nowhere/traefik")
 	row := checkProfile(t.Context(), nil, Config{Log: io.Discard}, prof)
 	if row.Found || row.Error != "" || !strings.Contains(row.Install, "--with-traefik") {
 		t.Fatalf("row %+v: want not found, no error, install hint", row)

@@ -114,9 +114,19 @@ func testParams(t *testing.T, cert testCert, backendPort int) Params {
 		Dir: dir, ListenHost: "127.0.0.1",
 		HTTPPort: testutil.FreePort(t), HTTPSPort: testutil.FreePort(t),
 		BackendHost: "127.0.0.1", BackendPort: backendPort,
-		CertFile: cert.Cert, KeyFile: cert.Key, CombinedPEM: cert.Combined,
-		ServerName: testServerName, Workers: 2, MaxConn: 1024, Root: root,
+		CertFile: cert.Cert, KeyFile: cert.Key, CombinedPEM: cert.Combined, KeyType: "p256",
+		ServerName: testServerName, Workers: 2, MaxConn: 1024, Root: root, User: testUser(),
 	}
+}
+
+// testUser is Params.User as the lab's session sets it for servers the
+// tests start themselves: as root, serve as root (nothing to switch to);
+// otherwise "".
+func testUser() string {
+	if os.Geteuid() == 0 {
+		return "root"
+	}
+	return ""
 }
 
 // writeExe writes an executable script at path.
@@ -157,6 +167,7 @@ func startReady(t *testing.T, prof Profile, path string, cert testCert, backendP
 		p := testParams(t, cert, backendPort)
 		stop, exited := startProxy(t, prof, path, p)
 		ctx, cancel := context.WithTimeout(context.Background(), readyTimeout)
+		p.Binary = path
 		err := prof.Ready(ctx, p)
 		cancel()
 		if err == nil {
@@ -189,10 +200,14 @@ func logsContain(dir, s string) bool {
 // StopSignal and waits; exited reports whether it has exited.
 func startProxy(t *testing.T, prof Profile, path string, p Params) (stop func(), exited func() bool) {
 	t.Helper()
+	p.Binary = path
 	if _, err := WriteConfig(prof, p); err != nil {
 		t.Fatal(err)
 	}
-	args := prof.Command(path, p)
+	args, err := prof.Command(p)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Dir = p.Dir
 	out, err := os.Create(filepath.Join(p.Dir, "output.log"))
@@ -225,13 +240,13 @@ func startProxy(t *testing.T, prof Profile, path string, p Params) (stop func(),
 // no process of its group (workers) is left.
 func stopProxy(t *testing.T, prof Profile, cmd *exec.Cmd, done chan error, p Params) {
 	pid := cmd.Process.Pid
-	if err := cmd.Process.Signal(prof.StopSignal); err != nil && !errors.Is(err, os.ErrProcessDone) {
+	if err := cmd.Process.Signal(StopSignal); err != nil && !errors.Is(err, os.ErrProcessDone) {
 		t.Errorf("signalling %s (pid %d): %v", prof.Name, pid, err)
 	}
 	select {
 	case <-done:
 	case <-time.After(15 * time.Second):
-		t.Errorf("%s (pid %d) did not exit 15 s after %v: killing its process group", prof.Name, pid, prof.StopSignal)
+		t.Errorf("%s (pid %d) did not exit 15 s after %v: killing its process group", prof.Name, pid, StopSignal)
 		syscall.Kill(-pid, syscall.SIGKILL)
 		<-done
 	}

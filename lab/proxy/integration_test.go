@@ -195,7 +195,8 @@ func TestReadyTimesOut(t *testing.T) {
 	p.HTTPSPort = testutil.RefusedPort(t) // nothing listens there
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	err := httpsReady(ctx, p)
+	prof, _ := Get("nginx-stock")
+	err := prof.Ready(ctx, p)
 	if err == nil {
 		t.Fatal("Ready succeeded with no proxy listening")
 	}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/loadlab/loadlab/lab/backend"
@@ -51,35 +50,9 @@ func (p Profile) IsOrigin() bool { return p.Role == RoleOrigin }
 // (caddy-respond).
 func (p Profile) ServesFiles() bool { return p.FixedBody == nil }
 
-// NamesOf returns the names of the profiles of role, sorted.
-func NamesOf(role string) []string {
-	var names []string
-	for _, p := range All() {
-		if p.Role == role {
-			names = append(names, p.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
+// NamesOf returns the names of the built-in profiles of role, sorted.
+func NamesOf(role string) []string { return (*Set)(nil).NamesOf(role) }
 
-// RoleOf returns the role of the profile called name ("" if unknown).
-func RoleOf(name string) string {
-	for _, p := range All() {
-		if p.Name == name {
-			return p.Role
-		}
-	}
-	return ""
-}
-
-// validateRoot checks the document root an origin serves.
-func (p Params) validateRoot(profile string) error {
-	if p.Root == "" || !filepath.IsAbs(p.Root) {
-		return fmt.Errorf("%s: Params.Root %q must be an absolute directory (the files the lab writes with WriteFiles)", profile, p.Root)
-	}
-	if strings.ContainsAny(p.Root, configDangerous) {
-		return fmt.Errorf("%s: Params.Root %q contains a space, quote or config syntax character: use a plain path", profile, p.Root)
-	}
-	return nil
-}
+// RoleOf returns the role of the built-in profile called name ("" if
+// unknown).
+func RoleOf(name string) string { return (*Set)(nil).RoleOf(name) }

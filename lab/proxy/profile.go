@@ -1,11 +1,13 @@
 package proxy
 
 import (
-	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
+	"text/template"
 
 	"github.com/loadlab/loadlab/internal/findbin"
 )
@@ -35,11 +37,26 @@ func (f Features) String() string {
 	return strings.Join(s, ",")
 }
 
-// Profile is one proxy configuration the lab can run.
+// Who starts a server (Profile.User).
+const (
+	// UserLab: the lab starts the server as its unprivileged proxy user
+	// (the default).
+	UserLab = "lab"
+	// UserRoot: the lab starts the server as root, and the server's
+	// config hands it the user to serve as (Params.User): a master that
+	// keeps root, as nginx, HAProxy and h2o do.
+	UserRoot = "root"
+)
+
+// StopSignal is the signal that asks every server to exit.
+const StopSignal = syscall.SIGTERM
+
+// Profile is one server configuration the lab can run, as a profile file
+// defines it (file.go): the built-ins are embedded profile files.
 type Profile struct {
 	Name        string   // e.g. "nginx-stock"
-	Proxy       string   // "nginx", "caddy", "haproxy", "traefik", "h2o"
-	Description string   // one line: what the profile reproduces and from which seed
+	Proxy       string   // the server software: "nginx", "caddy", ... (the file's server:)
+	Description string   // one line: what the profile reproduces, what is stock and what the lab changed
 	Features    Features // protocols the rendered config serves
 	// Role is RoleProxy (forwards to the backend) or RoleOrigin (serves
 	// the lab's files in Params.Root itself).
@@ -48,58 +65,198 @@ type Profile struct {
 	// origin that serves no file, such as caddy-respond); nil: it answers
 	// the lab's paths with their bytes (ServesFiles).
 	FixedBody []byte
+	// User is UserLab or UserRoot: who the lab starts the server as.
+	User string
+	// Binary is the server binary: a name searched as FindBinary does, or
+	// an absolute path (a file's relative path is made absolute at load).
+	Binary string
+	// Source says where the profile came from.
+	Source Source
 
-	// Find locates the proxy binary (see FindBinary for the search order).
-	Find func() (path string, err error)
-	// Version reports the binary's version, e.g. "nginx 1.22.1".
-	Version func(path string) (string, error)
-	// Render returns the config files, keyed by path relative to p.Dir.
-	Render func(p Params) (files map[string][]byte, err error)
-	// Command returns the argv (path first) that runs the proxy in the
-	// foreground with the config Render wrote into p.Dir.
-	Command func(path string, p Params) (args []string)
-	// Check returns the argv that validates the rendered config without
-	// serving, or nil when the proxy has no such mode.
-	Check func(path string, p Params) (args []string)
-	// StopSignal asks the foreground process to exit.
-	StopSignal syscall.Signal
-	// Ready returns nil once an HTTPS GET of /1k with the site's Host and
-	// SNI returns 200 and 1024 bytes (FixedBody when set); it polls until
-	// ctx ends.
-	Ready func(ctx context.Context, p Params) error
+	version versionSpec
+	command []*template.Template
+	files   []configFile
 }
 
-// All returns every profile, in a stable order (by proxy, then name).
-func All() []Profile {
-	var all []Profile
-	all = append(all, nginxProfiles()...)
-	all = append(all, caddyProfiles()...)
-	all = append(all, haproxyProfiles()...)
-	all = append(all, traefikProfiles()...)
-	all = append(all, h2oProfiles()...)
-	all = append(all, originProfiles()...)
-	return all
+// Source is where a profile came from and what identifies its text.
+type Source struct {
+	// File is the profile file as it was named ("" for a built-in).
+	File string `json:"file,omitempty"`
+	// Builtin reports an embedded profile file.
+	Builtin bool `json:"builtin,omitempty"`
+	// SHA256 is the profile file's SHA-256 (with extends, over the file
+	// and the SHA-256 of the profile it extends), hex.
+	SHA256 string `json:"sha256"`
+	// Extends names the profile it starts from ("" for none).
+	Extends string `json:"extends,omitempty"`
+	// Text is the profile file's bytes.
+	Text []byte `json:"-"`
 }
 
-// Names returns the names of all profiles, sorted.
-func Names() []string {
+// configFile is one file a profile renders into its run directory.
+type configFile struct {
+	Name   string // path relative to the run directory
+	Source string // the template's file, or "FILE: files.NAME" for inline content
+	Text   []byte // the template text
+	tmpl   *template.Template
+}
+
+// TemplateFile is one of a profile's templates as its file gives it.
+type TemplateFile struct {
+	Name   string // the rendered file's path in the run directory
+	Source string // where the template text came from
+	Text   []byte
+}
+
+// Templates returns the profile's config templates, by rendered name.
+func (p Profile) Templates() []TemplateFile {
+	out := make([]TemplateFile, 0, len(p.files))
+	for _, f := range p.files {
+		out = append(out, TemplateFile{Name: f.Name, Source: f.Source, Text: f.Text})
+	}
+	return out
+}
+
+// ConfigSHA256 identifies the profile's config: the SHA-256 (hex) over its
+// templates' names and texts, in name order. Two runs of profiles with the
+// same ConfigSHA256 rendered the same config for the same addresses.
+func (p Profile) ConfigSHA256() string {
+	h := sha256.New()
+	for _, f := range p.files {
+		fmt.Fprintf(h, "%s\x00%d\x00", f.Name, len(f.Text))
+		h.Write(f.Text)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Find locates the profile's binary: an absolute path as is, a name as
+// FindBinary searches for it; either must pass findbin.Trusted, the one
+// rule for a binary the lab runs as root. A missing binary gives an error
+// wrapping ErrNotFound that says how to install it.
+func (p Profile) Find() (string, error) {
+	if p.Binary == "" {
+		return "", fmt.Errorf("profile %s names no binary", p.Name)
+	}
+	if !strings.Contains(p.Binary, "/") {
+		return FindBinary(p.Binary)
+	}
+	if !findbin.IsExecutable(p.Binary) {
+		return "", fmt.Errorf("%w: %s (profile %s's binary) is not an executable file", ErrNotFound, p.Binary, p.Name)
+	}
+	return p.Binary, findbin.Trusted(p.Binary)
+}
+
+// WithBinary returns p running the binary at path (absolute) instead of
+// its own: `--bin NAME=PATH` for one run.
+func (p Profile) WithBinary(path string) Profile {
+	p.Binary = path
+	return p
+}
+
+// Set is the profiles a run may name: the built-ins and the profile files
+// it was given, each name once.
+type Set struct {
+	list []Profile
+}
+
+// Builtins returns a new set holding the built-in profiles (embedded
+// profile files), in a stable order (by server, then name).
+func Builtins() *Set {
+	return &Set{list: slices.Clone(builtins())}
+}
+
+// All returns the set's profiles: the built-ins first, then the files in
+// the order they were loaded.
+func (s *Set) All() []Profile {
+	if s == nil {
+		return builtins()
+	}
+	return slices.Clone(s.list)
+}
+
+// Names returns the names of the set's profiles, sorted.
+func (s *Set) Names() []string {
 	var names []string
-	for _, p := range All() {
+	for _, p := range s.All() {
 		names = append(names, p.Name)
 	}
-	sort.Strings(names)
+	slices.Sort(names)
 	return names
 }
 
 // Get returns the profile called name; the error lists the known profiles.
-func Get(name string) (Profile, error) {
-	for _, p := range All() {
+func (s *Set) Get(name string) (Profile, error) {
+	for _, p := range s.All() {
 		if p.Name == name {
 			return p, nil
 		}
 	}
-	return Profile{}, fmt.Errorf("unknown proxy profile %q: use one of %s", name, strings.Join(Names(), ", "))
+	return Profile{}, fmt.Errorf("unknown proxy profile %q: use one of %s, or a profile file (./my-proxy.yaml)", name, strings.Join(s.Names(), ", "))
 }
+
+// NamesOf returns the names of the set's profiles of role, sorted.
+func (s *Set) NamesOf(role string) []string {
+	var names []string
+	for _, p := range s.All() {
+		if p.Role == role {
+			names = append(names, p.Name)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// RoleOf returns the role of the profile called name ("" if unknown).
+func (s *Set) RoleOf(name string) string {
+	if p, err := s.Get(name); err == nil {
+		return p.Role
+	}
+	return ""
+}
+
+// Clone returns a copy of the set that can grow on its own.
+func (s *Set) Clone() *Set { return &Set{list: s.All()} }
+
+// add puts p into the set; a name already there is an error.
+func (s *Set) add(p Profile) error {
+	for _, have := range s.list {
+		if have.Name != p.Name {
+			continue
+		}
+		if have.Source.Builtin {
+			return fmt.Errorf("name %s is a built-in profile's: give the copy a name of its own", p.Name)
+		}
+		return fmt.Errorf("name %s is already used by %s", p.Name, have.Source.File)
+	}
+	s.list = append(s.list, p)
+	return nil
+}
+
+// SetBinary makes the profile called name run the binary at path (made
+// absolute) in this set: `--bin NAME=PATH`.
+func (s *Set) SetBinary(name, path string) error {
+	i := slices.IndexFunc(s.list, func(p Profile) bool { return p.Name == name })
+	if i < 0 {
+		_, err := s.Get(name)
+		return err
+	}
+	abs, err := absPath(path)
+	if err != nil {
+		return err
+	}
+	s.list[i] = s.list[i].WithBinary(abs)
+	return nil
+}
+
+// All returns the built-in profiles, in a stable order (by server, then
+// name).
+func All() []Profile { return builtins() }
+
+// Names returns the names of the built-in profiles, sorted.
+func Names() []string { return (*Set)(nil).Names() }
+
+// Get returns the built-in profile called name; the error lists them.
+func Get(name string) (Profile, error) { return (*Set)(nil).Get(name) }
 
 // ErrNotFound is wrapped by Find errors when the binary is not installed.
 var ErrNotFound = findbin.ErrNotFound

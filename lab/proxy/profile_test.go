@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"strings"
-	"syscall"
 	"testing"
 )
 
@@ -28,14 +27,11 @@ func TestAllProfilesComplete(t *testing.T) {
 		if p.Proxy == "" || p.Description == "" || strings.Contains(p.Description, "\n") {
 			t.Errorf("%s: Proxy %q, Description %q: want both, description on one line", p.Name, p.Proxy, p.Description)
 		}
-		if p.Find == nil || p.Version == nil || p.Render == nil || p.Command == nil || p.Ready == nil {
-			t.Errorf("%s: a required func is nil", p.Name)
+		if p.Binary == "" || len(p.command) == 0 || len(p.files) == 0 || !p.Source.Builtin || p.Source.SHA256 == "" {
+			t.Errorf("%s: binary %q, %d command args, %d files, source %+v", p.Name, p.Binary, len(p.command), len(p.files), p.Source)
 		}
-		if p.Check == nil && p.Proxy != "traefik" {
-			t.Errorf("%s: Check is nil but %s has a config-check mode", p.Name, p.Proxy)
-		}
-		if p.StopSignal == 0 || p.StopSignal == syscall.SIGKILL {
-			t.Errorf("%s: StopSignal %v must let the proxy exit cleanly", p.Name, p.StopSignal)
+		if _, ok := checkArgs[p.Proxy]; !ok && p.Proxy != "traefik" {
+			t.Errorf("%s: no config check for %s in the tests", p.Name, p.Proxy)
 		}
 		if !p.Features.TLS || !p.Features.H2 {
 			t.Errorf("%s: every profile serves TLS and h2, got %v", p.Name, p.Features)
@@ -65,7 +61,11 @@ func TestGet(t *testing.T) {
 func TestCommandsUseDir(t *testing.T) {
 	p := sampleParams()
 	for _, prof := range All() {
-		args := prof.Command("/bin/"+prof.Proxy, p)
+		p.Binary = "/bin/" + prof.Proxy
+		args, err := prof.Command(p)
+		if err != nil {
+			t.Fatal(err)
+		}
 		if len(args) < 2 || args[0] != "/bin/"+prof.Proxy || !strings.Contains(strings.Join(args, " "), p.Dir) {
 			t.Errorf("%s: Command = %q, want the binary first and a config in %s", prof.Name, args, p.Dir)
 		}

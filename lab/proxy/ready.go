@@ -24,20 +24,13 @@ const (
 // readyInterval is the pause between readiness attempts.
 const readyInterval = 50 * time.Millisecond
 
-// httpsReady polls GET https://ListenHost:HTTPSPort/1k with Host and SNI set
-// to ServerName until it returns 200 with ReadySize bytes and the proxy
-// presents the leaf certificate of CertFile, or ctx ends.
-func httpsReady(ctx context.Context, p Params) error { return httpsReadyBody(ctx, p, nil) }
-
-// readyWith is a profile's Ready: httpsReady, or with fixed set, a 200
-// whose body is exactly fixed.
-func readyWith(fixed []byte) func(ctx context.Context, p Params) error {
-	return func(ctx context.Context, p Params) error { return httpsReadyBody(ctx, p, fixed) }
-}
-
-// httpsReadyBody is httpsReady; with fixed set the body must be exactly
-// fixed instead of ReadySize bytes.
-func httpsReadyBody(ctx context.Context, p Params, fixed []byte) error {
+// Ready polls GET https://ListenHost:HTTPSPort/1k with Host and SNI set to
+// ServerName until it returns 200 with ReadySize bytes (the profile's
+// FixedBody when set) and the server presents the leaf certificate of
+// CertFile, or ctx ends. (The lab's sessions probe over their own scheme
+// and CA; this is the readiness of a server started by hand.)
+func (prof Profile) Ready(ctx context.Context, p Params) error {
+	fixed := prof.FixedBody
 	if err := p.validate(); err != nil {
 		return err
 	}

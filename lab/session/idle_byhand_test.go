@@ -105,7 +105,10 @@ func idleByHand(t *testing.T, e *Session, p *Proxy, memRoot, own string, quiet t
 	t.Cleanup(func() { os.Remove(dir) })
 	prm := p.Params()
 	for attempt := 1; ; attempt++ {
-		argv := p.Profile().Command(p.path, prm)
+		argv, err := p.Profile().Command(prm)
+		if err != nil {
+			t.Fatal(err)
+		}
 		cmd := exec.Command("/bin/sh", append([]string{"-c", `echo $$ > "$0/cgroup.procs" && exec "$@"`, dir}, argv...)...)
 		cmd.Dir = prm.Dir
 		cmd.Env = p.environ()

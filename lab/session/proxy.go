@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,10 +32,11 @@ const startAttempts = 3
 // before the rest of its group is killed.
 const stopGrace = 5 * time.Second
 
-// selfSwitching are the proxies that, started as root, switch to
-// Params.User themselves (their master keeps root); the others are started
-// as the proxy user by the wrapper.
-var selfSwitching = map[string]bool{"nginx": true, "haproxy": true, "h2o": true}
+// switchedWrites are the files a user: root server writes in its
+// directory after it switched to the proxy user (h2o's pid file), by
+// server software: that directory stays root's (giveProxyDir), so they
+// are made beforehand, the proxy user's.
+var switchedWrites = map[string][]string{"h2o": {"h2o.pid"}}
 
 // Proxy is one running proxy profile with one certificate key type.
 type Proxy struct {
@@ -51,6 +51,7 @@ type Proxy struct {
 	httpAddr netip.AddrPort // plain HTTP
 	specUser string         // user the wrapper switches to ("" = none)
 	logFile  string         // the proxy's stdout and stderr
+	errlog   logScan        // what ErrorLog read of its logs so far
 
 	mu       sync.Mutex
 	proc     *proc.Process
@@ -69,7 +70,7 @@ func (s *Session) StartProxy(ctx context.Context, profile string, key certs.KeyT
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	prof, err := proxy.Get(profile)
+	prof, err := s.o.Profiles.Get(profile)
 	if err != nil {
 		return nil, err
 	}
@@ -121,25 +122,31 @@ func (s *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyTy
 
 // prepare makes the proxy's directory with its own copies of the
 // certificate files (readable by the proxy user, who cannot read the
-// lab's certificate directory), picks ports and renders the config.
+// lab's certificate directory), picks ports and renders the config, all
+// while the directory is root's, then gives it to the proxy
+// (giveProxyDir).
 func (p *Proxy) prepare(paths certs.Paths) error {
 	e := p.e
 	dir := filepath.Join(e.o.Dir, p.name)
-	if err := makeProxyDir(dir, e.user); err != nil {
+	if err := makeProxyDir(dir); err != nil {
 		return err
 	}
 	prm := proxy.Params{
+		Binary:      p.path,
 		Dir:         dir,
 		CertFile:    filepath.Join(dir, "fullchain.pem"),
 		KeyFile:     filepath.Join(dir, "key.pem"),
 		CombinedPEM: filepath.Join(dir, "combined.pem"),
+		CAFile:      filepath.Join(dir, "ca.pem"),
+		KeyType:     string(p.key),
 		ServerName:  e.o.ServerName,
 		Workers:     len(e.plan.Server),
 		BackendHost: e.backend.addr.Addr().String(),
 		BackendPort: int(e.backend.addr.Port()),
+		Routes:      e.routes(),
 	}
-	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM} {
-		if err := copyPrivate(src, dst, e.user); err != nil {
+	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM, paths.CA: prm.CAFile} {
+		if err := copyPrivate(src, dst); err != nil {
 			return err
 		}
 	}
@@ -154,23 +161,28 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 	}
 	prm.ListenHost, prm.HTTPPort, prm.HTTPSPort = host.String(), ports[0], ports[1]
 	if p.prof.IsOrigin() {
-		// The proxy user owns dir (chownTree below), so it can read them.
+		// Readable by the proxy user: world-readable files (WriteFiles)
+		// in a directory given to it or to its group (giveProxyDir).
 		prm.Root = filepath.Join(dir, docRoot)
 		if err := proxy.WriteFiles(prm.Root); err != nil {
 			return fmt.Errorf("%s: %v", p.prof.Name, err)
 		}
 	}
-	if e.user.switches() {
-		if selfSwitching[p.prof.Proxy] {
-			prm.User = e.user.name
-		} else {
+	// The user it serves as: a user: root profile's config hands it to
+	// the server (its master keeps root); the others are started as it.
+	switch {
+	case e.user.switches():
+		prm.User = e.user.name
+		if p.prof.User != proxy.UserRoot {
 			p.specUser = e.user.name
 		}
+	case os.Geteuid() == 0:
+		prm.User = "root"
 	}
 	if _, err := proxy.WriteConfig(p.prof, prm); err != nil {
 		return fmt.Errorf("%s: %v", p.prof.Name, err)
 	}
-	if err := chownTree(dir, e.user); err != nil {
+	if err := giveProxyDir(dir, e.user, p.prof.User == proxy.UserRoot, switchedWrites[p.prof.Proxy]); err != nil {
 		return err
 	}
 	p.params = prm
@@ -216,9 +228,15 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 			return err
 		}
 	}
-	argv := p.prof.Command(p.path, p.params)
+	argv, err := p.prof.Command(p.params)
+	if err != nil {
+		if g != nil {
+			_ = g.Remove()
+		}
+		return err
+	}
 	if ready == readyRequest {
-		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s%s as %s: %s\n", p.prof.Name, p.key, cpus, quotaWords(e.o.ServerQuota, p.prof.Name), e.user, p.version)
+		fmt.Fprintf(e.o.Log, "starting %s (%s) on cpus %s%s as %s: %s\n", p.prof.Name, p.key, cpus, quotaWords(e.o.ServerQuota, p.prof.Name), p.runsAs(), p.version)
 	}
 	pr, err := proc.Start(proc.Spec{
 		Name:       p.prof.Name,
@@ -232,7 +250,7 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 		User:       p.specUser,
 		Stdout:     p.logFile,
 		Stderr:     p.logFile,
-		StopSignal: p.prof.StopSignal,
+		StopSignal: proxy.StopSignal,
 		Wrapper:    e.o.Self,
 	})
 	if err != nil {
@@ -251,12 +269,22 @@ func (p *Proxy) launch(ctx context.Context, ready int) error {
 	return p.waitReady(ctx, pr, ready)
 }
 
-// environ is the proxy's environment: ours (the wrapper may need it) with
-// HOME and the XDG directories inside the proxy's own directory, where the
-// proxy user may write.
+// runsAs says whom the server is started as: root for a user: root
+// profile, whose config switches to the proxy user itself.
+func (p *Proxy) runsAs() string {
+	if p.prof.User == proxy.UserRoot && p.e.user.switches() {
+		return "root (its config switches to " + p.e.user.name + ")"
+	}
+	return p.e.user.String()
+}
+
+// environ is what the proxy's environment adds to lab/proc's minimal one
+// (PATH of the system directories, HOME, LANG=C; nothing else of ours):
+// HOME and the XDG directories inside the proxy's own directory, where
+// Caddy and Traefik, started as the proxy user, may write.
 func (p *Proxy) environ() []string {
 	d := p.params.Dir
-	return append(os.Environ(), "HOME="+d, "XDG_CONFIG_HOME="+filepath.Join(d, "config"), "XDG_DATA_HOME="+filepath.Join(d, "data"))
+	return []string{"HOME=" + d, "XDG_CONFIG_HOME=" + filepath.Join(d, "config"), "XDG_DATA_HOME=" + filepath.Join(d, "data")}
 }
 
 // waitReady polls GET /1k through the proxy (Host and SNI = server name,
@@ -324,16 +352,6 @@ func (p *Proxy) logTail() string {
 	return "nothing logged in " + p.params.Dir
 }
 
-// logContains reports whether the proxy's logs contain s (any case).
-func (p *Proxy) logContains(s string) bool {
-	for _, f := range p.logFiles() {
-		if b, err := os.ReadFile(f); err == nil && strings.Contains(strings.ToLower(string(b)), strings.ToLower(s)) {
-			return true
-		}
-	}
-	return false
-}
-
 // Stop stops the proxy (its stop signal, then SIGKILL to its whole cgroup
 // after a grace period) and removes its cgroup. It is idempotent.
 func (p *Proxy) Stop() error {
@@ -373,8 +391,9 @@ func (p *Proxy) Key() certs.KeyType { return p.key }
 // Version returns the binary's version, e.g. "nginx 1.22.1".
 func (p *Proxy) Version() string { return p.version }
 
-// ServerName returns the Host and SNI the proxy answers.
-func (p *Proxy) ServerName() string { return p.e.o.ServerName }
+// ServerName returns the Host and SNI the lab's own requests through the
+// proxy use (Session.Host).
+func (p *Proxy) ServerName() string { return p.e.Host() }
 
 // Name returns the run's name for this proxy, <profile>-<key>-<n>, which is
 // also its directory under the run directory.

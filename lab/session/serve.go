@@ -2,9 +2,10 @@ package session
 
 import (
 	"context"
-	"net"
-	"strconv"
-	"syscall"
+	"fmt"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -25,40 +26,51 @@ func (s *Session) StartServe(ctx context.Context, key certs.KeyType, f proxy.Fea
 	if err := s.checkOpen(); err != nil {
 		return nil, err
 	}
-	return s.start(ctx, serveProfile(s.o.Self, f, s.o.Scheme), key)
+	prof, err := serveProfile(s.o.Self, f, s.o.Scheme)
+	if err != nil {
+		return nil, err
+	}
+	return s.start(ctx, prof, key)
 }
 
-// serveProfile runs self's serve subcommand as a proxy profile.
-// Of f, H2 and H3 add serve's --h2 and --h3; TLS is on unless scheme is
-// http, where it serves plain HTTP on the HTTP port (and nothing on the
-// HTTPS port).
-func serveProfile(self string, f proxy.Features, scheme string) proxy.Profile {
-	return proxy.Profile{
-		Name:        ServeProfile,
-		Proxy:       "loadlab",
-		Role:        proxy.RoleProxy,
-		Description: "loadlab serve on the proxy's CPUs: the generator's reference target (its ceiling without a proxy)",
-		Features:    proxy.Features{TLS: scheme != SchemeHTTP, H2: f.H2, H3: f.H3 && scheme != SchemeHTTP},
-		Find:        func() (string, error) { return self, nil },
-		Version:     func(string) (string, error) { return "loadlab serve", nil },
-		Render:      func(proxy.Params) (map[string][]byte, error) { return map[string][]byte{}, nil },
-		Command: func(path string, p proxy.Params) []string {
-			if scheme == SchemeHTTP {
-				argv := []string{path, "serve", "--listen", net.JoinHostPort(p.ListenHost, strconv.Itoa(p.HTTPPort))}
-				if f.H2 {
-					argv = append(argv, "--h2")
-				}
-				return argv
-			}
-			argv := []string{path, "serve", "--listen", net.JoinHostPort(p.ListenHost, strconv.Itoa(p.HTTPSPort)), "--tls-cert", p.CertFile, "--tls-key", p.KeyFile}
-			if f.H2 {
-				argv = append(argv, "--h2")
-			}
-			if f.H3 {
-				argv = append(argv, "--h3")
-			}
-			return argv
-		},
-		StopSignal: syscall.SIGTERM,
+// serveProfile runs self's serve subcommand as a profile, defined as a
+// profile file is. Of f, H2 and H3 add serve's --h2 and --h3; TLS is on
+// unless scheme is http, where it serves plain HTTP on the HTTP port (and
+// nothing on the HTTPS port).
+func serveProfile(self string, f proxy.Features, scheme string) (proxy.Profile, error) {
+	argv := []string{"{{.Binary}}", "serve", "--listen", "{{.HTTPSAddr}}", "--tls-cert", "{{.Cert}}", "--tls-key", "{{.Key}}"}
+	features := []string{"tls"}
+	if scheme == SchemeHTTP {
+		argv, features = argv[:4], nil
+		argv[3] = "{{.HTTPAddr}}"
 	}
+	if f.H2 {
+		argv = append(argv, "--h2")
+		if scheme != SchemeHTTP {
+			features = append(features, "h2")
+		}
+	}
+	if f.H3 && scheme != SchemeHTTP {
+		argv = append(argv, "--h3")
+		features = append(features, "h3")
+	}
+	text, err := yaml.Marshal(map[string]any{
+		"name":        ServeProfile,
+		"server":      "loadlab",
+		"description": "loadlab serve on the proxy's CPUs: the generator's reference target (its ceiling without a proxy)",
+		"binary":      self,
+		"version":     "loadlab serve",
+		"command":     argv,
+		"features":    features,
+	})
+	if err != nil {
+		return proxy.Profile{}, err
+	}
+	prof, err := proxy.Parse(ServeProfile+".yaml", text)
+	if err != nil {
+		return proxy.Profile{}, fmt.Errorf("the reference target's profile: %s", strings.TrimSpace(err.Error()))
+	}
+	// HTTP/2 over plain HTTP (h2c) is served without TLS.
+	prof.Features.H2 = f.H2
+	return prof, nil
 }
