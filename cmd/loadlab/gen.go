@@ -153,7 +153,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringVarP(&c.Method, "method", "m", gen.DefaultMethod, "request method")
 	fl.StringVar(&f.bodyFile, "body-file", "", "send this file as the request body")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- = stdout)")
-	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
+	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE (put in place at the end of the run; - for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
 	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept; when full the longest-waiting one is dropped (default rate x timeout, at least 1000)")
 	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring for HTTP/1.1 closed loops and paced open loops where it works; epoll for HTTP/2, for an open loop at --pacing-tolerance 0, where it costs less, and as the fallback). The result says which ran in generator.io and why in generator.io_note")
