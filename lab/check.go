@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
@@ -29,9 +29,10 @@ const DefaultProxyUser = session.DefaultProxyUser
 
 // CheckOptions are the flags of `loadlab lab check`, as given.
 type CheckOptions struct {
-	Profiles    string // comma-separated (empty: every profile)
-	Keys        string // comma-separated key types
-	Net         string // NetLoopback or NetNS
+	Profiles    string   // comma-separated names and profile files (empty: every built-in)
+	Bins        []string // NAME=PATH: profile NAME runs the binary at PATH (--bin)
+	Keys        string   // comma-separated key types
+	Net         string   // NetLoopback or NetNS
 	NoCgroups   bool
 	ServerCPUs  string // CPU lists (empty: from the CPU plan)
 	BackendCPUs string
@@ -89,7 +90,7 @@ func Check(ctx context.Context, o CheckOptions) (check.Report, error) {
 // UsageErrors.
 func parseCheck(o CheckOptions) (check.Config, error) {
 	var c check.Config
-	profiles, err := checkProfiles(o.Profiles)
+	set, profiles, err := checkProfiles(o.Profiles, o.Bins)
 	if err != nil {
 		return c, err
 	}
@@ -124,34 +125,68 @@ func parseCheck(o CheckOptions) (check.Config, error) {
 	c.Session = session.Options{
 		Dir: o.Dir, Net: o.Net, NoCgroups: o.NoCgroups,
 		ServerCPUs: cpus[0], BackendCPUs: cpus[1], LoadgenCPUs: cpus[2],
-		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: o.ProxyUser,
+		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: o.ProxyUser, Profiles: set,
 	}
 	c.Idle = check.Idle{Quiet: o.IdleQuiet, Samples: o.IdleSamples, Every: o.IdleEvery}
 	return c, nil
 }
 
-// checkProfiles resolves the profiles' names; an unknown name is a
-// UsageError that lists the known ones.
-func checkProfiles(list string) ([]proxy.Profile, error) {
-	if strings.TrimSpace(list) == "" {
-		return proxy.All(), nil
+// checkProfiles is profileSet for a check: a profile file whose binary is
+// missing or refused is a UsageError too, before anything starts (a
+// built-in's is a row that says how to install it).
+func checkProfiles(list string, bins []string) (*proxy.Set, []proxy.Profile, error) {
+	set, profiles, err := profileSet(list, bins)
+	if err != nil {
+		return nil, nil, err
 	}
-	var out []proxy.Profile
-	seen := map[string]bool{}
-	for _, name := range strings.Split(list, ",") {
-		name = strings.TrimSpace(name)
-		if name == "" || seen[name] {
+	for _, p := range profiles {
+		if !p.Source.Builtin {
+			if _, err := p.Find(); err != nil {
+				return nil, nil, usagef("profile %s (%s): %v", p.Name, p.Source.File, err)
+			}
+		}
+	}
+	return set, profiles, nil
+}
+
+// profileSet resolves a --profiles list (names and profile files; empty:
+// every built-in) with --bin's binaries: the set of profiles the command
+// may name and the ones it named, in order. An unknown name or a bad
+// profile file is a UsageError.
+func profileSet(list string, bins []string) (*proxy.Set, []proxy.Profile, error) {
+	set := proxy.Builtins()
+	refs := SplitList(list)
+	var names []string
+	for _, ref := range refs {
+		if !proxy.IsFile(ref) {
+			names = append(names, ref)
 			continue
 		}
-		seen[name] = true
-		p, err := proxy.Get(name)
+		p, err := set.Load(ref)
 		if err != nil {
-			return nil, usagef("--profiles: %v", err)
+			return nil, nil, usagef("--profiles: %v", err)
+		}
+		names = append(names, p.Name)
+	}
+	if err := setBinaries(set, bins); err != nil {
+		return nil, nil, err
+	}
+	if len(refs) == 0 {
+		return set, set.All(), nil
+	}
+	var out []proxy.Profile
+	for _, name := range names {
+		if slices.ContainsFunc(out, func(p proxy.Profile) bool { return p.Name == name }) {
+			continue
+		}
+		p, err := set.Get(name)
+		if err != nil {
+			return nil, nil, usagef("--profiles: %v", err)
 		}
 		out = append(out, p)
 	}
 	if len(out) == 0 {
-		return nil, usagef("--profiles is empty: give names such as nginx-stock,caddy-stock")
+		return nil, nil, usagef("--profiles is empty: give names such as nginx-stock,caddy-stock, or profile files")
 	}
-	return out, nil
+	return set, out, nil
 }

@@ -20,17 +20,24 @@ type ProxyRow struct {
 	Version     string         `json:"version,omitempty"`
 	Features    proxy.Features `json:"features"`
 	Description string         `json:"description"`
+	File        string         `json:"file,omitempty"` // the profile file, for a profile not built in
 	Error       string         `json:"error,omitempty"`
 }
 
-// ProxyRows finds every profile's binary and asks its version (once per
-// binary). A profile not installed is a row with Found false, not an
-// error.
-func ProxyRows() []ProxyRow {
+// ProxyRows finds the binary of every profile of list (comma-separated
+// names and profile files; empty: every built-in), with --bin's binaries,
+// and asks its version (once per binary). A profile not installed is a
+// row with Found false, not an error; a bad name or profile file is a
+// UsageError.
+func ProxyRows(list string, bins []string) ([]ProxyRow, error) {
+	_, profiles, err := profileSet(list, bins)
+	if err != nil {
+		return nil, err
+	}
 	var rows []ProxyRow
 	versions := map[string]string{} // binary path -> version, asked once
-	for _, p := range proxy.All() {
-		r := ProxyRow{Name: p.Name, Proxy: p.Proxy, Role: p.Role, Features: p.Features, Description: p.Description}
+	for _, p := range profiles {
+		r := ProxyRow{Name: p.Name, Proxy: p.Proxy, Role: p.Role, Features: p.Features, Description: p.Description, File: p.Source.File}
 		path, err := p.Find()
 		switch {
 		case errors.Is(err, proxy.ErrNotFound):
@@ -51,7 +58,7 @@ func ProxyRows() []ProxyRow {
 		}
 		rows = append(rows, r)
 	}
-	return rows
+	return rows, nil
 }
 
 // WriteProxyTable writes rows as an aligned table.

@@ -14,6 +14,7 @@ import (
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/report"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/scenario"
@@ -26,7 +27,8 @@ import (
 type RunOptions struct {
 	Plan        string   // built-in name or YAML file
 	Out         string   // results directory ("" = results/PLAN); the same one resumes
-	Profiles    []string // only these of the plan's profiles
+	Profiles    []string // only these of the plan's profiles; a profile file (./my.yaml) joins the plan
+	Bins        []string // NAME=PATH: profile NAME runs the binary at PATH (--bin)
 	Scenarios   []string // only these of its scenarios (names or kinds)
 	Keys        string   // only these key types, comma-separated (certs.ParseKeyTypes)
 	StepScale   float64  // multiply every duration (1 = as planned)
@@ -85,7 +87,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		return UsageError{err}
 	}
 	budget := scenario.MakeBudget(p, units)
-	if err := checkInstalled(o.Profiles, budget); err != nil {
+	if err := checkInstalled(p, o.Profiles, units, budget); err != nil {
 		return err
 	}
 	out := o.Out
@@ -154,13 +156,19 @@ func Run(ctx context.Context, o RunOptions) error {
 	return nil
 }
 
-// checkInstalled fails when nothing can run, or when a profile named on
-// the command line is not installed.
-func checkInstalled(profiles []string, b scenario.Budget) error {
+// checkInstalled fails when nothing can run, when a profile named on
+// the command line is not installed, or when a profile file's binary is
+// missing or refused (a built-in's is skipped with a line).
+func checkInstalled(p *plan.Plan, profiles []string, units []scenario.UnitSpec, b scenario.Budget) error {
 	hint := "install the proxies with scripts/install-proxies.sh (make deps), or set " + "LOADLAB_PROXY_BIN"
 	for _, name := range profiles {
 		if slices.Contains(b.Missing, name) {
 			return fmt.Errorf("profile %s is not installed: %s", name, hint)
+		}
+	}
+	for _, u := range units {
+		if src := u.Profile.Source; !src.Builtin && u.BinErr != nil {
+			return usagef("profile %s (%s): %s", u.Profile.Name, src.File, u.Skip)
 		}
 	}
 	if b.Units == 0 {
@@ -190,6 +198,13 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
+	profiles, err := addProfileFiles(p, o.Profiles)
+	if err != nil {
+		return nil, err
+	}
+	if err := setBinaries(p.ProfileSet(), o.Bins); err != nil {
+		return nil, err
+	}
 	var keys []string
 	if o.Keys != "" {
 		kt, err := certs.ParseKeyTypes(o.Keys)
@@ -200,7 +215,7 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 			keys = append(keys, string(k))
 		}
 	}
-	if err := p.Narrow(plan.Selection{Profiles: o.Profiles, Scenarios: o.Scenarios, Keys: keys}); err != nil {
+	if err := p.Narrow(plan.Selection{Profiles: profiles, Scenarios: o.Scenarios, Keys: keys}); err != nil {
 		return nil, UsageError{err}
 	}
 	if o.Net != "" {
@@ -245,4 +260,40 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 		return nil, usagef("%v (after the command-line overrides)", err)
 	}
 	return p, nil
+}
+
+// addProfileFiles loads the profile files of --profiles into the plan and
+// returns the selection by name (names as given, a file by its name).
+func addProfileFiles(p *plan.Plan, refs []string) ([]string, error) {
+	var names []string
+	for _, ref := range refs {
+		if !proxy.IsFile(ref) {
+			names = append(names, ref)
+			continue
+		}
+		name, err := p.AddProfileFile(ref)
+		if err != nil {
+			return nil, usagef("--profiles: %v", err)
+		}
+		names = append(names, name)
+	}
+	return names, nil
+}
+
+// setBinaries applies --bin NAME=PATH to the profiles of set.
+func setBinaries(set *proxy.Set, bins []string) error {
+	for _, b := range bins {
+		name, path, ok := strings.Cut(b, "=")
+		if !ok || name == "" || path == "" {
+			return usagef("--bin %q: give NAME=PATH, e.g. nginx-stock=/opt/nginx-1.28/sbin/nginx", b)
+		}
+		if err := set.SetBinary(name, path); err != nil {
+			return usagef("--bin %s: %v", b, err)
+		}
+		p, _ := set.Get(name)
+		if _, err := p.Find(); err != nil {
+			return usagef("--bin %s: %v", b, err)
+		}
+	}
+	return nil
 }

@@ -9,6 +9,6 @@ func newLabCmd() *cobra.Command {
 		Short: "Reverse-proxy lab: the proxies, backend and scenarios the seed benchmarks used",
 		Args:  cobra.NoArgs,
 	}
-	lab.AddCommand(newLabProxiesCmd(), newLabCheckCmd(), newLabRunCmd(), newLabPlanCmd(), newLabCleanupCmd())
+	lab.AddCommand(newLabProxiesCmd(), newLabCheckCmd(), newLabRunCmd(), newLabPlanCmd(), newLabProfileCmd(), newLabCleanupCmd())
 	return lab
 }

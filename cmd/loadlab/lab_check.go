@@ -14,6 +14,7 @@ import (
 // labCheckFlags are the flags of `loadlab lab check`.
 type labCheckFlags struct {
 	profiles    string
+	bins        []string
 	keys        string
 	net         string
 	noCgroups   bool
@@ -52,7 +53,8 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 		RunE: func(cmd *cobra.Command, _ []string) error { return runLabCheck(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.profiles, "profiles", "", "comma-separated profiles to check (default: all; see loadlab lab proxies)")
+	fl.StringVar(&f.profiles, "profiles", "", "comma-separated profiles to check: built-in names and profile files (./my-nginx.yaml) (default: every built-in; see loadlab lab proxies)")
+	fl.StringArrayVar(&f.bins, "bin", nil, "NAME=PATH: profile NAME runs the binary at PATH (repeatable)")
 	fl.StringVar(&f.keys, "keys", "p256,rsa2048,rsa4096", "certificate key types to check each profile with")
 	fl.StringVar(&f.net, "net", lab.NetLoopback, "network: loopback, or netns (backend, proxy and generator in their own namespaces joined by veth)")
 	fl.BoolVar(&f.noCgroups, "no-cgroups", false, "run without cgroups: pin with CPU affinity only, measure via /proc")
@@ -80,7 +82,7 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	ctx, sig, stopSignals := signalContext(cmd.Context())
 	defer stopSignals()
 	rep, err := lab.Check(ctx, lab.CheckOptions{
-		Profiles: f.profiles, Keys: f.keys, Net: f.net, NoCgroups: f.noCgroups,
+		Profiles: f.profiles, Bins: f.bins, Keys: f.keys, Net: f.net, NoCgroups: f.noCgroups,
 		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
 		Memory: f.memory, Dir: f.dir, ProxyUser: f.proxyUser,
 		IdleQuiet: f.idleQuiet, IdleSamples: f.idleSamples, IdleEvery: f.idleEvery,

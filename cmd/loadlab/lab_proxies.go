@@ -9,6 +9,8 @@ import (
 
 func newLabProxiesCmd() *cobra.Command {
 	var asJSON bool
+	var profiles string
+	var bins []string
 	cmd := &cobra.Command{
 		Use:   "proxies",
 		Short: "List the proxy and origin profiles, whether each binary is installed, its version and features",
@@ -19,10 +21,15 @@ config serves on its TLS listener (tls, h2, h3; every profile also serves
 plain HTTP) and what the profile reproduces.
 
 Binaries are searched in $LOADLAB_PROXY_BIN, the project's .cache/bin (filled
-by scripts/install-proxies.sh), PATH and /usr/sbin.`,
+by scripts/install-proxies.sh), PATH and /usr/sbin. --profiles lists only the
+profiles named, built-ins and profile files (./my-nginx.yaml); --bin
+NAME=PATH shows profile NAME with another binary.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			rows := lab.ProxyRows()
+			rows, err := lab.ProxyRows(profiles, bins)
+			if err != nil {
+				return err
+			}
 			if asJSON {
 				enc := json.NewEncoder(cmd.OutOrStdout())
 				enc.SetIndent("", "  ")
@@ -33,5 +40,7 @@ by scripts/install-proxies.sh), PATH and /usr/sbin.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print a JSON array instead of a table")
+	cmd.Flags().StringVar(&profiles, "profiles", "", "only these profiles, comma-separated: built-in names and profile files (./my-nginx.yaml)")
+	cmd.Flags().StringArrayVar(&bins, "bin", nil, "NAME=PATH: profile NAME runs the binary at PATH (repeatable)")
 	return cmd
 }

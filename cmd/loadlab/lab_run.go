@@ -26,7 +26,10 @@ At the end DIR/report.md, DIR/report.html (offline, charts embedded) and
 DIR/charts/ are written and the tables are printed.
 
 Plan fields can be narrowed here: --profiles, --scenarios (names or kinds),
---keys take subsets of the plan's; --step-scale multiplies every duration
+--keys take subsets of the plan's; a profile file in --profiles
+(./my-nginx.yaml, see loadlab lab profile show) joins the plan and every
+scenario of its role, and --bin NAME=PATH runs profile NAME with another
+binary; --step-scale multiplies every duration
 (0.1 for a quick look); --net, --no-cgroups, --memory and the CPU flags
 override the plan's settings (--server-cpus also replaces every scenario's
 server_cpus).
@@ -38,6 +41,7 @@ before anything runs (a port in use fails at once); after the run the
 final report stays up for --serve-linger.`,
 		Example: `  loadlab lab run --plan quick --out results/quick
   loadlab lab run --plan seed-2026 --out results/seed --profiles caddy-stock,nginx-npm
+  loadlab lab run --plan quick --out results/mine --profiles nginx-keepalive,./my/nginx-keepalive2.yaml --scenarios sustained-pool
   loadlab lab run --plan quick --out /tmp/look --scenarios sustained --step-scale 0.5
   loadlab lab run --plan quick --serve 127.0.0.1:8090   # open http://127.0.0.1:8090/ while it runs`,
 		Args: cobra.NoArgs,
@@ -46,7 +50,8 @@ final report stays up for --serve-linger.`,
 	fl := cmd.Flags()
 	fl.StringVar(&f.plan, "plan", "quick", "built-in plan name ("+strings.Join(lab.PlanNames(), ", ")+") or YAML file")
 	fl.StringVar(&f.out, "out", "", "output directory (default results/PLAN); the same directory resumes")
-	fl.StringVar(&f.profiles, "profiles", "", "only these of the plan's proxy profiles, comma-separated")
+	fl.StringVar(&f.profiles, "profiles", "", "only these of the plan's profiles, comma-separated; a profile file (./my-nginx.yaml) joins every scenario of its role")
+	fl.StringArrayVar(&f.bins, "bin", nil, "NAME=PATH: profile NAME runs the binary at PATH for this run (repeatable)")
 	fl.StringVar(&f.scenarios, "scenarios", "", "only these of the plan's scenarios (names or kinds), comma-separated")
 	fl.StringVar(&f.keys, "keys", "", "only these of the plan's certificate key types (p256, rsa2048, rsa4096)")
 	fl.Float64Var(&f.stepScale, "step-scale", 1, "multiply every duration of the plan (steps, runs, cool-down cap, idle wait) by this")

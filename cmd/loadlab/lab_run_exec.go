@@ -23,12 +23,12 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 		}
 		lm = lab.NewMetrics(labels)
 	}
-	ep, err := f.metrics.start(f.allowRemote, cmd.ErrOrStderr(), lm)
+	ep, err := f.metrics.start(cmd.ErrOrStderr(), lm)
 	if err != nil {
 		return err
 	}
 	err = lab.Run(cmd.Context(), lab.RunOptions{
-		Plan: f.plan, Out: f.out, Profiles: lab.SplitList(f.profiles), Scenarios: lab.SplitList(f.scenarios),
+		Plan: f.plan, Out: f.out, Profiles: lab.SplitList(f.profiles), Bins: f.bins, Scenarios: lab.SplitList(f.scenarios),
 		Keys: f.keys, StepScale: f.stepScale, Net: f.net, NoCgroups: f.noCgroups,
 		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
 		Memory: f.memory, DryRun: f.dryRun, Quiet: f.quiet,
@@ -47,6 +47,7 @@ type labRunFlags struct {
 	plan        string
 	out         string
 	profiles    string
+	bins        []string
 	scenarios   string
 	keys        string
 	stepScale   float64

@@ -36,7 +36,7 @@ func (p *Plan) Narrow(sel Selection) error {
 					p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: it runs on none of the selected profiles %s", s.label(), strings.Join(sel.Profiles, ",")))
 					continue
 				}
-			} else if !slices.ContainsFunc(p.Profiles, s.RunsOn) {
+			} else if !slices.ContainsFunc(p.Profiles, func(n string) bool { return p.RunsOn(&s, n) }) {
 				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s dropped: none of the selected profiles %s is of its role (%s)", s.label(), strings.Join(sel.Profiles, ","), s.role()))
 				continue
 			}

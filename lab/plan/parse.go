@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -66,6 +68,9 @@ func Load(nameOrPath string) (*Plan, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", nameOrPath, err)
 	}
+	if err := p.loadProfileFiles(filepath.Dir(nameOrPath)); err != nil {
+		return nil, fmt.Errorf("plan %s: %v", nameOrPath, err)
+	}
 	return p, p.Check()
 }
 
@@ -84,6 +89,12 @@ func (p *Plan) Marshal() ([]byte, error) {
 	enc := yaml.NewEncoder(&buf)
 	enc.SetIndent(2)
 	out := *p
+	out.Profiles = slices.Clone(p.Profiles)
+	for i, name := range out.Profiles {
+		if ref, ok := p.files[name]; ok {
+			out.Profiles[i] = ref
+		}
+	}
 	out.Scenarios = append([]Scenario(nil), p.Scenarios...)
 	for i := range out.Scenarios {
 		if out.Scenarios[i].Size != "" {

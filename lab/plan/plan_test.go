@@ -11,7 +11,7 @@ import (
 
 func TestBuiltinsLoad(t *testing.T) {
 	names := BuiltinNames()
-	if strings.Join(names, ",") != "quick,seed-2026,sumguy" {
+	if strings.Join(names, ",") != "quick,seed-001,seed-2026,sumguy" {
 		t.Fatalf("built-ins %v", names)
 	}
 	for _, name := range names {
@@ -378,8 +378,8 @@ scenarios:
 		t.Fatal(err)
 	}
 	ka, su := &p.Scenarios[0], &p.Scenarios[1]
-	if !ka.RunsOn("nginx-keepalive") || su.RunsOn("nginx-keepalive") || !su.RunsOn("caddy-stock") {
-		t.Errorf("RunsOn: keepalive-1k on nginx-keepalive %v, sustained on nginx-keepalive %v, on caddy-stock %v", ka.RunsOn("nginx-keepalive"), su.RunsOn("nginx-keepalive"), su.RunsOn("caddy-stock"))
+	if !p.RunsOn(ka, "nginx-keepalive") || p.RunsOn(su, "nginx-keepalive") || !p.RunsOn(su, "caddy-stock") {
+		t.Errorf("RunsOn: keepalive-1k on nginx-keepalive %v, sustained on nginx-keepalive %v, on caddy-stock %v", p.RunsOn(ka, "nginx-keepalive"), p.RunsOn(su, "nginx-keepalive"), p.RunsOn(su, "caddy-stock"))
 	}
 	if err := p.Narrow(Selection{Profiles: []string{"nginx-keepalive"}}); err != nil {
 		t.Fatal(err)
@@ -473,7 +473,7 @@ func TestQuickHasTheH3Search(t *testing.T) {
 		if !prof.Features.H3 {
 			t.Errorf("%s: %s serves no HTTP/3", h3.Name, name)
 		}
-		if !slices.Contains(p.Profiles, name) || !h1.RunsOn(name) {
+		if !slices.Contains(p.Profiles, name) || !p.RunsOn(h1, name) {
 			t.Errorf("%s: %s has no HTTP/1.1 row in quick (%s) to compare with", h3.Name, name, h1.Name)
 		}
 	}

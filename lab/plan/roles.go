@@ -52,22 +52,11 @@ func (s *Scenario) IsOrigin() bool { return s.role() == RoleOrigin }
 
 // profileRole is the role of a profile name (RoleProxy for unknown names,
 // which Validate reports).
-func profileRole(name string) string {
-	if r := proxy.RoleOf(name); r != "" {
+func (p *Plan) profileRole(name string) string {
+	if r := p.ProfileSet().RoleOf(name); r != "" {
 		return r
 	}
 	return RoleProxy
-}
-
-// ProfilesOf lists the plan's profiles of role, in plan order.
-func (p *Plan) ProfilesOf(role string) []string {
-	var out []string
-	for _, n := range p.Profiles {
-		if profileRole(n) == role {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // resolveTarget fills the scenario's scheme and role, and its path from
@@ -98,7 +87,8 @@ func orQ(s string) string {
 
 // validateTarget checks the scenario's size, scheme and role, and that its
 // profiles are of its role; plan is the plan's profiles.
-func (s *Scenario) validateTarget(plan []string) error {
+func (s *Scenario) validateTarget(p *Plan) error {
+	plan := p.Profiles
 	if s.Size != "" {
 		if _, ok := Sizes[s.Size]; !ok {
 			return fmt.Errorf("size %q: use one of %s", s.Size, strings.Join(SizeNames(), ", "))
@@ -120,17 +110,17 @@ func (s *Scenario) validateTarget(plan []string) error {
 	fit := func() string {
 		var of []string
 		for _, n := range plan {
-			if profileRole(n) == s.Role {
+			if p.profileRole(n) == s.Role {
 				of = append(of, n)
 			}
 		}
 		if len(of) == 0 {
-			return fmt.Sprintf("the plan has no %s profile; add one of %s to its profiles", s.Role, strings.Join(proxy.NamesOf(s.Role), ", "))
+			return fmt.Sprintf("the plan has no %s profile; add one of %s to its profiles", s.Role, strings.Join(p.ProfileSet().NamesOf(s.Role), ", "))
 		}
 		return fmt.Sprintf("the %s profiles of the plan are %s", s.Role, strings.Join(of, ", "))
 	}
 	for _, name := range s.Profiles {
-		if r := profileRole(name); r != s.Role {
+		if r := p.profileRole(name); r != s.Role {
 			hint := ""
 			if s.Role == RoleProxy {
 				hint = ", or set role: origin"
@@ -138,7 +128,7 @@ func (s *Scenario) validateTarget(plan []string) error {
 			return fmt.Errorf("profile %s is %s %s, but this scenario's role is %s: %s%s", name, article(r), r, s.Role, fit(), hint)
 		}
 	}
-	if len(s.Profiles) == 0 && !slices.ContainsFunc(plan, func(n string) bool { return profileRole(n) == s.Role }) {
+	if len(s.Profiles) == 0 && !slices.ContainsFunc(plan, func(n string) bool { return p.profileRole(n) == s.Role }) {
 		return fmt.Errorf("no profiles of role %s to run on: %s", s.Role, fit())
 	}
 	return nil

@@ -43,7 +43,7 @@ scenarios:
 	}
 	runs := func(s *Scenario) (out []string) {
 		for _, n := range p.Profiles {
-			if s.RunsOn(n) {
+			if p.RunsOn(s, n) {
 				out = append(out, n)
 			}
 		}

@@ -22,6 +22,7 @@ type UnitSpec struct {
 	Key      certs.KeyType
 	Layout   string
 	Skip     string        // why it does not run ("" = it runs)
+	BinErr   error         // the profile's binary is missing or refused (Skip says so)
 	Estimate plan.Estimate // steps and generator time
 }
 
@@ -44,14 +45,16 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 		find = FindInstalled
 	}
 	missing := map[string]string{}
+	binErr := map[string]error{}
 	profiles := map[string]proxy.Profile{}
 	for _, name := range p.Profiles {
-		prof, err := proxy.Get(name)
+		prof, err := p.ProfileSet().Get(name)
 		if err != nil {
 			return nil, err
 		}
 		profiles[name] = prof
 		if err := find(prof); err != nil {
+			binErr[name] = err
 			if errors.Is(err, proxy.ErrNotFound) {
 				missing[name] = "not installed: " + err.Error()
 			} else {
@@ -65,7 +68,7 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 			prof := profiles[name]
 			for i := range p.Scenarios {
 				s := &p.Scenarios[i]
-				if l.ByScenario[s.Name] != lay.ID || !s.RunsOn(name) {
+				if l.ByScenario[s.Name] != lay.ID || !p.RunsOn(s, name) {
 					continue
 				}
 				for _, k := range s.Keys {
@@ -76,7 +79,7 @@ func BuildUnits(p *plan.Plan, l *Layouts, find Finder) ([]UnitSpec, error) {
 					}
 					switch {
 					case missing[name] != "":
-						u.Skip = missing[name]
+						u.Skip, u.BinErr = missing[name], binErr[name]
 					case s.Kind == plan.KindH3 && !prof.Features.H3:
 						u.Skip = fmt.Sprintf("%s serves no HTTP/3", name)
 					case s.Kind == plan.KindKeepaliveH2 && !prof.Features.H2:
@@ -167,7 +170,7 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 			b.Steps += one.Steps
 			b.Time += stepCost(one) + proxyStartCost
 		}
-		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
+		if k := fmt.Sprintf("%s/%s/%s/%d", u.Layout, u.Profile.Name, u.Key, u.Scenario.NamedBackends()); !idle[k] { // with N routes: measured again
 			idle[k] = true
 			b.Time += IdleCost(p.IdleMemory) + checksCost
 		}

@@ -18,6 +18,12 @@ import (
 // Loop tuning.
 const (
 	readBufSize = 256 << 10 // per loop; every response is parsed in place here
+	// ReadBudget is how many bytes one connection reads per wakeup at
+	// most: a server that sends faster than the loop parses cannot keep
+	// it reading one socket while the others, the schedule and the
+	// timeout scan wait. The rest is read after the loop's other events
+	// (ReadLater).
+	ReadBudget = readBufSize
 )
 
 // Loop is what the loop of an engine on raw sockets is made of
@@ -64,6 +70,11 @@ type Loop struct {
 	newPoller func(*Loop) (poller, error) // makes poll on the loop's thread (Config.IO: epoll or io_uring)
 	nslots    int                         // connection slots (sizes the ring)
 
+	// Slots whose reads stopped at ReadBudget with bytes left (an edge-
+	// triggered poller tells of them no more): their events are handed
+	// to the driver again at the next wait, after the others'.
+	later, laterNow []*Slot
+
 	proto Proto // the protocol's slots (the driver that embeds the loop)
 }
 
@@ -91,6 +102,8 @@ func (l *Loop) Setup() error {
 		return err
 	}
 	l.Buf = make([]byte, readBufSize)
+	l.later = make([]*Slot, 0, l.nslots)
+	l.laterNow = make([]*Slot, 0, l.nslots)
 	l.acct.Init(l.LC.CPU)
 	return nil
 }
@@ -158,9 +171,39 @@ type Handler interface {
 }
 
 // WaitEvents sleeps until until at the latest (or the next timeout scan)
-// and hands every event that arrives to h (the poller's wait).
+// and hands every event that arrives to h (the poller's wait). When reads
+// stopped at their budget it does not sleep: it takes the events already
+// in, then has the stopped slots read on.
 func (l *Loop) WaitEvents(now, until int64, h Handler) {
-	l.poll.wait(now, until, h)
+	if len(l.later) == 0 {
+		l.poll.wait(now, until, h)
+		return
+	}
+	l.later, l.laterNow = l.laterNow[:0], l.later
+	l.poll.wait(now, now, h)
+	for _, ss := range l.laterNow {
+		ss.later = false
+		if ss.Fd >= 0 && ss.laterGen == ss.Gen {
+			h.Event(ss.Idx, ss.Gen, ss.laterEv|unix.EPOLLIN)
+		}
+	}
+}
+
+// ReadLater notes that ss's read stopped at ReadBudget with bytes left: ev
+// (the event that began it) is handed to the driver again at the loop's
+// next wait.
+func (l *Loop) ReadLater(ss *Slot, ev uint32) {
+	ev &= unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR
+	if ss.later {
+		if ss.laterGen != ss.Gen {
+			ss.laterGen, ss.laterEv = ss.Gen, ev
+		} else {
+			ss.laterEv |= ev
+		}
+		return
+	}
+	ss.later, ss.laterGen, ss.laterEv = true, ss.Gen, ev
+	l.later = append(l.later, ss)
 }
 
 // DoneAt returns when the response just read completed, on the run's
@@ -268,6 +311,10 @@ type Slot struct {
 
 	S     sock.Stream // the byte stream of the current socket (nil when closed)
 	plain sock.Plain  // S when the target is plain TCP
+
+	later    bool   // in the loop's later list (ReadLater)
+	laterGen int32  // the socket whose read stopped at the budget
+	laterEv  uint32 // the event its read began with
 }
 
 // Proto is a protocol's part of the one setup of a connection slot

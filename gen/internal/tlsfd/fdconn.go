@@ -137,7 +137,13 @@ func (c fdConn) Write(b []byte) (int, error) {
 			s.phase, s.nextRec = phaseLib, nil
 		}
 	}
-	if err := s.send(b); err != nil {
+	var err error
+	if s.fdc.libReading {
+		err = s.sendReply(b) // crypto/tls answers the server while reading
+	} else {
+		err = s.send(b)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(b), nil

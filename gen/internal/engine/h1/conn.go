@@ -7,6 +7,7 @@ import (
 
 	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/internal/sock"
+	"github.com/loadlab/loadlab/gen/internal/tcploop"
 )
 
 func (c *conn) init(idx int, verify, head bool) {
@@ -107,9 +108,11 @@ func (l *loop) writeRequest(c *conn, now int64) {
 	l.track(c)
 }
 
-// readResponse reads what the stream has and feeds the parser. ev is the
+// readResponse reads what the stream has, tcploop.ReadBudget bytes at most (the
+// rest after the loop's other events), and feeds the parser. ev is the
 // epoll event that woke the loop.
 func (l *loop) readResponse(c *conn, ev uint32) {
+	budget := tcploop.ReadBudget
 	for {
 		buf, n, err := l.readFrom(c)
 		if err != nil {
@@ -153,6 +156,10 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 		// comes: read on to see the EOF, or the response would wait for
 		// the timeout.
 		if c.S.DrainsOnShortRead() && n < len(buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			return
+		}
+		if budget -= n; budget <= 0 {
+			l.ReadLater(&c.Slot, ev)
 			return
 		}
 	}

@@ -2,16 +2,19 @@ package h2
 
 import (
 	"crypto/sha256"
+	"errors"
 	"fmt"
 
 	"golang.org/x/net/http2"
 	"golang.org/x/sys/unix"
 
+	wire "github.com/loadlab/loadlab/gen/h2"
 	"github.com/loadlab/loadlab/gen/internal/run"
 	"github.com/loadlab/loadlab/gen/internal/sock"
+	"github.com/loadlab/loadlab/gen/internal/tcploop"
 )
 
-// The slot setup's edges (slotProto; slot.go runs the setup): once the
+// The slot setup's edges (tcploop.Proto; the TCP loop runs the setup): once the
 // stream is set up, the preface and the requests started meanwhile go
 // out, and what came with the handshake is read.
 func (l *loop) SlotTrack(idx int32) { l.track(&l.slots[idx]) }
@@ -36,9 +39,15 @@ func (l *loop) handle(c *conn, ev uint32) {
 		return
 	}
 	if ev&unix.EPOLLOUT != 0 {
+		full := c.c.Full()
 		l.flush(c)
 		if c.Fd < 0 {
 			return
+		}
+		if full && !c.c.Full() && ev&unix.EPOLLIN == 0 {
+			// The output went below h2.MaxPendingBytes: the streams
+			// it held back may start (a read does this itself).
+			l.afterStreams(c, l.LC.Now())
 		}
 	}
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
@@ -94,11 +103,13 @@ func (l *loop) flush(c *conn) {
 	l.track(c)
 }
 
-// read reads what the stream has and feeds the Conn, whose Handler calls
-// (the slot's methods below) record the responses; then the freed streams
-// get their next requests and what they queued is written.
+// read reads what the stream has, tcploop.ReadBudget bytes at most (the
+// rest after the loop's other events), and feeds the Conn, whose Handler
+// calls (the slot's methods below) record the responses; then the freed
+// streams get their next requests and what they queued is written.
 func (l *loop) read(c *conn, ev uint32) {
 	fed := false
+	budget := tcploop.ReadBudget
 	for {
 		n, err := c.S.Read(l.Buf)
 		if err != nil {
@@ -126,7 +137,7 @@ func (l *loop) read(c *conn, ev uint32) {
 		if err := c.c.Feed(l.Buf[:n]); err != nil {
 			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
 			if c.Fd >= 0 {
-				l.failConn(c, run.ClassParse, err, l.readAt)
+				l.failConn(c, feedClass(err), err, l.readAt)
 			}
 			return
 		}
@@ -136,7 +147,23 @@ func (l *loop) read(c *conn, ev uint32) {
 			l.afterStreams(c, l.readAt)
 			return
 		}
+		if budget -= n; budget <= 0 {
+			l.ReadLater(&c.Slot, ev)
+			l.afterStreams(c, l.readAt)
+			return
+		}
 	}
+}
+
+// feedClass is the class of a Feed error: h2.calm when the Conn ended the
+// connection with ENHANCE_YOUR_CALM (the server went past one of its
+// bounds), else parse (the server broke the protocol).
+func feedClass(err error) run.ErrorClass {
+	var ce *wire.ConnError
+	if errors.As(err, &ce) && ce.Code == http2.ErrCodeEnhanceYourCalm {
+		return run.ClassCalm
+	}
+	return run.ClassParse
 }
 
 // afterStreams moves c on after streams ended: a connection that starts no
