@@ -16,6 +16,13 @@
 // DestConnID extracts the whole ID to compare with Conn.SCID, so one
 // socket per event loop can serve many Conns.
 //
+// The Conn is split by role, as quic-go splits its connection: conn.go is
+// the connection (its state, its API and timers, and the packets it
+// receives: opened, checked, their keys), framer.go the frames those
+// packets carry (ACK, CRYPTO, STREAM, MAX_* and the rest: what each
+// changes), packer.go the one datagram each call sends (what is due, in
+// which packet of which level, the probe timer it arms).
+//
 // What it does: Initial keys from a random destination connection ID,
 // Handshake and 1-RTT keys with the negotiated suite (AES-128/256-GCM,
 // ChaCha20-Poly1305), a client Initial padded to 1200 bytes, CRYPTO and

@@ -17,6 +17,7 @@ import (
 	"github.com/loadlab/loadlab/internal/testutil"
 
 	"github.com/cloudflare/circl/dh/x25519"
+
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/internal/tlsservers"
 )
