@@ -43,10 +43,15 @@
 # TOOLS="loadlab-epoll loadlab-epoll+metrics ..." runs only those of a
 # scenario's tools (and the ratios between them).
 #
+# BEFORE=PATH runs a second loadlab binary (another commit's build) beside
+# this checkout's: every loadlab tool T gets a row before-T, alternated with
+# the others in each round, and the pair T/before-T (this checkout over the
+# other; its per-round ratios show the noise) is in the summary.
+#
 # Environment: SERVER_CPU=0 GEN_CPU=1 DURATION=10 ROUNDS=3 CONNS=50
 #   RATE=20000 CONNS_1M=10 WARMUP=2 (seconds of unmeasured wrk before each
 #   scenario; 0 = none) SCENARIOS="closed-1k rate-1k closed-1m" METRICS=0
-#   TOOLS=""
+#   TOOLS="" BEFORE=""
 #
 # Output: one line per tool per round, a per-round ratio line, a summary of
 # medians and ratios; results/bench-gen.tsv (every run) and
@@ -143,10 +148,12 @@ run_one() {
 	local l1
 	l1=$(load1)
 	local n=$((RATE * DURATION))
-	case $tool in
+	local LL LTOOL
+	loadlab_words "$tool"
+	case $LTOOL in
 	loadlab | loadlab-*)
-		# loadlab-[TOLERANCE-]IO[+metrics]
-		local base=${tool%+metrics} mflags=() scraper=
+		# [before-]loadlab-[TOLERANCE-]IO[+metrics]
+		local base=${LTOOL%+metrics} mflags=() scraper=
 		local io=${base##*-} tol=0 mid=${base#loadlab-}
 		[[ $mid == *-* ]] && tol=${mid%-*}
 		if [[ $tool == *+metrics ]]; then
@@ -159,10 +166,10 @@ run_one() {
 			scraper=$!
 		fi
 		if [[ -n $rate ]]; then
-			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -n "$n" -d "$((DURATION + 20))s" -r "$rate" \
+			timed "$limit" "$name" "${LL[@]}" gen --io "$io" -c "$conns" -n "$n" -d "$((DURATION + 20))s" -r "$rate" \
 				--pacing-tolerance "$tol" --cpus "$GEN_CPU" "${mflags[@]}" --json "$TMP/$name.json" -q "$url" || rc=$?
 		else
-			timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --io "$io" -c "$conns" -d "${DURATION}s" \
+			timed "$limit" "$name" "${LL[@]}" gen --io "$io" -c "$conns" -d "${DURATION}s" \
 				--cpus "$GEN_CPU" "${mflags[@]}" --json "$TMP/$name.json" -q "$url" || rc=$?
 		fi
 		if [[ -n $scraper ]]; then
@@ -194,7 +201,7 @@ run_one() {
 		LAST_COST=-
 		return 0
 	fi
-	case $tool in
+	case $LTOOL in
 	loadlab | loadlab-*) parsed=$(parse_loadlab "$TMP/$name.json") ;;
 	vegeta) parsed=$(parse_vegeta "$TMP/$name.json") ;;
 	floor-*) parsed=$(parse_floor "$TMP/$name.out") ;;
@@ -205,7 +212,7 @@ run_one() {
 	# loadlab's achieved_rate divides every 2xx, including those of the drain
 	# after -d (an open loop that fell behind keeps sending what was due), by
 	# -d alone; responses per wall-clock second are comparable with the peers.
-	[[ $tool == loadlab* ]] && rps=$(awk -v n="$ok" -v w="$wall" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }')
+	[[ $LTOOL == loadlab* ]] && rps=$(awk -v n="$ok" -v w="$wall" 'BEGIN { printf "%.1f", (w > 0 ? n / w : 0) }')
 	cpu=$(awk -v u="$user" -v s="$sys" 'BEGIN { printf "%.2f", u + s }')
 	if [[ $sc == closed-1m ]]; then
 		unit=ms/GB
@@ -216,7 +223,7 @@ run_one() {
 	fi
 	[[ -n $rate ]] && awk -v r="$rps" -v t="$rate" 'BEGIN { exit !(r < 0.95 * t) }' && note="  (below the $rate/s asked)"
 	((errs > 0)) && note+="  ($errs errors)"
-	if [[ $tool == loadlab* && -n $rate ]]; then
+	if [[ $LTOOL == loadlab* && -n $rate ]]; then
 		note+=$(jq -r '"  lag p99 \(.generator.lag_p99_us) µs (tolerance \(.generator.pacing_tolerance_us)), p50 \(.latency_us.p50) µs"' "$TMP/$name.json")
 	fi
 	printf '%-9s r%-2s %-25s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s %s%s%s\n' \
@@ -237,7 +244,7 @@ all_tools_of() {
 	if ((METRICS)); then
 		for t in $list; do [[ $t == loadlab-* ]] && list+=" $t+metrics"; done
 	fi
-	echo "$list"
+	with_before "$list"
 }
 
 # tools_of SCENARIO prints the generators run in it: all of them, or those
@@ -258,7 +265,10 @@ pairs_of() {
 	closed-1k | closed-1m) list="loadlab-epoll/wrk loadlab-uring/wrk loadlab-uring/loadlab-epoll loadlab-epoll/floor-epoll loadlab-uring/floor-uring wrk/floor-epoll floor-uring/floor-epoll floor-uring-link/floor-uring" ;;
 	rate-1k) list="loadlab-epoll/h2load loadlab-uring/h2load loadlab-1ms-epoll/h2load loadlab-1ms-uring/h2load loadlab-uring/loadlab-epoll loadlab-1ms-uring/loadlab-1ms-epoll loadlab-epoll/vegeta" ;;
 	esac
-	for t in $(all_tools_of "$1"); do [[ $t == *+metrics ]] && list+=" $t/${t%+metrics}"; done
+	for t in $(all_tools_of "$1"); do
+		[[ $t == loadlab-*+metrics ]] && list+=" $t/${t%+metrics}"
+		[[ $t == before-* ]] && list+=" ${t#before-}/$t"
+	done
 	run=" $(tools_of "$1") "
 	for p in $list; do
 		[[ $run == *" ${p%/*} "* && $run == *" ${p#*/} "* ]] && echo "$p"
@@ -268,6 +278,7 @@ pairs_of() {
 # target_of SCENARIO PAIR prints the target ratio of a pair ("-" = reported only).
 target_of() {
 	case $1/$2 in
+	*/before-*) echo - ;; # this checkout over BEFORE: reported, judged against its noise
 	closed-1k/loadlab-*/wrk) echo 0.75 ;;
 	closed-1m/loadlab-*/wrk) echo 0.7 ;;
 	rate-1k/loadlab-1ms-*/h2load) echo 0.6 ;;

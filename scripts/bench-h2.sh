@@ -35,6 +35,9 @@
 #   REQUESTS=200000 (closed) RATE=20000 DURATION=10 (rate: RATE x DURATION
 #   requests) PROTO=h2c|h2 (h2: TLS with ALPN h2, certificates from
 #   `loadlab certs`) SERVER=nginx|loadlab SCENARIOS="closed rate"
+#   BEFORE=PATH (a second loadlab binary, another commit's build: every
+#   loadlab tool T gets a row before-T, alternated with the others in each
+#   round, and T/before-T is in the summary)
 #
 # Output: one line per tool per round, per-round ratios, medians; rows in
 # results/bench-h2.tsv and results/bench-h2-summary.tsv; logs of the last
@@ -135,14 +138,16 @@ run_one() {
 	local rc=0 parsed wall user sys cpu ok errs rps cost note=""
 	[[ $sc == rate ]] && rate=$RATE n=$((RATE * DURATION))
 	limit=$((n / 1000 + DURATION + 60))
-	case $tool in
+	local LL LTOOL
+	loadlab_words "$tool"
+	case $LTOOL in
 	loadlab | loadlab-*)
 		# -n bounds the run (the same requests as h2load); -d only keeps a
 		# stuck run from lasting forever.
-		# loadlab-[TOLERANCE-]IO
-		local io=${tool##*-} tol=0 mid=${tool#loadlab-}
+		# [before-]loadlab-[TOLERANCE-]IO
+		local io=${LTOOL##*-} tol=0 mid=${LTOOL#loadlab-}
 		[[ $mid == *-* ]] && tol=${mid%-*}
-		timed "$limit" "$name" "${LOADLAB_RUN[@]}" gen --h2 --io "$io" -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
+		timed "$limit" "$name" "${LL[@]}" gen --h2 --io "$io" -c "$CONNS" --streams "$STREAMS" -n "$n" -d "$((limit - 10))s" \
 			${rate:+-r "$rate" --pacing-tolerance "$tol"} --cpus "$GEN_CPU" "${CA[@]}" --json "$TMP/$name.json" -q "$URL" || rc=$?
 		;;
 	floor-*)
@@ -155,12 +160,12 @@ run_one() {
 	esac
 	cp "$TMP/$name".* "$LOGS/" 2>/dev/null || true
 	if ((rc != 0)); then
-		printf '%-6s r%-2s %-17s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
+		printf '%-6s r%-2s %-25s FAILED (exit %d): see %s/%s.err\n' "$sc" "$round" "$tool" "$rc" "$LOGS" "$name"
 		printf '%s\t%s\t%s\t-\t-\t-\t-\t-\t-\t-\t-\t%s\n' "$sc" "$round" "$tool" "$(load1)" >>"$RAW"
 		LAST_COST=-
 		return 0
 	fi
-	case $tool in
+	case $LTOOL in
 	loadlab*) parsed=$(parse_loadlab "$TMP/$name.json") ;;
 	h2load) parsed=$(parse_h2load "$TMP/$name.out") ;;
 	floor-*) parsed=$(parse_floor "$TMP/$name.out") ;;
@@ -173,10 +178,10 @@ run_one() {
 	[[ -n $rate ]] && awk -v r="$rps" -v t="$rate" 'BEGIN { exit !(r < 0.95 * t) }' && note="  (below the $rate/s asked)"
 	((errs > 0)) && note+="  ($errs errors)"
 	((ok < n)) && note+="  (only $ok of $n succeeded)"
-	if [[ $tool == loadlab* ]]; then
+	if [[ $LTOOL == loadlab* ]]; then
 		note+=$(jq -r '"  p50 \(.latency_us.p50) µs p99 \(.latency_us.p99) µs" + (if .mode == "open" then ", lag p99 \(.generator.lag_p99_us) µs" else "" end) + (if .generator.bottleneck then "  GENERATOR-LIMITED: \(.generator.reason)" else "" end)' "$TMP/$name.json")
 	fi
-	printf '%-6s r%-2s %-17s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
+	printf '%-6s r%-2s %-25s %9.0f req/s  %9d ok  %6.2fs cpu (u %.2f s %.2f)  %8s us/req%s\n' \
 		"$sc" "$round" "$tool" "$rps" "$ok" "$cpu" "$user" "$sys" "$cost" "$note"
 	printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
 		"$sc" "$round" "$tool" "$wall" "$user" "$sys" "$cpu" "$ok" "$errs" "$rps" "$cost" "$(load1)" >>"$RAW"
@@ -194,7 +199,7 @@ echo "# server $SERVER ($PROTO) on CPU $SERVER_CPU, $CONNS connections x $STREAM
 # FLOOR: the floor's rows (closed, h2c only).
 FLOOR=""
 [[ $PROTO == h2c ]] && FLOOR=floor-epoll
-tools() { if [[ $1 == rate ]]; then echo loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load; else echo loadlab-epoll loadlab-uring h2load $FLOOR; fi; }
+tools() { if [[ $1 == rate ]]; then with_before "loadlab-epoll loadlab-uring loadlab-1ms-epoll loadlab-1ms-uring h2load"; else with_before "loadlab-epoll loadlab-uring h2load $FLOOR"; fi; }
 judged() { if [[ $1 == rate ]]; then echo loadlab-1ms-uring; else echo loadlab-uring; fi; }
 # target_of SCENARIO TOOL: the target of TOOL/h2load ("-": none).
 target_of() {
@@ -225,6 +230,7 @@ for sc in $SCENARIOS; do
 		line="$J/h2load $rr"
 		line+="  (uring/epoll $(ratio "${cost[$J]}" "${cost[${J%-uring}-epoll]}"))"
 		[[ $sc == closed && -n $FLOOR ]] && line+="  (loadlab-epoll/floor-epoll $(ratio "${cost[loadlab-epoll]}" "${cost[floor-epoll]}"), h2load/floor-epoll $(ratio "${cost[h2load]}" "${cost[floor-epoll]}"))"
+		for t in "${TOOLS[@]}"; do [[ $t == before-* ]] && line+="  (${t#before-}/$t $(ratio "${cost[${t#before-}]}" "${cost[$t]}"))"; done
 		printf '%-6s r%-2s ratio  %s\n' "$sc" "$r" "$line"
 		unset cost
 	done
@@ -234,7 +240,7 @@ col() { awk -F'\t' -v s="$1" -v t="$2" -v c="$3" 'NR > 1 && $1 == s && $3 == t {
 echo
 echo "== summary (medians over $ROUNDS rounds; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
 printf 'scenario\ttool\truns\tmedian_rate\tmedian_cost_us\tratio_over_h2load\tmedian_round_ratio\ttarget\tverdict\n' >"$SUMMARY"
-printf '%-6s %-17s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "/h2load" "round-ratio" target verdict
+printf '%-6s %-25s %5s %11s %12s %10s %12s %7s  %s\n' scenario tool runs "req/s" "us/req" "/h2load" "round-ratio" target verdict
 for sc in $SCENARIOS; do
 	read -r -a TOOLS <<<"$(tools "$sc")"
 	J=$(judged "$sc")
@@ -250,13 +256,22 @@ for sc in $SCENARIOS; do
 			tgt=$(target_of "$sc" "$t")
 			v=$(verdict "$rat" "$tgt")
 		fi
+		[[ $t == before-* ]] && rat=$(ratio "$mcost" "$h2")
 		[[ $t == "$J" ]] && rr=$(tr ' ' '\n' <<<"${ROUND_RATIOS[$sc]}" | median)
-		printf '%-6s %-17s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
+		printf '%-6s %-25s %5s %11.0f %12s %10s %12s %7s  %s\n' "$sc" "$t" "$runs" "${mrate/-/0}" "$mcost" "$rat" "$rr" "$tgt" "$v"
 		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$sc" "$t" "$runs" "$mrate" "$mcost" "$rat" "$rr" "$tgt" "$v" >>"$SUMMARY"
 	done
 done
 echo
 echo "ratio = median loadlab cost / median h2load cost (lower is better for loadlab); every tool runs the same number of requests"
+if [[ -n ${BEFORE:-} ]]; then
+	for sc in $SCENARIOS; do
+		for t in $(tools "$sc"); do
+			[[ $t == before-* ]] || continue
+			echo "$sc: ${t#before-}/$t $(ratio "$(col "$sc" "${t#before-}" 11 | median)" "$(col "$sc" "$t" 11 | median)") (median costs, this checkout over BEFORE=$BEFORE)"
+		done
+	done
+fi
 if [[ -n $FLOOR && " $SCENARIOS " == *" closed "* ]]; then
 	fl=$(col closed floor-epoll 11 | median)
 	echo "floor (closed): loadlab-epoll/floor-epoll $(ratio "$(col closed loadlab-epoll 11 | median)" "$fl"), loadlab-uring/floor-epoll $(ratio "$(col closed loadlab-uring 11 | median)" "$fl"), h2load/floor-epoll $(ratio "$(col closed h2load 11 | median)" "$fl") (median costs; 1.00 = the kernel's floor)"

@@ -63,6 +63,14 @@ bench_init() {
 		done
 		LOADLAB_RUN+=("$LOADLAB")
 	fi
+	# BEFORE=PATH: a second loadlab binary (another commit's), run as its
+	# own tool rows (before-loadlab-...) beside this checkout's, alternated
+	# with them in every round.
+	BEFORE_RUN=()
+	if [[ -n ${BEFORE:-} ]]; then
+		[[ -x $BEFORE && -f $BEFORE ]] || die "BEFORE must name an executable loadlab binary (got '$BEFORE')"
+		BEFORE_RUN=("${LOADLAB_RUN[@]:0:${#LOADLAB_RUN[@]}-1}" "$BEFORE")
+	fi
 	[[ $SERVER_CPU != "$GEN_CPU" ]] || die "SERVER_CPU and GEN_CPU must differ (both $GEN_CPU)"
 	local allowed
 	allowed=$(taskset -pc $$ | sed 's/.*: //')
@@ -108,6 +116,25 @@ need_go() {
 	log "installing $mod into $GOTOOLS"
 	mkdir -p "$GOTOOLS"
 	GOBIN=$GOTOOLS go install "$mod" || die "go install $mod failed: check network access to the Go module proxy"
+}
+
+# loadlab_words TOOL sets LL to the words that start the loadlab of TOOL
+# (before-loadlab-...: BEFORE's; loadlab-...: this checkout's) and LTOOL to
+# TOOL without its before- prefix.
+loadlab_words() {
+	LTOOL=${1#before-}
+	if [[ $1 == before-* ]]; then LL=("${BEFORE_RUN[@]}"); else LL=("${LOADLAB_RUN[@]}"); fi
+}
+
+# with_before LIST prints LIST with, when BEFORE is set, a before-T after
+# every loadlab tool T.
+with_before() {
+	local t out=""
+	for t in $1; do
+		out+="$t "
+		[[ -n ${BEFORE:-} && $t == loadlab-* ]] && out+="before-$t "
+	done
+	echo "$out"
 }
 
 # build_loadlab builds bin/loadlab from this checkout.
