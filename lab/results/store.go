@@ -71,7 +71,7 @@ func Open(dir string, p *plan.Plan, o RunOptions) (s *Store, resumed bool, err e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, fmt.Errorf("create output directory: %v", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %v", dir, err)
 	}
@@ -142,7 +142,10 @@ func (s *Store) Close() error {
 }
 
 // WriteFileAtomic writes data to path through a temporary file in the same
-// directory, so readers see the old or the new content, never a part.
+// directory, so readers see the old or the new content, never a part: the
+// file is synced before the rename, and the directory after it, so that
+// a crash right after leaves the new name on disk, not the old file or
+// none.
 func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
@@ -166,7 +169,24 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		os.Remove(name)
 		return fmt.Errorf("write %s: %v", path, err)
 	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return fmt.Errorf("write %s: sync its directory: %v", path, err)
+	}
 	return nil
+}
+
+// syncDir fsyncs a directory: its entries (a rename) reach the disk. A
+// variable for the test that checks it runs after the rename.
+var syncDir = func(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // Unit returns the unit with id, or nil.
