@@ -87,7 +87,7 @@ type JobOptions struct {
 	// the pod's address: the container declares the port and the pod
 	// carries the prometheus.io/scrape, port and path annotations that
 	// annotation-based scrape configs discover. The endpoint is off
-	// loopback, so GenArgs must include --allow-remote.
+	// loopback, so GenArgs must include --metrics-allow-remote.
 	MetricsPort int
 }
 
@@ -135,8 +135,8 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			return nil, fmt.Errorf("metrics port must be between 1 and 65535 (got %d)", o.MetricsPort)
 		case HasArg(o.GenArgs, "--metrics-addr"):
 			return nil, fmt.Errorf("gen argument --metrics-addr: the Job sets it from the metrics port; leave it out")
-		case !HasArg(o.GenArgs, "--allow-remote"):
-			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --allow-remote to the gen arguments")
+		case !HasArg(o.GenArgs, "--metrics-allow-remote"):
+			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --metrics-allow-remote to the gen arguments")
 		case o.HostNetwork && o.Shards > 1 && !o.Spread:
 			return nil, fmt.Errorf("metrics port with host network: the shards on one node would all bind port %d of the node; add --spread (one shard per node)", o.MetricsPort)
 		}

@@ -169,8 +169,7 @@ func must[T any](v T, err error) T {
 // TestJobMetricsPort: --metrics-port gives each shard an endpoint on the
 // pod's address that annotation-based discovery finds.
 func TestJobMetricsPort(t *testing.T) {
-	o := example()
-	o.MetricsPort = 9464
+	o := withMetrics(example())
 	job := decode(t, must(YAML(must(Job(o)))))
 	tpl := job.Spec.Template
 	c := tpl.Spec.Containers[0]
@@ -191,17 +190,24 @@ func TestJobMetricsPort(t *testing.T) {
 	for want, edit := range map[string]func(*JobOptions){
 		"between 1 and 65535":         func(o *JobOptions) { o.MetricsPort = 70000 },
 		"gen argument --metrics-addr": func(o *JobOptions) { o.GenArgs = append([]string{"--metrics-addr=127.0.0.1:1"}, o.GenArgs...) },
-		"add --allow-remote": func(o *JobOptions) {
-			o.GenArgs = slices.DeleteFunc(o.GenArgs, func(a string) bool { return a == "--allow-remote" })
+		"add --metrics-allow-remote": func(o *JobOptions) { // --allow-remote is for targets
+			o.GenArgs = slices.DeleteFunc(o.GenArgs, func(a string) bool { return a == "--metrics-allow-remote" })
 		},
 	} {
-		o := example()
-		o.MetricsPort = 9464
+		o := withMetrics(example())
 		edit(&o)
 		if _, err := Job(o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v", want, err)
 		}
 	}
+}
+
+// withMetrics is o with metrics port 9464, which gen's
+// --metrics-allow-remote allows.
+func withMetrics(o JobOptions) JobOptions {
+	o.MetricsPort = 9464
+	o.GenArgs = append([]string{"--metrics-allow-remote"}, o.GenArgs...)
+	return o
 }
 
 // TestJobHostNetwork: HostNetwork puts the pods in their node's network
@@ -222,8 +228,8 @@ func TestJobHostNetwork(t *testing.T) {
 	}
 	// Every shard on a node binds the metrics port in the node's
 	// namespace: more than one shard per node cannot start.
-	o = example()
-	o.HostNetwork, o.MetricsPort, o.Spread = true, 9464, false
+	o = withMetrics(example())
+	o.HostNetwork, o.Spread = true, false
 	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "add --spread") {
 		t.Fatalf("host network, metrics port, 4 shards without spread: error %v", err)
 	}

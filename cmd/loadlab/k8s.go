@@ -87,7 +87,7 @@ Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 	fl.DurationVar(&f.startIn, "start-in", time.Minute, "start the schedule this long after now, rounded up to a whole second: time for the pods to be scheduled and the image pulled")
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this time instead (RFC 3339)")
 	fl.StringVarP(&f.out, "output", "o", "-", "write the manifest to FILE (- = stdout)")
-	fl.IntVar(&f.opts.MetricsPort, "metrics-port", 0, "have each shard serve Prometheus metrics on this port of its pod (gen --metrics-addr, label shard), with the container port and the prometheus.io/scrape, port and path pod annotations; needs --allow-remote in the gen arguments")
+	fl.IntVar(&f.opts.MetricsPort, "metrics-port", 0, "have each shard serve Prometheus metrics on this port of its pod (gen --metrics-addr, label shard), with the container port and the prometheus.io/scrape, port and path pod annotations; needs --metrics-allow-remote in the gen arguments")
 	return cmd
 }
 

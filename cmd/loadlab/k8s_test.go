@@ -91,12 +91,13 @@ func TestK8sJobStagesDeadline(t *testing.T) {
 }
 
 // TestK8sJobMetricsPort: the Job's deadline also covers the shards'
-// metrics linger, and a metrics port without --allow-remote is refused.
+// metrics linger, and a metrics port without --metrics-allow-remote is
+// refused (--allow-remote, which allows remote targets, is not enough).
 func TestK8sJobMetricsPort(t *testing.T) {
 	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
 	args := []string{"k8s", "job", "--shards", "2", "--image", "reg/loadlab:1", "--metrics-port", "9464", "--start-at", start.Format(time.RFC3339),
 		"--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--metrics-linger", "7s"}
-	code, stdout, stderr := runCLI(t, append(args, "--allow-remote", "http://svc.ns:8080/1k")...)
+	code, stdout, stderr := runCLI(t, append(args, "--allow-remote", "--metrics-allow-remote", "http://svc.ns:8080/1k")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -111,9 +112,9 @@ func TestK8sJobMetricsPort(t *testing.T) {
 	if d := *job.Spec.ActiveDeadlineSeconds; d < min-5 || d > min+1 {
 		t.Fatalf("deadline %d s, want about %d (with the 7 s linger)", d, min)
 	}
-	code, _, stderr = runCLI(t, append(args, "http://svc.ns:8080/1k")...)
-	if code != 2 || !strings.Contains(stderr, "add --allow-remote") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-		t.Fatalf("without --allow-remote: exit %d, %q", code, stderr)
+	code, _, stderr = runCLI(t, append(args, "--allow-remote", "http://svc.ns:8080/1k")...)
+	if code != 2 || !strings.Contains(stderr, "add --metrics-allow-remote") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("without --metrics-allow-remote: exit %d, %q", code, stderr)
 	}
 }
 

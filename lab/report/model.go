@@ -23,7 +23,7 @@ func (r row) label(withKey bool) string {
 // newRow fills what every kind of row shares from step st.
 func newRow(f *results.File, u *results.Unit, st *results.Step) row {
 	r := row{unit: u, step: st, profile: u.Profile, key: u.Key, genText: "ok"}
-	if pi := f.ProxyInfo(u.Layout, u.Profile, u.Key); pi != nil {
+	if pi := idleOf(f, u); pi != nil {
 		r.memIdle = pi.IdleNeed
 	}
 	if st == nil || st.Result == nil {

@@ -143,6 +143,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		Workers:     len(e.plan.Server),
 		BackendHost: e.backend.addr.Addr().String(),
 		BackendPort: int(e.backend.addr.Port()),
+		Routes:      e.routes(),
 	}
 	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM, paths.CA: prm.CAFile} {
 		if err := copyPrivate(src, dst); err != nil {
@@ -390,8 +391,9 @@ func (p *Proxy) Key() certs.KeyType { return p.key }
 // Version returns the binary's version, e.g. "nginx 1.22.1".
 func (p *Proxy) Version() string { return p.version }
 
-// ServerName returns the Host and SNI the proxy answers.
-func (p *Proxy) ServerName() string { return p.e.o.ServerName }
+// ServerName returns the Host and SNI the lab's own requests through the
+// proxy use (Session.Host).
+func (p *Proxy) ServerName() string { return p.e.Host() }
 
 // Name returns the run's name for this proxy, <profile>-<key>-<n>, which is
 // also its directory under the run directory.

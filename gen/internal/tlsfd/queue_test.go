@@ -60,8 +60,10 @@ func TestTLSKeyUpdateFloodEnds(t *testing.T) {
 	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
 	c := &Conn{fd: fd, tl: &Loop{}}
 	c.useRecords(client)
-	const updates = 50_000 // 27-byte answers: 1.3 MB, far past the bound
+	const updates = 50_000      // 27-byte answers: 1.3 MB, far past the bound
+	done := make(chan struct{}) // closed when the server has sent its last update
 	go func() {
+		defer close(done)
 		for range updates {
 			if err := server.sendKeyUpdate(true); err != nil {
 				return
@@ -75,12 +77,19 @@ func TestTLSKeyUpdateFloodEnds(t *testing.T) {
 	}()
 	buf := make([]byte, readBufSize)
 	var err error
+read:
 	for {
 		_, err = c.recv(buf)
 		if err == sock.ErrWouldBlock {
-			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			if n, _ := unix.Poll(p, 2000); n == 0 {
-				break // the server is done: every update was read
+			select {
+			case <-done:
+				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				if n, _ := unix.Poll(p, 0); n == 0 {
+					break read // the server is done and every update was read
+				}
+			default:
+				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				unix.Poll(p, 100) // the server is still sending: wait for bytes or its end
 			}
 			continue
 		}
