@@ -176,32 +176,3 @@ func TestRoundValueWithoutSearches(t *testing.T) {
 		}
 	}
 }
-
-// Save syncs results.json's directory after the rename: the new name is
-// what a crash leaves on disk.
-func TestSaveSyncsDirectoryAfterRename(t *testing.T) {
-	dir := t.TempDir()
-	p := &plan.Plan{Name: "t"}
-	s, _, err := Open(dir, p, RunOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	var synced []string
-	old := syncDir
-	t.Cleanup(func() { syncDir = old })
-	syncDir = func(d string) error {
-		f, err := Load(d)
-		if err != nil || f.Notes == nil || f.Notes[0] != "saved" {
-			t.Errorf("directory synced before the rename: %v", err)
-		}
-		synced = append(synced, d)
-		return old(d)
-	}
-	if err := s.Update(func(f *File) { f.AddNote("saved") }); err != nil {
-		t.Fatal(err)
-	}
-	if len(synced) != 1 || synced[0] != dir {
-		t.Fatalf("directories synced: %q, want [%s]", synced, dir)
-	}
-}

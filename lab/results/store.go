@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/atomicfile"
 	"github.com/loadlab/loadlab/lab/plan"
 	"golang.org/x/sys/unix"
 )
@@ -115,7 +116,8 @@ func (s *Store) Update(fn func(f *File)) error {
 	return s.saveLocked()
 }
 
-// Save writes results.json atomically (temporary file, fsync, rename).
+// Save writes results.json atomically (internal/atomicfile: a temporary
+// file, synced, renamed over it, the directory synced).
 func (s *Store) Save() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +130,7 @@ func (s *Store) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode results: %v", err)
 	}
-	return WriteFileAtomic(filepath.Join(s.dir, FileName), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(s.dir, FileName), append(b, '\n'), 0o644)
 }
 
 // Close releases the directory lock.
@@ -138,54 +140,6 @@ func (s *Store) Close() error {
 	}
 	err := s.lock.Close()
 	s.lock = nil
-	return err
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory, so readers see the old or the new content, never a part: the
-// file is synced before the rename, and the directory after it, so that
-// a crash right after leaves the new name on disk, not the old file or
-// none.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %v", path, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, perm)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %v", path, err)
-	}
-	if err := syncDir(filepath.Dir(path)); err != nil {
-		return fmt.Errorf("write %s: sync its directory: %v", path, err)
-	}
-	return nil
-}
-
-// syncDir fsyncs a directory: its entries (a rename) reach the disk. A
-// variable for the test that checks it runs after the rename.
-var syncDir = func(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
 	return err
 }
 
