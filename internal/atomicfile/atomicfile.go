@@ -88,8 +88,12 @@ func (a *File) Commit() error {
 		os.Remove(a.f.Name())
 		return err
 	}
-	return SyncDir(filepath.Dir(a.path))
+	return syncDir(filepath.Dir(a.path))
 }
+
+// syncDir is SyncDir, a variable for the test that sees it run after the
+// rename.
+var syncDir = SyncDir
 
 // Abort drops the new content: path stays as it was.
 func (a *File) Abort() {

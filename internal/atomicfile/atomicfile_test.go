@@ -48,3 +48,27 @@ func TestWriteFileAndAbort(t *testing.T) {
 		t.Fatalf("temporary files left: %v", left)
 	}
 }
+
+// WriteFile syncs the directory after the rename, once: the new name is
+// what a crash leaves on disk (results.json, the lab's reports, gen's
+// --json).
+func TestWriteFileSyncsDirectoryAfterRename(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "results.json")
+	var synced []string
+	old := syncDir
+	t.Cleanup(func() { syncDir = old })
+	syncDir = func(d string) error {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "new" {
+			t.Errorf("directory synced before the rename: %q, %v", b, err)
+		}
+		synced = append(synced, d)
+		return old(d)
+	}
+	if err := WriteFile(p, []byte("new"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if len(synced) != 1 || synced[0] != dir {
+		t.Fatalf("directories synced: %q, want [%s]", synced, dir)
+	}
+}

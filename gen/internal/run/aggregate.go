@@ -1,6 +1,8 @@
 package run
 
 import (
+	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -22,6 +24,7 @@ type aggregator struct {
 	next    int // next second to emit
 	spare   []*hdr.Histogram
 	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
+	spillAt string     // where they wait: the spill file's directory, or result.SpillMemory
 	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
 	live    *liveState // the observers' sums (nil: no observers)
 
@@ -42,8 +45,16 @@ type secondAcc struct {
 }
 
 func newAggregator(r *Run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, spill: newHistSpill(),
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{},
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
+	dir := os.TempDir()
+	var err error
+	a.spill, err = newHistSpill(dir)
+	a.spillAt = dir
+	if err != nil {
+		a.spillAt = result.SpillMemory
+		r.Note(fmt.Sprintf("per-second histograms kept in memory: no temporary file in %s (%v); set TMPDIR to a writable directory for a long run", dir, err))
+	}
 	if len(r.obs) > 0 {
 		a.live = newLiveState(r, nloops)
 	}

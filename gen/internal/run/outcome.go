@@ -78,6 +78,7 @@ func (r *Run) result(agg *aggregator, st *Stats) *result.Result {
 	g.Unfinished = r.unfinished.Load()
 	g.Unsolicited = total.Unsolicited
 	g.TimeWaitPeak = agg.twPeak
+	g.Spill = agg.spillAt
 	g.Notes = append(g.Notes, r.notes...)
 	if r.TLS != nil {
 		g.Notes = append(g.Notes, r.TLS.notes()...)

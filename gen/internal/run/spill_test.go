@@ -14,9 +14,9 @@ import (
 // memory.
 func TestHistSpillRoundTrip(t *testing.T) {
 	t.Setenv("TMPDIR", t.TempDir())
-	s := newHistSpill()
+	s, err := newHistSpill(os.TempDir())
 	if s == nil {
-		t.Fatal("no spill file in a writable TMPDIR")
+		t.Fatalf("no spill file in a writable TMPDIR: %v", err)
 	}
 	if ents, _ := os.ReadDir(os.Getenv("TMPDIR")); len(ents) != 0 {
 		t.Fatalf("the spill file is visible: %v", ents)
@@ -61,7 +61,7 @@ func TestHistSpillRoundTrip(t *testing.T) {
 // memory.
 func TestHistSpillNoTempDir(t *testing.T) {
 	t.Setenv("TMPDIR", filepath.Join(t.TempDir(), "missing"))
-	if s := newHistSpill(); s != nil {
+	if s, err := newHistSpill(os.TempDir()); s != nil || err == nil {
 		t.Fatal("a spill file in a directory that does not exist")
 	}
 }
@@ -69,7 +69,8 @@ func TestHistSpillNoTempDir(t *testing.T) {
 // During a run the aggregator holds no histogram text: they are in the
 // spill file until the result.
 func TestAggregatorSpillsWhileRunning(t *testing.T) {
-	a := &aggregator{spill: newHistSpill(), r: &Run{}}
+	s, _ := newHistSpill(os.TempDir())
+	a := &aggregator{spill: s, r: &Run{}}
 	if a.spill == nil {
 		t.Skip("no temporary file here")
 	}
