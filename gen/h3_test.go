@@ -74,8 +74,8 @@ func TestH3ClosedLoop(t *testing.T) {
 	if tl := res.TLS; tl == nil || tl.Version != "TLS 1.3" || tl.ALPN != "h3" || tl.Curve != "x25519" || tl.ServerKey != "ecdsa-p256" {
 		t.Errorf("tls %+v", res.TLS)
 	}
-	if len(res.PerSecond) < 1 || res.Latency.P50 <= 0 || res.Latency.P50 > res.Latency.Max {
-		t.Errorf("per_second %d, latency %+v", len(res.PerSecond), res.Latency)
+	if len(res.Seconds) < 1 || res.Latency.P50 <= 0 || res.Latency.P50 > res.Latency.Max {
+		t.Errorf("per_second %d, latency %+v", len(res.Seconds), res.Latency)
 	}
 	if g := res.Generator; len(g.Busy) != len(g.CPUs) || len(g.CPUs) == 0 || g.Busy[0] <= 0 {
 		t.Errorf("generator cpus %v busy %v", g.CPUs, g.Busy)

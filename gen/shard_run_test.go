@@ -46,8 +46,8 @@ func TestShardRun(t *testing.T) {
 		s.Rate != 1000 || s.Connections != 10 || s.Shards != 4 || s.DurationS != 2 {
 		t.Fatalf("shard %+v host %q schedule %+v (start want %v)", res.Shard, res.Host, s, at)
 	}
-	if len(res.PerSecond) < 2 || res.PerSecond[0].AtMs != at.UnixMilli() || res.PerSecond[1].AtMs != at.Add(time.Second).UnixMilli() || res.PerSecond[0].Hist == "" {
-		t.Fatalf("per-second keys %+v, want from %d", res.PerSecond, at.UnixMilli())
+	if len(res.Seconds) < 2 || res.Seconds[0].AtMs != at.UnixMilli() || res.Seconds[1].AtMs != at.Add(time.Second).UnixMilli() || res.Seconds[0].Hist == "" {
+		t.Fatalf("per-second keys %+v, want from %d", res.Seconds, at.UnixMilli())
 	}
 	h := res.Histograms
 	if h == nil || h.Corrected == "" || h.OK == "" || h.Uncorrected == "" {

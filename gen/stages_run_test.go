@@ -53,8 +53,8 @@ func TestStagesLive(t *testing.T) {
 			intervals++
 		}
 	}
-	if intervals != len(res.PerSecond) || intervals < 4 {
-		t.Errorf("%d hlog intervals, %d per-second entries: want one per second of the run", intervals, len(res.PerSecond))
+	if intervals != len(res.Seconds) || intervals < 4 {
+		t.Errorf("%d hlog intervals, %d per-second entries: want one per second of the run", intervals, len(res.Seconds))
 	}
 	if res.Requests != 2500 || res.OK != 2500 {
 		t.Fatalf("requests %d ok %d, want the stages' 2500 answered (errors %v)", res.Requests, res.OK, res.Errors)
@@ -66,12 +66,12 @@ func TestStagesLive(t *testing.T) {
 		t.Errorf("mode %s requested_rate %v, want open and the mean offered 2500/4 s = 625", res.Mode, res.RequestedRate)
 	}
 	for i, want := range []float64{250, 750, 1000, 500} {
-		if i >= len(res.PerSecond) || res.PerSecond[i].Offered == nil || *res.PerSecond[i].Offered != want {
-			t.Errorf("per_second[%d].offered: want %v (%+v)", i, want, res.PerSecond)
+		if i >= len(res.Seconds) || res.Seconds[i].Offered == nil || *res.Seconds[i].Offered != want {
+			t.Errorf("per_second[%d].offered: want %v (%+v)", i, want, res.Seconds)
 		}
 	}
 	var okSum uint64
-	for _, s := range res.PerSecond {
+	for _, s := range res.Seconds {
 		okSum += s.OK
 	}
 	if okSum != 2500 {

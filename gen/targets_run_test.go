@@ -165,8 +165,8 @@ func TestStagedTargetsShardsMerge(t *testing.T) {
 		t.Errorf("merged stages %+v requested_rate %v, want the stages and 900/2 s", m.Stages, m.RequestedRate)
 	}
 	for i, want := range []float64{300, 600} {
-		if i >= len(m.PerSecond) || m.PerSecond[i].Offered == nil || *m.PerSecond[i].Offered != want {
-			t.Errorf("merged per_second[%d].offered: want %v (%+v)", i, want, m.PerSecond)
+		if i >= len(m.Seconds) || m.Seconds[i].Offered == nil || *m.Seconds[i].Offered != want {
+			t.Errorf("merged per_second[%d].offered: want %v (%+v)", i, want, m.Seconds)
 		}
 	}
 	other := *res[1]

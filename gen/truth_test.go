@@ -308,10 +308,10 @@ func TestHlogMatchesPerSecond(t *testing.T) {
 	}
 	// 2.5 s: three entries, or four when the drain after the stop ran past
 	// 3 s (a slow moment of the machine).
-	if n := len(res.PerSecond); len(lines) != n || n < 3 || n > 4 {
+	if n := len(res.Seconds); len(lines) != n || n < 3 || n > 4 {
 		t.Fatalf("%d interval lines, %d per-second entries; want 3 or 4 each (2.5 s and the drain)", len(lines), n)
 	}
-	for i, ps := range res.PerSecond {
+	for i, ps := range res.Seconds {
 		h, err := rd.NextIntervalHistogram()
 		if err != nil || h == nil {
 			t.Fatalf("interval %d: %v", i, err)
@@ -328,7 +328,7 @@ func TestHlogMatchesPerSecond(t *testing.T) {
 			t.Errorf("second %d starts at %.3f after BaseTime, want StartTime + %d s", i, ts, i)
 		}
 	}
-	ps := res.PerSecond
+	ps := res.Seconds
 	last := ps[len(ps)-1]
 	if len(ps) == 3 && (last.DurS < 0.5 || last.DurS >= 1) || len(ps) == 4 && (last.DurS <= 0 || last.DurS >= 1) {
 		t.Errorf("last entry dur_s %.3f of %d: want the partial last second's length", last.DurS, len(ps))

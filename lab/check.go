@@ -36,7 +36,7 @@ type CheckOptions struct {
 	NoCgroups   bool
 	ServerCPUs  string // CPU lists (empty: from the CPU plan)
 	BackendCPUs string
-	LoadgenCPUs string
+	GenCPUs     string
 	Memory      string // each proxy's memory limit, a byte size (0: none)
 	Dir         string // certificates, configs and logs
 	ProxyUser   string
@@ -103,7 +103,7 @@ func parseCheck(o CheckOptions) (check.Config, error) {
 		return c, usagef("--net %q: use loopback or netns", o.Net)
 	}
 	var cpus [3]pin.CPUSet
-	for i, v := range []struct{ flag, val string }{{"--server-cpus", o.ServerCPUs}, {"--backend-cpus", o.BackendCPUs}, {"--loadgen-cpus", o.LoadgenCPUs}} {
+	for i, v := range []struct{ flag, val string }{{"--server-cpus", o.ServerCPUs}, {"--backend-cpus", o.BackendCPUs}, {"--loadgen-cpus", o.GenCPUs}} {
 		if v.val == "" {
 			continue
 		}
@@ -124,7 +124,7 @@ func parseCheck(o CheckOptions) (check.Config, error) {
 	}
 	c.Session = session.Options{
 		Dir: o.Dir, Net: o.Net, NoCgroups: o.NoCgroups,
-		ServerCPUs: cpus[0], BackendCPUs: cpus[1], LoadgenCPUs: cpus[2],
+		ServerCPUs: cpus[0], BackendCPUs: cpus[1], GenCPUs: cpus[2],
 		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: o.ProxyUser, Profiles: set,
 	}
 	c.Idle = check.Idle{Quiet: o.IdleQuiet, Samples: o.IdleSamples, Every: o.IdleEvery}

@@ -53,8 +53,8 @@ func (l *livePage) begin(f *results.File) {
 	fmt.Fprintf(l.log, "loadlab: live report at %s (reloads every %s)\n", l.srv.URL(), live.Refresh)
 }
 
-// watcher is the page as the runner's Watcher (nil without --serve).
-func (l *livePage) watcher() scenario.Watcher {
+// observer is the page as the runner's Observer (nil without --serve).
+func (l *livePage) observer() scenario.Observer {
 	if l == nil {
 		return nil
 	}

@@ -135,9 +135,9 @@ func (m *Metrics) Collect(ch chan<- prometheus.Metric) {
 	m.gen.Collect(ch)
 }
 
-// watchers lists the runner's watchers that are set (nil: none).
-func watchers(page scenario.Watcher, m *Metrics) scenario.Watcher {
-	var ws scenario.Watchers
+// observers lists the runner's observers that are set (nil: none).
+func observers(page scenario.Observer, m *Metrics) scenario.Observer {
+	var ws scenario.Observers
 	if page != nil {
 		ws = append(ws, page)
 	}

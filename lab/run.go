@@ -36,7 +36,7 @@ type RunOptions struct {
 	NoCgroups   bool
 	ServerCPUs  string // a list or a count (pin.ParseCountOrList)
 	BackendCPUs string
-	LoadgenCPUs string
+	GenCPUs     string
 	Memory      string // a byte size (plan.ByteSize)
 	DryRun      bool   // print the layouts and the budget, run nothing
 	Quiet       bool   // do not print the tables at the end
@@ -99,7 +99,7 @@ func Run(ctx context.Context, o RunOptions) error {
 		fmt.Fprintf(log, "loadlab: note: %s\n", n)
 	}
 	for _, l := range lay.Layouts {
-		fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+		fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Gen)
 	}
 	if o.DryRun {
 		return nil
@@ -125,8 +125,8 @@ func Run(ctx context.Context, o RunOptions) error {
 	r := &scenario.Runner{
 		Plan: p, Store: store, Layouts: lay, Units: units, Budget: budget,
 		Open: scenario.SessionOpener(&janitor), Log: log, NoCgroups: o.NoCgroups,
-		Machine: scenario.ReadMachine(p.Net),
-		Watch:   watchers(lp.watcher(), o.Metrics),
+		Machine:  scenario.ReadMachine(p.Net),
+		Observer: observers(lp.observer(), o.Metrics),
 	}
 	runErr := r.Run(runCtx)
 	if cerr := janitor.Run(); cerr != nil {
@@ -232,7 +232,7 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	for _, c := range []struct {
 		flag, v string
 		dst     *string
-	}{{"--server-cpus", o.ServerCPUs, &p.CPUs.Server}, {"--backend-cpus", o.BackendCPUs, &p.CPUs.Backend}, {"--loadgen-cpus", o.LoadgenCPUs, &p.CPUs.Loadgen}} {
+	}{{"--server-cpus", o.ServerCPUs, &p.CPUs.Server}, {"--backend-cpus", o.BackendCPUs, &p.CPUs.Backend}, {"--loadgen-cpus", o.GenCPUs, &p.CPUs.Gen}} {
 		if c.v == "" {
 			continue
 		}

@@ -21,8 +21,8 @@ func notes(t *Topology, online, usable CPUSet, p Plan, smtFallback bool) []strin
 		}
 		out = append(out, fmt.Sprintf("%s %s online but outside this process's allowed set (taskset/cgroup cpuset): the plan leaves them out", cpuWord(outside), verb))
 	}
-	groups := []group{{"server", p.Server}, {"loadgen", p.Loadgen}, {"backend", p.Backend}}
-	if p.Server.Equal(p.Loadgen) && p.Server.Equal(p.Backend) {
+	groups := []group{{"server", p.Server}, {"loadgen", p.Gen}, {"backend", p.Backend}}
+	if p.Server.Equal(p.Gen) && p.Server.Equal(p.Backend) {
 		out = append(out, fmt.Sprintf("server, loadgen and backend all share %s (%d usable): the loadgen and backend take CPU time from the server, so treat its results as relative only", cpuWord(p.Server), len(usable)))
 	} else {
 		for i := range groups {
@@ -41,7 +41,7 @@ func notes(t *Topology, online, usable CPUSet, p Plan, smtFallback bool) []strin
 			}
 		}
 	}
-	others := p.Loadgen.Union(p.Backend)
+	others := p.Gen.Union(p.Backend)
 	if len(p.Server.Intersect(others)) == 0 && len(siblingPairs(t, p.Server, others)) == 0 {
 		out = append(out, fmt.Sprintf("server has %s to itself", cpuWord(p.Server)))
 	}

@@ -8,10 +8,10 @@ import (
 // PlanRequest says what the lab's children want. A count of 0 lets the
 // planner decide; an explicit CPU list wins over the count of its group.
 type PlanRequest struct {
-	Server, Backend, Loadgen int // wanted CPU counts; 0 = let the planner decide
+	Server, Backend, Gen int // wanted CPU counts; 0 = let the planner decide
 
-	// ServerCPUs, BackendCPUs and LoadgenCPUs pin a group to exact CPUs.
-	ServerCPUs, BackendCPUs, LoadgenCPUs CPUSet
+	// ServerCPUs, BackendCPUs and GenCPUs pin a group to exact CPUs.
+	ServerCPUs, BackendCPUs, GenCPUs CPUSet
 }
 
 // Plan holds one cpuset per child group. Notes say in words which groups
@@ -19,7 +19,7 @@ type PlanRequest struct {
 type Plan struct {
 	Server  CPUSet   `json:"server"`
 	Backend CPUSet   `json:"backend"`
-	Loadgen CPUSet   `json:"loadgen"`
+	Gen     CPUSet   `json:"loadgen"`
 	Notes   []string `json:"notes,omitempty"`
 }
 
@@ -64,7 +64,7 @@ func validate(req PlanRequest, usable CPUSet) error {
 		name  string
 		n     int
 		fixed CPUSet
-	}{{"server", req.Server, req.ServerCPUs}, {"backend", req.Backend, req.BackendCPUs}, {"loadgen", req.Loadgen, req.LoadgenCPUs}} {
+	}{{"server", req.Server, req.ServerCPUs}, {"backend", req.Backend, req.BackendCPUs}, {"loadgen", req.Gen, req.GenCPUs}} {
 		if g.n < 0 {
 			return fmt.Errorf("%s CPU count %d is negative: use 0 to let the planner decide", g.name, g.n)
 		}
@@ -88,7 +88,7 @@ type attempt struct {
 // core and its siblings are kept idle; ok is false when that leaves too
 // little for the other groups.
 func layout(t *Topology, usable CPUSet, req PlanRequest, wholeCores bool) (attempt, error) {
-	fixedOthers := req.LoadgenCPUs.Union(req.BackendCPUs)
+	fixedOthers := req.GenCPUs.Union(req.BackendCPUs)
 	cores := t.Cores(usable)
 
 	var server, reserved CPUSet
@@ -131,7 +131,7 @@ func layout(t *Topology, usable CPUSet, req PlanRequest, wholeCores bool) (attem
 	reserved = NewCPUSet(reserved...)
 
 	pool := coreOrder(cores, usable.Minus(server).Minus(reserved).Minus(fixedOthers))
-	needPool := len(req.LoadgenCPUs) == 0 || len(req.BackendCPUs) == 0
+	needPool := len(req.GenCPUs) == 0 || len(req.BackendCPUs) == 0
 	if wholeCores && needPool && len(pool) == 0 {
 		return attempt{}, nil
 	}
@@ -150,18 +150,18 @@ func layout(t *Topology, usable CPUSet, req PlanRequest, wholeCores bool) (attem
 	case len(backend) == 0:
 		backend = loadgen
 	}
-	return attempt{plan: Plan{Server: server, Loadgen: loadgen, Backend: backend}, ok: true}, nil
+	return attempt{plan: Plan{Server: server, Gen: loadgen, Backend: backend}, ok: true}, nil
 }
 
 // splitPool gives the loadgen the front of pool and the backend its back.
 // An empty result means that group shares another group's CPUs.
 func splitPool(t *Topology, pool []int, req PlanRequest, serverN int) (loadgen, backend CPUSet, err error) {
-	if len(req.LoadgenCPUs) > 0 && len(req.BackendCPUs) > 0 {
-		return req.LoadgenCPUs, req.BackendCPUs, nil
+	if len(req.GenCPUs) > 0 && len(req.BackendCPUs) > 0 {
+		return req.GenCPUs, req.BackendCPUs, nil
 	}
 	avail := len(pool)
-	l, b := req.Loadgen, req.Backend
-	if len(req.LoadgenCPUs) > 0 {
+	l, b := req.Gen, req.Backend
+	if len(req.GenCPUs) > 0 {
 		l = 0
 	}
 	if len(req.BackendCPUs) > 0 {
@@ -175,7 +175,7 @@ func splitPool(t *Topology, pool []int, req PlanRequest, serverN int) (loadgen, 
 	}
 	defB := defaultBackend(t, pool, serverN)
 	switch {
-	case len(req.LoadgenCPUs) > 0: // backend from the pool
+	case len(req.GenCPUs) > 0: // backend from the pool
 		if b == 0 {
 			b = min(max(defB, 1), avail)
 		}
@@ -191,8 +191,8 @@ func splitPool(t *Topology, pool []int, req PlanRequest, serverN int) (loadgen, 
 	case b == 0:
 		b = min(defB, avail-l)
 	}
-	if len(req.LoadgenCPUs) > 0 {
-		loadgen = req.LoadgenCPUs
+	if len(req.GenCPUs) > 0 {
+		loadgen = req.GenCPUs
 	} else if l > 0 {
 		loadgen = NewCPUSet(pool[:l]...)
 	}

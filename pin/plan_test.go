@@ -59,8 +59,8 @@ func TestMakePlanDefaults(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Server.String() != c.server || p.Loadgen.String() != c.loadgen || p.Backend.String() != c.backend {
-				t.Fatalf("plan server %s loadgen %s backend %s, want %s %s %s", p.Server, p.Loadgen, p.Backend, c.server, c.loadgen, c.backend)
+			if p.Server.String() != c.server || p.Gen.String() != c.loadgen || p.Backend.String() != c.backend {
+				t.Fatalf("plan server %s loadgen %s backend %s, want %s %s %s", p.Server, p.Gen, p.Backend, c.server, c.loadgen, c.backend)
 			}
 			for _, frags := range c.notes {
 				if !hasNote(p.Notes, frags...) {
@@ -87,15 +87,15 @@ func TestMakePlanRequests(t *testing.T) {
 	}{
 		{name: "server takes both CPUs", cores: 2, smt: 1, req: PlanRequest{Server: 2},
 			server: "0-1", loadgen: "0-1", backend: "0-1", note: []string{"all share CPUs 0-1"}},
-		{name: "counts with SMT", cores: 8, smt: 2, req: PlanRequest{Server: 3, Loadgen: 5},
+		{name: "counts with SMT", cores: 8, smt: 2, req: PlanRequest{Server: 3, Gen: 5},
 			server: "0-2", loadgen: "3-5,11-12", backend: "6-7,13-15", note: []string{"kept idle: CPUs 8-10"}},
 		{name: "backend count", cores: 4, smt: 1, req: PlanRequest{Backend: 2},
 			server: "0", loadgen: "1", backend: "2-3"},
-		{name: "overlap when counts exceed the pool", cores: 8, smt: 1, req: PlanRequest{Loadgen: 6, Backend: 2},
+		{name: "overlap when counts exceed the pool", cores: 8, smt: 1, req: PlanRequest{Gen: 6, Backend: 2},
 			server: "0-1", loadgen: "2-7", backend: "6-7", note: []string{"backend shares CPUs 6-7 with loadgen"}},
-		{name: "siblings used when counts need them", cores: 4, smt: 2, req: PlanRequest{Server: 1, Loadgen: 7},
+		{name: "siblings used when counts need them", cores: 4, smt: 2, req: PlanRequest{Server: 1, Gen: 7},
 			server: "0", loadgen: "1-7", backend: "1-7", note: []string{"server and loadgen", "0/4"}},
-		{name: "fixed lists", cores: 8, smt: 2, req: PlanRequest{ServerCPUs: CPUSet{0, 1}, LoadgenCPUs: CPUSet{2, 3, 4, 10, 11, 12}},
+		{name: "fixed lists", cores: 8, smt: 2, req: PlanRequest{ServerCPUs: CPUSet{0, 1}, GenCPUs: CPUSet{2, 3, 4, 10, 11, 12}},
 			server: "0-1", loadgen: "2-4,10-12", backend: "6-7,14-15", note: []string{"left idle: CPUs 5,13"}},
 		{name: "fixed backend moves the server", cores: 8, smt: 2, req: PlanRequest{BackendCPUs: CPUSet{0}},
 			server: "1-2", loadgen: "3-8,11-15", backend: "0"},
@@ -109,8 +109,8 @@ func TestMakePlanRequests(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if p.Server.String() != c.server || p.Loadgen.String() != c.loadgen || p.Backend.String() != c.backend {
-				t.Fatalf("plan server %s loadgen %s backend %s, want %s %s %s (notes %q)", p.Server, p.Loadgen, p.Backend, c.server, c.loadgen, c.backend, p.Notes)
+			if p.Server.String() != c.server || p.Gen.String() != c.loadgen || p.Backend.String() != c.backend {
+				t.Fatalf("plan server %s loadgen %s backend %s, want %s %s %s (notes %q)", p.Server, p.Gen, p.Backend, c.server, c.loadgen, c.backend, p.Notes)
 			}
 			if c.note != nil && !hasNote(p.Notes, c.note...) {
 				t.Errorf("no note with %q in %q", c.note, p.Notes)
@@ -131,12 +131,12 @@ func TestMakePlanErrors(t *testing.T) {
 		req     PlanRequest
 		want    string
 	}{
-		{"negative", CPUSet{0, 1}, PlanRequest{Loadgen: -1}, "negative"},
+		{"negative", CPUSet{0, 1}, PlanRequest{Gen: -1}, "negative"},
 		{"too many", CPUSet{0, 1}, PlanRequest{Server: 3}, "server wants 3 CPUs but only 2 are usable"},
-		{"fixed outside", CPUSet{0, 1}, PlanRequest{LoadgenCPUs: CPUSet{5}}, "cpu 5 is outside"},
+		{"fixed outside", CPUSet{0, 1}, PlanRequest{GenCPUs: CPUSet{5}}, "cpu 5 is outside"},
 		{"fixed outside allowed", CPUSet{0}, PlanRequest{ServerCPUs: CPUSet{1}}, "pick from 0"},
 		{"nothing allowed", CPUSet{7}, PlanRequest{}, "none of the online CPUs (0-1)"},
-		{"loadgen too big after server", CPUSet{0, 1}, PlanRequest{Server: 2, Loadgen: 1}, "loadgen wants 1 CPUs but only 0 are left"},
+		{"loadgen too big after server", CPUSet{0, 1}, PlanRequest{Server: 2, Gen: 1}, "loadgen wants 1 CPUs but only 0 are left"},
 	}
 	for _, c := range cases {
 		_, err := MakePlan(topo, c.allowed, c.req)
@@ -158,7 +158,7 @@ func TestMakePlanInvariants(t *testing.T) {
 		for s := 0; s <= n; s++ {
 			for l := 0; l <= n; l++ {
 				for b := 0; b <= n; b++ {
-					req := PlanRequest{Server: s, Loadgen: l, Backend: b}
+					req := PlanRequest{Server: s, Gen: l, Backend: b}
 					p, err := MakePlan(topo, topo.Online(), req)
 					if err != nil {
 						if !strings.Contains(err.Error(), "wants") {
@@ -166,7 +166,7 @@ func TestMakePlanInvariants(t *testing.T) {
 						}
 						continue
 					}
-					if s > 0 && len(p.Server) != s || l > 0 && len(p.Loadgen) != l && !p.Loadgen.Equal(p.Server) || b > 0 && len(p.Backend) != b && !p.Backend.Equal(p.Loadgen) {
+					if s > 0 && len(p.Server) != s || l > 0 && len(p.Gen) != l && !p.Gen.Equal(p.Server) || b > 0 && len(p.Backend) != b && !p.Backend.Equal(p.Gen) {
 						t.Errorf("%dx%d %+v: counts not honoured: %+v", m.cores, m.smt, req, p)
 					}
 					checkPlan(t, topo, topo.Online(), p)
@@ -181,19 +181,19 @@ func TestMakePlanInvariants(t *testing.T) {
 func checkPlan(t *testing.T, topo *Topology, allowed CPUSet, p Plan) {
 	t.Helper()
 	usable := topo.Online().Intersect(allowed)
-	for _, g := range []group{{"server", p.Server}, {"loadgen", p.Loadgen}, {"backend", p.Backend}} {
+	for _, g := range []group{{"server", p.Server}, {"loadgen", p.Gen}, {"backend", p.Backend}} {
 		if len(g.cpus) == 0 || !g.cpus.IsSubsetOf(usable) {
 			t.Fatalf("%s CPUs %s empty or outside usable %s", g.name, g.cpus, usable)
 		}
 	}
-	allShare := p.Server.Equal(p.Loadgen) && p.Server.Equal(p.Backend)
-	if len(p.Server.Intersect(p.Loadgen.Union(p.Backend))) > 0 && !allShare && !hasNote(p.Notes, "with server") {
+	allShare := p.Server.Equal(p.Gen) && p.Server.Equal(p.Backend)
+	if len(p.Server.Intersect(p.Gen.Union(p.Backend))) > 0 && !allShare && !hasNote(p.Notes, "with server") {
 		t.Errorf("server shares CPUs but no note says so: %+v", p)
 	}
-	if len(p.Loadgen.Intersect(p.Backend)) > 0 && !allShare && !hasNote(p.Notes, "shares", "with loadgen") && !hasNote(p.Notes, "loadgen shares") {
+	if len(p.Gen.Intersect(p.Backend)) > 0 && !allShare && !hasNote(p.Notes, "shares", "with loadgen") && !hasNote(p.Notes, "loadgen shares") {
 		t.Errorf("loadgen and backend share CPUs but no note says so: %+v", p)
 	}
-	if len(siblingPairs(topo, p.Server, p.Loadgen.Union(p.Backend))) > 0 && !hasNote(p.Notes, "server and", "hyperthread siblings") {
+	if len(siblingPairs(topo, p.Server, p.Gen.Union(p.Backend))) > 0 && !hasNote(p.Notes, "server and", "hyperthread siblings") {
 		t.Errorf("server has a busy sibling but no note says so: %+v", p)
 	}
 	if len(p.Notes) == 0 {

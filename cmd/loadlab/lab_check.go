@@ -20,7 +20,7 @@ type labCheckFlags struct {
 	noCgroups   bool
 	serverCPUs  string
 	backendCPUs string
-	loadgenCPUs string
+	genCPUs     string
 	memory      string
 	dir         string
 	proxyUser   string
@@ -60,7 +60,7 @@ install it. Exit 1 when an installed profile fails a check, 130 on Ctrl-C
 	fl.BoolVar(&f.noCgroups, "no-cgroups", false, "run without cgroups: pin with CPU affinity only, measure via /proc")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs for the proxy, e.g. 0 or 0-1 (default: from the CPU plan)")
 	fl.StringVar(&f.backendCPUs, "backend-cpus", "", "CPUs for the backend (default: from the CPU plan)")
-	fl.StringVar(&f.loadgenCPUs, "loadgen-cpus", "", "CPUs for the load generator (default: from the CPU plan)")
+	fl.StringVar(&f.genCPUs, "loadgen-cpus", "", "CPUs for the load generator (default: from the CPU plan)")
 	fl.StringVar(&f.memory, "memory", "2GiB", "memory limit of each proxy's cgroup, e.g. 512MiB, 2GiB, 0 for none")
 	fl.StringVar(&f.dir, "dir", "results/lab-check", "run directory: certificates, proxy configs and logs")
 	fl.StringVar(&f.proxyUser, "proxy-user", "", "user the proxies serve as (default: "+lab.DefaultProxyUser+", created if missing, when run as root)")
@@ -83,7 +83,7 @@ func runLabCheck(cmd *cobra.Command, f labCheckFlags) error {
 	defer stopSignals()
 	rep, err := lab.Check(ctx, lab.CheckOptions{
 		Profiles: f.profiles, Bins: f.bins, Keys: f.keys, Net: f.net, NoCgroups: f.noCgroups,
-		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
+		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, GenCPUs: f.genCPUs,
 		Memory: f.memory, Dir: f.dir, ProxyUser: f.proxyUser,
 		IdleQuiet: f.idleQuiet, IdleSamples: f.idleSamples, IdleEvery: f.idleEvery,
 		Log: cmd.ErrOrStderr(),

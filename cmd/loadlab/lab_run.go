@@ -59,7 +59,7 @@ final report stays up for --serve-linger.`,
 	fl.BoolVar(&f.noCgroups, "no-cgroups", false, "run without cgroups: pin with CPU affinity only, measure via /proc")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "CPUs (list, or a count) for the proxy in every scenario (default: the plan's)")
 	fl.StringVar(&f.backendCPUs, "backend-cpus", "", "CPUs (list, or a count) for the backend (default: the plan's)")
-	fl.StringVar(&f.loadgenCPUs, "loadgen-cpus", "", "CPUs (list, or a count) for the load generator (default: the plan's)")
+	fl.StringVar(&f.genCPUs, "loadgen-cpus", "", "CPUs (list, or a count) for the load generator (default: the plan's)")
 	fl.StringVar(&f.memory, "memory", "", "memory limit of each proxy's cgroup, e.g. 512MiB, 2GiB, 0 for none (default: the plan's)")
 	fl.BoolVar(&f.dryRun, "dry-run", false, "check the plan, print the layouts and the budget, run nothing")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "do not print the tables at the end")

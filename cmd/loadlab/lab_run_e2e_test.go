@@ -104,7 +104,7 @@ func TestLabRunEndToEnd(t *testing.T) {
 			t.Fatalf("unit %s: %s %s, %d steps", u.ID, u.Status, u.Reason, len(u.Steps))
 		}
 		for _, st := range u.Steps {
-			if st.Result == nil || len(st.Result.PerSecond) == 0 || len(st.Proxy) == 0 || !st.Backend.Valid {
+			if st.Result == nil || len(st.Result.Seconds) == 0 || len(st.Proxy) == 0 || !st.Backend.Valid {
 				t.Fatalf("unit %s step %d lacks its samples", u.ID, st.Seq)
 			}
 		}

@@ -30,7 +30,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 	err = lab.Run(cmd.Context(), lab.RunOptions{
 		Plan: f.plan, Out: f.out, Profiles: lab.SplitList(f.profiles), Bins: f.bins, Scenarios: lab.SplitList(f.scenarios),
 		Keys: f.keys, StepScale: f.stepScale, Net: f.net, NoCgroups: f.noCgroups,
-		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, LoadgenCPUs: f.loadgenCPUs,
+		ServerCPUs: f.serverCPUs, BackendCPUs: f.backendCPUs, GenCPUs: f.genCPUs,
 		Memory: f.memory, DryRun: f.dryRun, Quiet: f.quiet,
 		Serve: f.serve, ServeLinger: f.serveLinger, AllowRemote: f.allowRemote,
 		Metrics: lm, Stdout: cmd.OutOrStdout(), Log: cmd.ErrOrStderr(),
@@ -55,7 +55,7 @@ type labRunFlags struct {
 	noCgroups   bool
 	serverCPUs  string
 	backendCPUs string
-	loadgenCPUs string
+	genCPUs     string
 	memory      string
 	dryRun      bool
 	quiet       bool

@@ -119,7 +119,7 @@ func TestReportCommandRendersResults(t *testing.T) {
 	}
 	st := &results.Step{Seq: 1, Phase: "run", Run: 1, Verdict: "pass", Connections: 100,
 		Result: &result.Result{AchievedRate: 4321, Requests: 86420, OK: 86420, Latency: result.Latency{P50: 700, P95: 1500, P99: 2500},
-			PerSecond: []result.PerSecond{{T: 0, OK: 4321}, {T: 1, OK: 4321}}},
+			Seconds: []result.Second{{T: 0, OK: 4321}, {T: 1, OK: 4321}}},
 		Spectrum: []results.SpectrumPoint{{P: 0, Us: 300}, {P: 50, Us: 700}, {P: 99, Us: 2500}, {P: 100, Us: 4000}},
 		Proxy:    []results.ProxySample{{T: 1, CPU: 0.5, Mem: 8 << 20, TimeWait: 3}}}
 	st.ProxySum = results.Summarize(st.Proxy, 0)

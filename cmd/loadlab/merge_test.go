@@ -32,7 +32,7 @@ func shardResult(t *testing.T, i, n int) *result.Result {
 	r.Host = fmt.Sprintf("node-%d", i)
 	r.Schedule = &result.ScheduleInfo{Start: time.Date(2026, 5, 1, 12, 0, 0, 0, time.UTC), Rate: 100, DurationS: 1, Connections: n, Shards: n}
 	r.Histograms = &result.EncodedHistograms{Corrected: enc, OK: enc, Uncorrected: enc}
-	r.PerSecond = []result.PerSecond{{T: 0, OK: 100, SecondMergeable: result.SecondMergeable{Hist: enc}}}
+	r.Seconds = []result.Second{{T: 0, OK: 100, Hist: enc}}
 	return r
 }
 

@@ -49,7 +49,7 @@ func pinRequest(f pinFlags) (pin.PlanRequest, error) {
 	}{
 		{"--server-cpus", f.server, &req.Server, &req.ServerCPUs},
 		{"--backend-cpus", f.backend, &req.Backend, &req.BackendCPUs},
-		{"--loadgen-cpus", f.loadgen, &req.Loadgen, &req.LoadgenCPUs},
+		{"--loadgen-cpus", f.loadgen, &req.Gen, &req.GenCPUs},
 	} {
 		n, cpus, err := pin.ParseCountOrList(g.val)
 		if err != nil {
@@ -83,7 +83,7 @@ func runPin(w io.Writer, f pinFlags) error {
 	}
 	plan, err := pin.MakePlan(topo, allowed, req)
 	if err != nil {
-		if req.Server+req.Backend+req.Loadgen > 0 || len(req.ServerCPUs)+len(req.BackendCPUs)+len(req.LoadgenCPUs) > 0 {
+		if req.Server+req.Backend+req.Gen > 0 || len(req.ServerCPUs)+len(req.BackendCPUs)+len(req.GenCPUs) > 0 {
 			return usageError{err}
 		}
 		return err
@@ -123,7 +123,7 @@ func printPin(w io.Writer, r pinReport) error {
 	fmt.Fprintln(w, "Plan:")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "  server\t%s\n", r.Plan.Server)
-	fmt.Fprintf(tw, "  loadgen\t%s\n", r.Plan.Loadgen)
+	fmt.Fprintf(tw, "  loadgen\t%s\n", r.Plan.Gen)
 	fmt.Fprintf(tw, "  backend\t%s\n", r.Plan.Backend)
 	tw.Flush()
 	fmt.Fprintln(w, "Notes:")

@@ -36,7 +36,7 @@ func TestPinJSONMatchesPlanner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !r.Allowed.Equal(allowed) || !r.Plan.Server.Equal(want.Server) || !r.Plan.Loadgen.Equal(want.Loadgen) ||
+	if !r.Allowed.Equal(allowed) || !r.Plan.Server.Equal(want.Server) || !r.Plan.Gen.Equal(want.Gen) ||
 		!r.Plan.Backend.Equal(want.Backend) || len(r.Topology.CPUs) != len(topo.CPUs) || len(r.Plan.Notes) == 0 {
 		t.Fatalf("JSON report %+v, planner says %+v", r, want)
 	}
@@ -53,7 +53,7 @@ func TestPinOverrides(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatal(err)
 	}
-	if !r.Plan.Server.Equal(pin.CPUSet{first}) || len(r.Plan.Loadgen) != 1 {
+	if !r.Plan.Server.Equal(pin.CPUSet{first}) || len(r.Plan.Gen) != 1 {
 		t.Fatalf("plan %+v", r.Plan)
 	}
 }

@@ -95,7 +95,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 	// lower one. The entries hold every outcome once.
 	maxLat := float64(m.Latency.Max) / 1e6
 	var cum uint64
-	for _, s := range m.PerSecond {
+	for _, s := range m.Seconds {
 		cum += s.OK + s.Non2xx + s.Errors
 		if s.T >= secs {
 			continue
@@ -122,7 +122,7 @@ func TestShardsMergeLikeOneRun(t *testing.T) {
 		t.Fatalf("p99 merged %d µs, single %d µs: below the server's 5 ms", p, q)
 	}
 	halves := [2]*hdr.Histogram{hdr.New(1, 60_000_000, 3), hdr.New(1, 60_000_000, 3)}
-	for _, s := range one.PerSecond {
+	for _, s := range one.Seconds {
 		h, err := result.DecodeHist(s.Hist)
 		if err != nil || h == nil {
 			t.Fatalf("single run second %d: %v", s.T, err)

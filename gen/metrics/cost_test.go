@@ -25,7 +25,7 @@ func liveOf() *result.Live {
 	}
 	corr.RecordValue(60_000_000)
 	offered := 20_000.0
-	return &result.Live{T: 60, Elapsed: 60, Second: &result.PerSecond{T: 60, Offered: &offered},
+	return &result.Live{T: 60, Elapsed: 60, Second: &result.Second{T: 60, Offered: &offered},
 		Tally: result.Tally{Requests: 200_010, OK: 199_990, Status: map[string]uint64{"200": 199_990, "404": 10, "503": 5}, Errors: map[string]uint64{"timeout": 3, "reset": 2}},
 		Open:  50, InFlight: 50, Achieved: 19_998,
 		CPUs:      []result.LiveCPU{{CPU: 1, Busy: 0.4, Idle: 0.6}, {CPU: 2, Busy: 0.3, Idle: 0.7}},

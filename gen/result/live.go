@@ -25,7 +25,7 @@ type Live struct {
 
 	// Second is the second that ended, as the result's per_second keeps
 	// it, its histogram encoded in Hist (nil in the Final Live).
-	Second *PerSecond
+	Second *Second
 
 	Tally        Tally  // measured window, cumulative
 	BytesWritten uint64 // request bytes the loops wrote (the whole run, TLS records excluded)

@@ -520,7 +520,7 @@ func mergeSeconds(out *Result, parts []*part) error {
 		origin = minTime(origin, p.start)
 	}
 	type slot struct {
-		ps    PerSecond
+		ps    Second
 		hists []string
 		n     int // parts with this second
 	}
@@ -529,7 +529,7 @@ func mergeSeconds(out *Result, parts []*part) error {
 	for _, p := range parts {
 		off := int(math.Round(float64(p.start.Sub(origin)) / 1e9))
 		prev := -1
-		for _, s := range p.res.PerSecond {
+		for _, s := range p.res.Seconds {
 			t := s.T + off
 			if s.T <= prev {
 				return usage("%s: per-second entry t=%d after t=%d: the series is damaged", p.name, s.T, prev)
@@ -537,7 +537,7 @@ func mergeSeconds(out *Result, parts []*part) error {
 			prev = s.T
 			sl := slots[t]
 			if sl == nil {
-				sl = &slot{ps: PerSecond{T: t}}
+				sl = &slot{ps: Second{T: t}}
 				slots[t] = sl
 			}
 			switch {
@@ -595,9 +595,9 @@ func mergeSeconds(out *Result, parts []*part) error {
 			}
 			sl.ps.Hist = enc
 		}
-		out.PerSecond = append(out.PerSecond, sl.ps)
+		out.Seconds = append(out.Seconds, sl.ps)
 	}
-	if !withHist && len(out.PerSecond) > 0 {
+	if !withHist && len(out.Seconds) > 0 {
 		out.Generator.Notes = append(out.Generator.Notes, "per-second p99 is the largest of the shards' (a shard's result has no per-second histograms)")
 	}
 	return nil

@@ -85,8 +85,8 @@ func splitRun(t *testing.T, seed uint64, n, nshards, secs int) shardSet {
 		}
 		r.Histograms = &EncodedHistograms{Corrected: enc(a.c), OK: enc(a.c), Uncorrected: enc(a.u)}
 		for s := 0; s < secs; s++ {
-			r.PerSecond = append(r.PerSecond, PerSecond{T: s, OK: a.cnt[s], P99us: a.sec[s].ValueAtQuantile(99),
-				SecondMergeable: SecondMergeable{AtMs: testStart.Add(time.Duration(s) * time.Second).UnixMilli(), Hist: enc(a.sec[s])}})
+			r.Seconds = append(r.Seconds, Second{T: s, OK: a.cnt[s], P99us: a.sec[s].ValueAtQuantile(99),
+				AtMs: testStart.Add(time.Duration(s) * time.Second).UnixMilli(), Hist: enc(a.sec[s])})
 		}
 		set.shards = append(set.shards, r)
 	}
@@ -175,10 +175,10 @@ func TestMergeIsExact(t *testing.T) {
 			if m.Connections != 50 || m.RequestedRate != 1000 {
 				t.Fatalf("connections %d, requested rate %g: want the whole run's 50 and 1000", m.Connections, m.RequestedRate)
 			}
-			if len(m.PerSecond) != len(set.wholeSec) {
-				t.Fatalf("%d merged seconds, the run has %d", len(m.PerSecond), len(set.wholeSec))
+			if len(m.Seconds) != len(set.wholeSec) {
+				t.Fatalf("%d merged seconds, the run has %d", len(m.Seconds), len(set.wholeSec))
 			}
-			for s, ps := range m.PerSecond {
+			for s, ps := range m.Seconds {
 				w := set.wholeSec[s]
 				if ps.T != s || ps.OK != uint64(w.TotalCount()) || ps.P99us != w.ValueAtQuantile(99) || ps.Maxus != w.Max() {
 					t.Fatalf("second %d: t %d, ok %d, p99 %d µs; whole run ok %d p99 %d µs", s, ps.T, ps.OK, ps.P99us, w.TotalCount(), w.ValueAtQuantile(99))
@@ -322,8 +322,8 @@ func TestMergeRefuses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Schedule.StartSkewMs != 30 || !m.Schedule.Start.Equal(testStart) || len(m.PerSecond) != 2 {
-		t.Fatalf("skewed merge: schedule %+v, %d seconds", m.Schedule, len(m.PerSecond))
+	if m.Schedule.StartSkewMs != 30 || !m.Schedule.Start.Equal(testStart) || len(m.Seconds) != 2 {
+		t.Fatalf("skewed merge: schedule %+v, %d seconds", m.Schedule, len(m.Seconds))
 	}
 }
 
@@ -392,7 +392,7 @@ func TestMergeHdrLogs(t *testing.T) {
 	var m Merger
 	for i, r := range set.shards {
 		var hists []*hdr.Histogram
-		for _, ps := range r.PerSecond {
+		for _, ps := range r.Seconds {
 			h, _ := DecodeHist(ps.Hist)
 			hists = append(hists, h)
 		}
@@ -412,7 +412,7 @@ func TestMergeHdrLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkPercentiles(t, "logs", out.CorrectedHist, set.whole)
-	for s, ps := range out.PerSecond {
+	for s, ps := range out.Seconds {
 		if ps.P99us != set.wholeSec[s].ValueAtQuantile(99) {
 			t.Fatalf("second %d p99 %d, whole run %d", s, ps.P99us, set.wholeSec[s].ValueAtQuantile(99))
 		}

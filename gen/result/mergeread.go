@@ -116,11 +116,11 @@ func ReadHdrLog(name string, data []byte) (*Result, error) {
 		if err != nil {
 			return nil, err
 		}
-		if n := len(r.PerSecond); n > 0 && r.PerSecond[n-1].T >= t {
-			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen interval log", name, t, r.PerSecond[n-1].T)
+		if n := len(r.Seconds); n > 0 && r.Seconds[n-1].T >= t {
+			return nil, usage("%s: intervals out of order or closer than a second (t=%d after t=%d): not a gen interval log", name, t, r.Seconds[n-1].T)
 		}
-		r.PerSecond = append(r.PerSecond, PerSecond{T: t, DurS: units.Round3(float64(h.EndTimeMs()-h.StartTimeMs()) / 1000), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
-			SecondMergeable: SecondMergeable{AtMs: h.StartTimeMs(), Hist: enc}})
+		r.Seconds = append(r.Seconds, Second{T: t, DurS: units.Round3(float64(h.EndTimeMs()-h.StartTimeMs()) / 1000), P99us: h.ValueAtQuantile(99), Maxus: h.Max(),
+			AtMs: h.StartTimeMs(), Hist: enc})
 	}
 	r.CorrectedHist = total
 	r.Latency = LatencyOf(total)

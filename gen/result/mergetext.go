@@ -54,7 +54,7 @@ func (r *Result) writeLogText(p func(string, ...any)) bool {
 		return false
 	}
 	c := r.Latency
-	p("%d HdrHistogram logs: corrected latency only, %d values over %d seconds\n", len(r.Shards), r.Requests, len(r.PerSecond))
+	p("%d HdrHistogram logs: corrected latency only, %d values over %d seconds\n", len(r.Shards), r.Requests, len(r.Seconds))
 	p("  p50 %s  p90 %s  p99 %s  p99.9 %s  max %s  mean %s\n", fmtUs(c.P50), fmtUs(c.P90), fmtUs(c.P99), fmtUs(c.P999), fmtUs(c.Max), fmtUs(int64(c.Mean)))
 	for _, s := range r.Shards {
 		p("  from %s\n", s.Source)

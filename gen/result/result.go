@@ -33,9 +33,9 @@ func LatencyOf(h *hdr.Histogram) Latency {
 	}
 }
 
-// PerSecond is one second of the run (warmup included), by completion
+// Second is one second of the run (warmup included), by completion
 // time: what completed or was given up in that second.
-type PerSecond struct {
+type Second struct {
 	T      int     `json:"t"`
 	DurS   float64 `json:"dur_s"` // length of this entry: 1 but for the last, partial one
 	OK     uint64  `json:"ok"`
@@ -52,7 +52,10 @@ type PerSecond struct {
 	// TIME_WAIT at the end of this second (-1 when it could not be read).
 	TimeWait int `json:"time_wait"`
 
-	SecondMergeable // wall-clock key and histogram (mergeable.go)
+	// The second's wall-clock key and histogram, so that per-second
+	// series of shards align and merge.
+	AtMs int64  `json:"at_ms,omitempty"` // wall-clock start of this second, Unix milliseconds
+	Hist string `json:"hist,omitempty"`  // corrected latency of this second (EncodeHist)
 }
 
 // SpillMemory is Generator.Spill when the per-second histograms stayed in
@@ -184,9 +187,9 @@ type Result struct {
 	QUICVersion   string   `json:"quic_version,omitempty"`
 	H2            *H2Info  `json:"h2,omitempty"`
 
-	PerSecond   []PerSecond `json:"per_second"`
-	Generator   Generator   `json:"generator"`
-	Interrupted bool        `json:"interrupted"`
+	Seconds     []Second  `json:"per_second"`
+	Generator   Generator `json:"generator"`
+	Interrupted bool      `json:"interrupted"`
 
 	// Stages are Config.Stages (the whole run's rates); with them
 	// requested_rate is the mean offered rate of the measured window.
@@ -302,13 +305,6 @@ type Mergeable struct {
 	Shards []ShardSummary `json:"shards,omitempty"`
 
 	hlogStart time.Time // results read from an HdrHistogram log: the log's start
-}
-
-// SecondMergeable is embedded in PerSecond: the second's wall-clock key and
-// its histogram, so that per-second series of shards align and merge.
-type SecondMergeable struct {
-	AtMs int64  `json:"at_ms,omitempty"` // wall-clock start of this second, Unix milliseconds
-	Hist string `json:"hist,omitempty"`  // corrected latency of this second (EncodeHist)
 }
 
 // ShardInfo is one shard's place in its run.

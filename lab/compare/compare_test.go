@@ -19,7 +19,7 @@ func mkResult(t *testing.T, ok []uint64, lat []int64) *result.Result {
 	t.Helper()
 	r := &result.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(len(lat))}
 	total := hdr.New(1, 60_000_000, 3)
-	secs := []result.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
+	secs := []result.Second{{T: 0, DurS: 1, OK: 100}} // warmup: left out
 	for i := range lat {
 		h := hdr.New(1, 60_000_000, 3)
 		h.RecordValues(lat[i], int64(ok[i]))
@@ -28,10 +28,10 @@ func mkResult(t *testing.T, ok []uint64, lat []int64) *result.Result {
 		if err != nil {
 			t.Fatal(err)
 		}
-		secs = append(secs, result.PerSecond{T: i + 1, DurS: 1, OK: ok[i], P99us: lat[i], SecondMergeable: result.SecondMergeable{Hist: enc}})
+		secs = append(secs, result.Second{T: i + 1, DurS: 1, OK: ok[i], P99us: lat[i], Hist: enc})
 		r.OK += ok[i]
 	}
-	r.PerSecond = secs
+	r.Seconds = secs
 	r.Requests = r.OK
 	r.AchievedRate = float64(r.OK) / r.DurationS
 	r.Latency = result.Latency{P50: total.ValueAtQuantile(50), P99: total.ValueAtQuantile(99), P999: total.ValueAtQuantile(99.9)}

@@ -21,11 +21,11 @@ func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *resu
 	const perSec = 200
 	r := &result.Result{Target: "http://127.0.0.1:1/", Mode: "open", WarmupS: 1, DurationS: float64(secs)}
 	total := hdr.New(1, 60_000_000, 3)
-	r.PerSecond = []result.PerSecond{{T: 0, DurS: 1, OK: 100}} // warmup: left out
+	r.Seconds = []result.Second{{T: 0, DurS: 1, OK: 100}} // warmup: left out
 	for i := range secs {
 		h := hdr.New(1, 60_000_000, 3)
 		n := int(math.Round(perSec * rate * (1 + 0.1*rng.NormFloat64())))
-		ps := result.PerSecond{T: i + 1, DurS: 1}
+		ps := result.Second{T: i + 1, DurS: 1}
 		for range n {
 			if rng.Float64() < 0.01 {
 				ps.Non2xx++
@@ -41,7 +41,7 @@ func drawResult(t *testing.T, rng *rand.Rand, secs int, rate, lat float64) *resu
 			t.Fatal(err)
 		}
 		ps.P99us, ps.Hist = h.ValueAtQuantile(99), enc
-		r.PerSecond = append(r.PerSecond, ps)
+		r.Seconds = append(r.Seconds, ps)
 		r.OK += ps.OK
 		r.Requests += ps.OK + ps.Non2xx
 	}

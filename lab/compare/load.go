@@ -204,8 +204,8 @@ type proxyData struct {
 // (latency only: no status, so no 2xx rate or errors).
 func genRun(src string, r *result.Result, hlog bool, px *proxyData) *Run {
 	run := &Run{Source: src, vals: map[Metric]value{}}
-	var secs []result.PerSecond
-	for _, ps := range r.PerSecond {
+	var secs []result.Second
+	for _, ps := range r.Seconds {
 		if !hlog && float64(ps.T) < r.WarmupS {
 			continue
 		}
@@ -214,7 +214,7 @@ func genRun(src string, r *result.Result, hlog bool, px *proxyData) *Run {
 		}
 		secs = append(secs, ps)
 	}
-	dur := func(ps result.PerSecond) float64 {
+	dur := func(ps result.Second) float64 {
 		if ps.DurS > 0 {
 			return ps.DurS
 		}
@@ -241,10 +241,10 @@ func genRun(src string, r *result.Result, hlog bool, px *proxyData) *Run {
 		m     Metric
 		v     int64
 		q     float64
-		ofSec func(result.PerSecond) int64
+		ofSec func(result.Second) int64
 	}{
 		{P50, r.Latency.P50, 50, nil},
-		{P99, r.Latency.P99, 99, func(ps result.PerSecond) int64 { return ps.P99us }},
+		{P99, r.Latency.P99, 99, func(ps result.Second) int64 { return ps.P99us }},
 		{P999, r.Latency.P999, 99.9, nil},
 	} {
 		if m.v <= 0 {

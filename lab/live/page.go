@@ -19,9 +19,9 @@ import (
 // Refresh is how often the live page reloads itself.
 const Refresh = 5 * time.Second
 
-// Page is the live report: a scenario.Watcher that rebuilds the report
+// Page is the live report: a scenario.Observer that rebuilds the report
 // after each step and serves its HTML (http.Handler). The runner calls
-// the watcher methods from its goroutine; requests read the cached bytes
+// the observer methods from its goroutine; requests read the cached bytes
 // under the mutex, never the results file.
 type Page struct {
 	Log io.Writer // where a report that could not be rebuilt is said (nil: nowhere)
@@ -34,8 +34,8 @@ type Page struct {
 }
 
 var (
-	_ scenario.Watcher = (*Page)(nil)
-	_ http.Handler     = (*Page)(nil)
+	_ scenario.Observer = (*Page)(nil)
+	_ http.Handler      = (*Page)(nil)
 )
 
 // Begin renders the report of f as it stands before the run (empty, or

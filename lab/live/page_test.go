@@ -44,7 +44,7 @@ func liveFile(t *testing.T) *results.File {
 	now := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
 	return &results.File{Version: results.Version, Plan: p, Started: now, Updated: now,
 		Machine: results.Machine{Hostname: "box", Kernel: "6.1", Net: "netns", Allowed: pin.NewCPUSet(0, 1, 2)},
-		Layouts: []results.Layout{{ID: "1cpu", Request: "1", Plan: pin.Plan{Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Loadgen: pin.NewCPUSet(1)}}}}
+		Layouts: []results.Layout{{ID: "1cpu", Request: "1", Plan: pin.Plan{Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Gen: pin.NewCPUSet(1)}}}}
 }
 
 // record adds profile's one fixed-rate step to f, as the runner does.
@@ -52,7 +52,7 @@ func record(f *results.File, profile string, seq int) *results.Step {
 	res := &result.Result{RequestedRate: 1000, AchievedRate: 1000, Requests: 20000, OK: 20000, DurationS: 20,
 		Status: map[string]uint64{"200": 20000}, Errors: map[string]uint64{},
 		Latency: result.Latency{P50: 400, P90: 900, P95: 1100, P99: 2100, P999: 4000, Max: 9000}, Protocol: "http/1.1",
-		PerSecond: []result.PerSecond{{T: 0, OK: 1000}}}
+		Seconds: []result.Second{{T: 0, OK: 1000}}}
 	sample := results.ProxySample{T: 1, CPU: 0.3, Mem: 9 << 20, MemAnon: 7 << 20, MemKernel: 1 << 20, MemFile: 1 << 20}
 	st := &results.Step{Seq: seq, Phase: results.PhaseRun, Rate: 1000, Run: 1, Connections: 50, Verdict: "pass", Result: res,
 		Proxy: []results.ProxySample{sample}, ProxySum: results.Summarize([]results.ProxySample{sample}, 0),

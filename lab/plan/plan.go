@@ -61,7 +61,7 @@ type Plan struct {
 type CPUs struct {
 	Server       string  `yaml:"server,omitempty" json:"server"`
 	Backend      string  `yaml:"backend,omitempty" json:"backend"`
-	Loadgen      string  `yaml:"loadgen,omitempty" json:"loadgen"`
+	Gen          string  `yaml:"loadgen,omitempty" json:"loadgen"`
 	ServerQuota  float64 `yaml:"server_quota,omitempty" json:"server_quota,omitempty"`
 	BackendQuota float64 `yaml:"backend_quota,omitempty" json:"backend_quota,omitempty"`
 }

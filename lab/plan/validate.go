@@ -74,7 +74,7 @@ func (p *Plan) validate() error {
 	if p.MemoryLimit < 0 {
 		return fmt.Errorf("memory_limit must be >= 0 (0 = no limit)")
 	}
-	for _, c := range []struct{ name, v string }{{"cpus.server", p.CPUs.Server}, {"cpus.backend", p.CPUs.Backend}, {"cpus.loadgen", p.CPUs.Loadgen}} {
+	for _, c := range []struct{ name, v string }{{"cpus.server", p.CPUs.Server}, {"cpus.backend", p.CPUs.Backend}, {"cpus.loadgen", p.CPUs.Gen}} {
 		if c.name == "cpus.server" && c.v == AllCPUs {
 			continue
 		}

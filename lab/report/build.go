@@ -84,7 +84,7 @@ func Build(f *results.File) (*Report, error) {
 	r.Notes = append(r.Notes, cooldownNotes(f)...)
 	r.Notes = append(r.Notes, uncleanNotes(f)...)
 	for _, l := range f.Layouts {
-		line := fmt.Sprintf("%s: server CPUs %s (asked: %s), backend %s, generator %s", l.ID, l.Server, orDash(l.Request), l.Backend, l.Loadgen)
+		line := fmt.Sprintf("%s: server CPUs %s (asked: %s), backend %s, generator %s", l.ID, l.Server, orDash(l.Request), l.Backend, l.Gen)
 		if len(l.Notes) > 0 {
 			line += ". " + strings.Join(l.Notes, " ")
 		}
@@ -315,7 +315,7 @@ func sectionCharts(f *results.File, sec *Section) error {
 		if sec.Kind != plan.KindSustained {
 			st = nil
 			for _, s := range r.unit.Steps {
-				if s.Result != nil && seriesFailures(s.Result.PerSecond) > 0 && (st == nil || seriesFailures(s.Result.PerSecond) > seriesFailures(st.Result.PerSecond)) {
+				if s.Result != nil && seriesFailures(s.Result.Seconds) > 0 && (st == nil || seriesFailures(s.Result.Seconds) > seriesFailures(st.Result.Seconds)) {
 					st = s
 				}
 			}

@@ -280,12 +280,12 @@ func searchCharts(title, file string, series []searchSeries) (Chart, error) {
 // failed/s above, TIME_WAIT in the proxy's namespace below, so a "works
 // 30 s, fails 30 s" pattern shows at a glance.
 func timeSeriesChart(title, file string, st *results.Step) (Chart, error) {
-	if st == nil || st.Result == nil || len(st.Result.PerSecond) == 0 {
+	if st == nil || st.Result == nil || len(st.Result.Seconds) == 0 {
 		return Chart{}, errNoData
 	}
 	rates := newPlot(title, "seconds", "responses per second")
 	var ok, non2xx, errs plotter.XYs
-	for _, s := range st.Result.PerSecond {
+	for _, s := range st.Result.Seconds {
 		x := float64(s.T)
 		ok = append(ok, plotter.XY{X: x, Y: float64(s.OK)})
 		non2xx = append(non2xx, plotter.XY{X: x, Y: float64(s.Non2xx)})

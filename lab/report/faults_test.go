@@ -16,7 +16,7 @@ func TestProxyDiedRowMarkedAndFinding(t *testing.T) {
 	f := synthFile(t)
 	ok := searchUnit("keepalive-1k", "nginx-stock", "p256", "1cpu", 4000)
 	dead := searchUnit("keepalive-1k", "nginx-keepalive", "p256", "1cpu", 12000)
-	secs := []result.PerSecond{{T: 4, OK: 20000}, {T: 5, OK: 20000}, {T: 6, OK: 5000, Errors: 15000}, {T: 7, Errors: 16024}}
+	secs := []result.Second{{T: 4, OK: 20000}, {T: 5, OK: 20000}, {T: 6, OK: 5000, Errors: 15000}, {T: 7, Errors: 16024}}
 	st := mkStep(len(dead.Steps)+1, spec{rate: 20000, verdict: string(search.Died), ok: 45000, bad: 31024, secs: secs})
 	st.ProxyExit = &results.ProcessExit{T: 6.2, Signal: "SIGKILL", FailedAfter: 31024, Restarted: true}
 	dead.Steps = append(dead.Steps, st)

@@ -117,8 +117,8 @@ func knobsIntro(f *results.File, s *plan.Scenario, layout string) string {
 	if q := s.Eff.ServerQuota; q > 0 {
 		w := fmt.Sprintf("The proxy ran under %s CPU of quota (CFS, 100 ms periods: cgroup v1 cpu.cfs_quota_us, v2 cpu.max, as docker --cpus sets it)", fmtCoresQuota(q))
 		if l := f.Layout(layout); l != nil {
-			if shared := l.Server.Intersect(l.Loadgen.Union(l.Backend)); len(shared) > 0 {
-				w += fmt.Sprintf(" over CPUs %s, which it shares with the generator (%s) and the backend (%s): the time they use on %s is time the proxy cannot have, so its rows are not a proxy alone on %s CPU", l.Server, cpusWord(l.Loadgen), cpusWord(l.Backend), cpusWord(shared), fmtCoresQuota(q))
+			if shared := l.Server.Intersect(l.Gen.Union(l.Backend)); len(shared) > 0 {
+				w += fmt.Sprintf(" over CPUs %s, which it shares with the generator (%s) and the backend (%s): the time they use on %s is time the proxy cannot have, so its rows are not a proxy alone on %s CPU", l.Server, cpusWord(l.Gen), cpusWord(l.Backend), cpusWord(shared), fmtCoresQuota(q))
 			} else {
 				w += fmt.Sprintf(" over CPUs %s", l.Server)
 			}
@@ -187,7 +187,7 @@ type twRun struct {
 
 func newTwRun(u *results.Unit, st *results.Step) twRun {
 	r := twRun{u: u, st: st, rate: st.Result.AchievedRate, secs: int(math.Round(st.Result.DurationS)), ok: st.Result.OK,
-		fails: seriesFailures(st.Result.PerSecond), n502: st.Result.Status["502"], tw: maxTimeWait(st.Proxy)}
+		fails: seriesFailures(st.Result.Seconds), n502: st.Result.Status["502"], tw: maxTimeWait(st.Proxy)}
 	r.overflow, r.recycled = st.TCPExt["TCPTimeWaitOverflow"], st.TCPExt["TWRecycled"]
 	return r
 }
@@ -239,7 +239,7 @@ func againstDefault(p twPair) string {
 	d := p.def
 	s := fmt.Sprintf("%s 2xx/s over %d s against %s with the default in %s over %d s (%.1f×", fmtRate(p.set.rate), p.set.secs, fmtRate(d.rate), d.u.Scenario, d.secs, p.set.rate/d.rate)
 	if d.secs > p.set.secs && p.set.secs > 0 {
-		s += fmt.Sprintf("; %s/s in its first %d s", fmtRate(okRate(d.st.Result.PerSecond, 0, p.set.secs)), p.set.secs)
+		s += fmt.Sprintf("; %s/s in its first %d s", fmtRate(okRate(d.st.Result.Seconds, 0, p.set.secs)), p.set.secs)
 	}
 	s += ")"
 	if d.n502 > 0 {

@@ -17,7 +17,7 @@ func portExhaustion(f *results.File, explained map[*results.Step]bool) []string 
 		if done[u.Profile] {
 			return
 		}
-		ff := firstFailure(st.Result.PerSecond)
+		ff := firstFailure(st.Result.Seconds)
 		if !ff.found || ff.okBefore == 0 {
 			return
 		}
@@ -37,7 +37,7 @@ func portExhaustion(f *results.File, explained map[*results.Step]bool) []string 
 		done[u.Profile] = true
 		explained[st] = true
 		kind := "failed or non-2xx responses"
-		if c := st.Result.Status["502"]; c > 0 && c*2 >= seriesFailures(st.Result.PerSecond) {
+		if c := st.Result.Status["502"]; c > 0 && c*2 >= seriesFailures(st.Result.Seconds) {
 			kind = "502s"
 		}
 		served := ff.okBefore
@@ -100,7 +100,7 @@ func heldUp(f *results.File, profile, scenario string) (bool, float64) {
 			}
 			reqs += st.Backend.Requests
 			conns += st.Backend.Accepted
-			fails += seriesFailures(st.Result.PerSecond)
+			fails += seriesFailures(st.Result.Seconds)
 		}
 	}
 	if reqs == 0 {
@@ -125,7 +125,7 @@ func ran(f *results.File, profile, scenario string) bool {
 func workFailCycles(f *results.File) []string {
 	var out []string
 	eachStep(f, func(u *results.Unit, st *results.Step) {
-		ph := phases(st.Result.PerSecond, cycleMinSeconds)
+		ph := phases(st.Result.Seconds, cycleMinSeconds)
 		var works, fails []int
 		for _, p := range ph {
 			if p.failing {
@@ -139,7 +139,7 @@ func workFailCycles(f *results.File) []string {
 			return
 		}
 		out = append(out, fmt.Sprintf("%s (%s) works and fails in turns: working stretches of %s s, failing stretches of %s s over %d s, as ports held in TIME_WAIT expire and are used up again.",
-			u.Profile, stepName(u, st), joinInts(works), joinInts(fails), len(st.Result.PerSecond)))
+			u.Profile, stepName(u, st), joinInts(works), joinInts(fails), len(st.Result.Seconds)))
 	})
 	return out
 }
@@ -155,7 +155,7 @@ func connChurn(f *results.File, explained map[*results.Step]bool) []string {
 		if st.Rate != 0 || explained[st] {
 			return
 		}
-		ps := st.Result.PerSecond
+		ps := st.Result.Seconds
 		n := len(ps)
 		if n < 9 {
 			return

@@ -58,8 +58,8 @@ func knobUnit(scenario, kind, method, profile, layout string, st *results.Step) 
 func knobsFile(t *testing.T) *results.File {
 	f := synthFileOf(t, knobsSynthPlan)
 	f.Machine.Kernel, f.Machine.TwReuseDelayMs, f.Machine.Timestamps, f.Machine.MaxTwBuckets = "6.18.44", 1000, 1, 131072
-	f.Layouts = append(f.Layouts, results.Layout{ID: "2cpu", Request: "all", Plan: pin.Plan{Server: pin.NewCPUSet(0, 1), Backend: pin.NewCPUSet(1), Loadgen: pin.NewCPUSet(1)}})
-	closed := func(secs []result.PerSecond, tw []int, ext map[string]uint64, sys map[string]string) *results.Step {
+	f.Layouts = append(f.Layouts, results.Layout{ID: "2cpu", Request: "all", Plan: pin.Plan{Server: pin.NewCPUSet(0, 1), Backend: pin.NewCPUSet(1), Gen: pin.NewCPUSet(1)}})
+	closed := func(secs []result.Second, tw []int, ext map[string]uint64, sys map[string]string) *results.Step {
 		var ok, bad uint64
 		for _, s := range secs {
 			ok += s.OK

@@ -156,7 +156,7 @@ func TestPortExhaustionNeedsItsEvidence(t *testing.T) {
 	// As measured: the requests in flight when the range ran out finish in
 	// the next second; the range served all of them.
 	drain := base
-	drain.secs = append([]result.PerSecond{}, cliffSeconds()...)
+	drain.secs = append([]result.Second{}, cliffSeconds()...)
 	for i := range drain.secs {
 		if drain.secs[i].Non2xx == 3000 { // the first failing second
 			drain.secs[i].OK -= 35
@@ -291,7 +291,7 @@ func TestPhases(t *testing.T) {
 	}
 	// a one-second blip does not make a cycle
 	ps := flat(60, 1000)
-	ps[20] = result.PerSecond{T: 20, Non2xx: 1000}
+	ps[20] = result.Second{T: 20, Non2xx: 1000}
 	if ph := phases(ps, 3); len(ph) != 1 {
 		t.Fatalf("blip: %+v", ph)
 	}
@@ -339,9 +339,9 @@ var _ = search.Pass
 func TestSlowdownWithNewConnectionPerRequest(t *testing.T) {
 	// nginx-stock across veth: no 502s, but throughput collapses as its
 	// TIME_WAIT sockets fill half the range (measured on the 2-core box)
-	secs := []result.PerSecond{{T: 0, OK: 7184}, {T: 1, OK: 6911}}
+	secs := []result.Second{{T: 0, OK: 7184}, {T: 1, OK: 6911}}
 	for i := 2; i < 21; i++ {
-		secs = append(secs, result.PerSecond{T: i, OK: 250})
+		secs = append(secs, result.Second{T: i, OK: 250})
 	}
 	f := synthFile(t)
 	f.Units = append(f.Units, sustainedUnit("nginx-stock", spec{ok: 18000, secs: secs, tw: rising(21, 18365), conns: 18365, reqs: 18364}))
@@ -453,19 +453,19 @@ func TestCliffAccountsForTheLabsRequests(t *testing.T) {
 }
 
 // cliffOK is cliffSeconds with ok 2xx before the 502s.
-func cliffOK(ok uint64) []result.PerSecond {
-	var ps []result.PerSecond
+func cliffOK(ok uint64) []result.Second {
+	var ps []result.Second
 	total := uint64(0)
 	for s := 0; s < 90; s++ {
 		switch {
 		case total+4000 <= ok:
-			ps = append(ps, result.PerSecond{T: s, OK: 4000})
+			ps = append(ps, result.Second{T: s, OK: 4000})
 			total += 4000
 		case total < ok:
-			ps = append(ps, result.PerSecond{T: s, OK: ok - total, Non2xx: 3000})
+			ps = append(ps, result.Second{T: s, OK: ok - total, Non2xx: 3000})
 			total = ok
 		default:
-			ps = append(ps, result.PerSecond{T: s, Non2xx: 9000})
+			ps = append(ps, result.Second{T: s, Non2xx: 9000})
 		}
 	}
 	return ps

@@ -88,7 +88,7 @@ func cliffSeed(f *results.File, s plan.Seed) seedOutcome {
 			if st.Result == nil || st.Interrupted {
 				continue
 			}
-			ps := st.Result.PerSecond
+			ps := st.Result.Seconds
 			ff := firstFailure(ps)
 			if !ff.found {
 				return seedOutcome{run: fmt.Sprintf("%s: no failure in %d s (%s 2xx/s)", u.Profile, len(ps), fmtRate(st.Result.AchievedRate)), reproduced: seedNo}

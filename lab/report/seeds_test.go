@@ -129,7 +129,7 @@ func TestBuiltinSeedsHaveMeasures(t *testing.T) {
 // size is the share of its own range, not the count against 28,231.
 func TestCliffSeedNarrowedRange(t *testing.T) {
 	f := synthFileOf(t, seedsPlan)
-	secs := []result.PerSecond{{T: 0, OK: 1999, Non2xx: 3000}, {T: 1, Non2xx: 9000}, {T: 2, Non2xx: 9000}}
+	secs := []result.Second{{T: 0, OK: 1999, Non2xx: 3000}, {T: 1, Non2xx: 9000}, {T: 2, Non2xx: 9000}}
 	u := sustainedUnit("nginx-stock", spec{ok: 1999, bad: 21000, secs: secs, status502: 21000})
 	u.Steps[0].Sysctls = map[string]string{"net.ipv4.ip_local_port_range": "32768\t34767"}
 	f.Units = []*results.Unit{u}

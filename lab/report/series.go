@@ -24,7 +24,7 @@ type failure struct {
 // firstFailure finds the first second with failed or non-2xx responses.
 // The 2xx responses of that second count as before the failure: when a
 // resource runs out, the successes of that second came first.
-func firstFailure(ps []result.PerSecond) failure {
+func firstFailure(ps []result.Second) failure {
 	var ok uint64
 	for i, s := range ps {
 		ok += s.OK
@@ -56,7 +56,7 @@ type phase struct {
 // when 2xx are at least twice the failures; seconds in between (and idle
 // seconds) extend the current stretch. Stretches shorter than minLen
 // seconds merge into their neighbour.
-func phases(ps []result.PerSecond, minLen int) []phase {
+func phases(ps []result.Second, minLen int) []phase {
 	var out []phase
 	for _, s := range ps {
 		bad := s.Non2xx + s.Errors
@@ -91,7 +91,7 @@ func phases(ps []result.PerSecond, minLen int) []phase {
 }
 
 // okRate is the mean 2xx/s over seconds [from, to) of a series.
-func okRate(ps []result.PerSecond, from, to int) float64 {
+func okRate(ps []result.Second, from, to int) float64 {
 	var sum uint64
 	n := 0
 	for _, s := range ps {
@@ -117,7 +117,7 @@ func maxTimeWait(samples []results.ProxySample) int {
 
 // seriesFailures counts failed and non-2xx responses of a whole series
 // (warmup included).
-func seriesFailures(ps []result.PerSecond) uint64 {
+func seriesFailures(ps []result.Second) uint64 {
 	var n uint64
 	for _, s := range ps {
 		n += s.Non2xx + s.Errors

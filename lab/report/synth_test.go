@@ -53,8 +53,8 @@ func synthFileOf(t *testing.T, planYAML string) *results.File {
 		Version: results.Version, Plan: p, Started: now, Updated: now.Add(time.Hour), Finished: true,
 		Machine: results.Machine{Hostname: "box", Kernel: "6.1", PortRange: [2]int{32768, 60999}, TwReuse: 2, FinTimeout: 60, Net: "netns", Allowed: pin.NewCPUSet(0, 1, 2, 3, 4, 5, 6, 7)},
 		Layouts: []results.Layout{
-			{ID: "1cpu", Request: "1", Plan: pin.Plan{Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Loadgen: pin.NewCPUSet(1)}},
-			{ID: "4cpu", Request: "4", Plan: pin.Plan{Server: pin.NewCPUSet(0, 1, 2, 3), Backend: pin.NewCPUSet(6, 7), Loadgen: pin.NewCPUSet(4, 5)}},
+			{ID: "1cpu", Request: "1", Plan: pin.Plan{Server: pin.NewCPUSet(0), Backend: pin.NewCPUSet(2), Gen: pin.NewCPUSet(1)}},
+			{ID: "4cpu", Request: "4", Plan: pin.Plan{Server: pin.NewCPUSet(0, 1, 2, 3), Backend: pin.NewCPUSet(6, 7), Gen: pin.NewCPUSet(4, 5)}},
 		},
 		Proxies: []results.ProxyInfo{
 			{Layout: "1cpu", Profile: "nginx-stock", Proxy: "nginx", Key: "p256", Version: "nginx 1.22.1", IdleNeed: 5 << 20, IdleFile: 1 << 20, IdleMemory: 6 << 20, IdleSamples: []uint64{6 << 20}, IdleNeedSamples: []uint64{5 << 20}},
@@ -71,7 +71,7 @@ type spec struct {
 	verdict      string
 	ok, bad      uint64 // measured window
 	p50, p99     int64
-	secs         []result.PerSecond
+	secs         []result.Second
 	tw           []int
 	conns, reqs  uint64
 	genLimited   bool
@@ -95,14 +95,14 @@ func mkStep(seq int, s spec) *results.Step {
 		s.p99 = 2000
 	}
 	if s.secs == nil {
-		s.secs = []result.PerSecond{{T: 0, OK: s.ok}}
+		s.secs = []result.Second{{T: 0, OK: s.ok}}
 	}
 	dur := 24.0
 	res := &result.Result{
 		RequestedRate: s.rate, AchievedRate: float64(s.ok) / dur, Requests: s.ok + s.bad, OK: s.ok, DurationS: dur,
 		Status: map[string]uint64{"200": s.ok}, Errors: map[string]uint64{},
 		Latency:   result.Latency{P50: s.p50, P90: (s.p50 + s.p99) / 3, P95: (s.p50 + s.p99) / 2, P99: s.p99, P999: s.p99 * 2, Max: s.p99 * 4},
-		PerSecond: s.secs,
+		Seconds:   s.secs,
 		Generator: result.Generator{Bottleneck: s.genLimited},
 	}
 	if s.status502 > 0 {
@@ -154,19 +154,19 @@ func proxyOf(profile string) string {
 }
 
 // cliffSeconds: nginx-stock's 28,231-then-502 over a 90 s closed-loop run.
-func cliffSeconds() []result.PerSecond {
-	var ps []result.PerSecond
+func cliffSeconds() []result.Second {
+	var ps []result.Second
 	total := uint64(0)
 	for s := 0; s < 90; s++ {
 		switch {
 		case total+4000 <= 28231:
-			ps = append(ps, result.PerSecond{T: s, OK: 4000})
+			ps = append(ps, result.Second{T: s, OK: 4000})
 			total += 4000
 		case total < 28231:
-			ps = append(ps, result.PerSecond{T: s, OK: 28231 - total, Non2xx: 3000})
+			ps = append(ps, result.Second{T: s, OK: 28231 - total, Non2xx: 3000})
 			total = 28231
 		default:
-			ps = append(ps, result.PerSecond{T: s, Non2xx: 9000})
+			ps = append(ps, result.Second{T: s, Non2xx: 9000})
 		}
 	}
 	return ps
@@ -217,34 +217,34 @@ func fullFile(t *testing.T) *results.File {
 	return f
 }
 
-func flat(n int, v uint64) []result.PerSecond {
-	var ps []result.PerSecond
+func flat(n int, v uint64) []result.Second {
+	var ps []result.Second
 	for i := 0; i < n; i++ {
-		ps = append(ps, result.PerSecond{T: i, OK: v})
+		ps = append(ps, result.Second{T: i, OK: v})
 	}
 	return ps
 }
 
-func slowing(n int, from, to uint64) []result.PerSecond {
-	var ps []result.PerSecond
+func slowing(n int, from, to uint64) []result.Second {
+	var ps []result.Second
 	for i := 0; i < n; i++ {
 		v := from
 		if i >= n/3 {
 			v = to
 		}
-		ps = append(ps, result.PerSecond{T: i, OK: v})
+		ps = append(ps, result.Second{T: i, OK: v})
 	}
 	return ps
 }
 
 // cycleSeconds: works 30 s, fails 30 s, works 30 s at 1,000 req/s.
-func cycleSeconds() []result.PerSecond {
-	var ps []result.PerSecond
+func cycleSeconds() []result.Second {
+	var ps []result.Second
 	for i := 0; i < 90; i++ {
 		if i >= 30 && i < 60 {
-			ps = append(ps, result.PerSecond{T: i, Non2xx: 1000})
+			ps = append(ps, result.Second{T: i, Non2xx: 1000})
 		} else {
-			ps = append(ps, result.PerSecond{T: i, OK: 1000})
+			ps = append(ps, result.Second{T: i, OK: 1000})
 		}
 	}
 	return ps

@@ -130,7 +130,7 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 	}
 	lay := layout
 	if l := f.Layout(layout); l != nil {
-		lay = fmt.Sprintf("server CPUs %s, backend %s, generator %s", l.Server, l.Backend, l.Loadgen)
+		lay = fmt.Sprintf("server CPUs %s, backend %s, generator %s", l.Server, l.Backend, l.Gen)
 	}
 	out := fmt.Sprintf("%s. %s. %s.", upperFirst(what), upperFirst(how), upperFirst(lay))
 	if c := ceilingIntro(f, s); c != "" {
@@ -403,7 +403,7 @@ func firstFailureCell(r row) string {
 	if r.step == nil || r.step.Result == nil {
 		return "-"
 	}
-	if ff := firstFailure(r.step.Result.PerSecond); ff.found {
+	if ff := firstFailure(r.step.Result.Seconds); ff.found {
 		return fmt.Sprintf("t=%d s, after %s 2xx", ff.second, fmtInt(int64(ff.okBefore)))
 	}
 	return "none"

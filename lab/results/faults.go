@@ -50,7 +50,7 @@ func NewProcessExit(d *watch.Death, start time.Time, res *result.Result) *Proces
 	}
 	if res != nil {
 		from := int(t)
-		for _, s := range res.PerSecond {
+		for _, s := range res.Seconds {
 			if s.T >= from {
 				x.FailedAfter += s.Errors + s.Non2xx
 			}

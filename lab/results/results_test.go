@@ -94,7 +94,7 @@ func TestStoreResume(t *testing.T) {
 	}
 	err = s.Update(func(f *File) {
 		f.Units = append(f.Units, &Unit{ID: "u1", Status: StatusRunning, Steps: []*Step{{Seq: 1, Phase: "probe", Rate: 100, Verdict: "pass",
-			Result: &result.Result{OK: 5, PerSecond: []result.PerSecond{{T: 0, OK: 5}}}}}})
+			Result: &result.Result{OK: 5, Seconds: []result.Second{{T: 0, OK: 5}}}}}})
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -106,7 +106,7 @@ func TestStoreResume(t *testing.T) {
 		t.Fatalf("reopen: %v resumed %v", err, resumed)
 	}
 	u := s2.F.Unit("u1")
-	if u == nil || len(u.Steps) != 1 || u.Steps[0].Result.OK != 5 || len(u.Steps[0].Result.PerSecond) != 1 {
+	if u == nil || len(u.Steps) != 1 || u.Steps[0].Result.OK != 5 || len(u.Steps[0].Result.Seconds) != 1 {
 		t.Fatalf("unit after reload: %+v", u)
 	}
 	s2.Close()

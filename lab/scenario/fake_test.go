@@ -77,7 +77,7 @@ type fakeSession struct {
 }
 
 func (e *fakeSession) Plan() pin.Plan {
-	return pin.Plan{Server: e.opts.ServerCPUs, Backend: e.opts.BackendCPUs, Loadgen: e.opts.LoadgenCPUs, Notes: []string{"fake layout"}}
+	return pin.Plan{Server: e.opts.ServerCPUs, Backend: e.opts.BackendCPUs, Gen: e.opts.GenCPUs, Notes: []string{"fake layout"}}
 }
 func (e *fakeSession) Net() string { return e.opts.Net }
 func (e *fakeSession) BackendStats() (backend.Stats, error) {
@@ -216,7 +216,7 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config, _ ...gen.Observer) (*
 		RequestedRate: cfg.Rate, AchievedRate: achieved, Requests: ok, OK: ok, Mode: "open",
 		DurationS: secs, Latency: result.Latency{P50: p99 / 2, P95: p99 / 2, P99: p99},
 		Status: map[string]uint64{"200": ok}, Errors: map[string]uint64{},
-		PerSecond: []result.PerSecond{{T: 0, OK: ok}}, CorrectedHist: h,
+		Seconds: []result.Second{{T: 0, OK: ok}}, CorrectedHist: h,
 		Interrupted: ctx.Err() != nil,
 	}
 	if genLimited {

@@ -48,7 +48,7 @@ scenarios:
 	if buckets.Sysctls["net.ipv4.tcp_max_tw_buckets"] != "8192" || buckets.ServerQuota != 0 {
 		t.Errorf("buckets session %+v", buckets)
 	}
-	if c := quota.CPUs; quota.ServerQuota != 1 || c == nil || !c.Server.Equal(pin.NewCPUSet(0, 1)) || !c.Loadgen.Equal(pin.NewCPUSet(1)) || !c.Backend.Equal(pin.NewCPUSet(1)) {
+	if c := quota.CPUs; quota.ServerQuota != 1 || c == nil || !c.Server.Equal(pin.NewCPUSet(0, 1)) || !c.Gen.Equal(pin.NewCPUSet(1)) || !c.Backend.Equal(pin.NewCPUSet(1)) {
 		t.Errorf("quota session: quota %g, CPUs %+v", quota.ServerQuota, c)
 	}
 	st := f.Unit("buckets/nginx-stock/p256/1cpu").Steps[0]

@@ -36,7 +36,7 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 	if err != nil {
 		return nil, fmt.Errorf("cpus.backend: %v", err)
 	}
-	lCount, lList, err := pin.ParseCountOrList(p.CPUs.Loadgen)
+	lCount, lList, err := pin.ParseCountOrList(p.CPUs.Gen)
 	if err != nil {
 		return nil, fmt.Errorf("cpus.loadgen: %v", err)
 	}
@@ -73,7 +73,7 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 			note = fmt.Sprintf("scenario %s asks for %d server CPUs; this machine has %d usable (%s), so it runs with %d", s.Name, count, len(usable), usable, maxServer)
 			count = maxServer
 		}
-		pp, err := pin.MakePlan(topo, allowed, pin.PlanRequest{Server: count, ServerCPUs: list, Backend: bCount, BackendCPUs: bList, Loadgen: lCount, LoadgenCPUs: lList})
+		pp, err := pin.MakePlan(topo, allowed, pin.PlanRequest{Server: count, ServerCPUs: list, Backend: bCount, BackendCPUs: bList, Gen: lCount, GenCPUs: lList})
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: CPU layout: %v", s.Name, err)
 		}
@@ -108,7 +108,7 @@ func PlanLayouts(p *plan.Plan, topo *pin.Topology, allowed pin.CPUSet) (*Layouts
 // add returns the ID of the layout with pp's groups, adding it if new.
 func (l *Layouts) add(req string, pp pin.Plan) string {
 	for _, have := range l.Layouts {
-		if have.Server.Equal(pp.Server) && have.Backend.Equal(pp.Backend) && have.Loadgen.Equal(pp.Loadgen) {
+		if have.Server.Equal(pp.Server) && have.Backend.Equal(pp.Backend) && have.Gen.Equal(pp.Gen) {
 			return have.ID
 		}
 	}

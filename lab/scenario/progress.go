@@ -95,7 +95,7 @@ func (p *progress) stepStart(u UnitSpec, seq int, phase string, rate float64, d 
 }
 
 // stepDone reports one finished step.
-func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Outcome, detail string, replayed bool) {
+func (p *progress) stepDone(u UnitSpec, phase string, rate float64, o search.Judgment, detail string, replayed bool) {
 	p.mu.Lock()
 	p.step++
 	switch o.Verdict {

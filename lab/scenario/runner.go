@@ -28,7 +28,7 @@ type Runner struct {
 	Log       io.Writer // progress lines (stderr)
 	NoCgroups bool
 	Machine   results.Machine
-	Watch     Watcher // hears each step start and end (nil: nobody)
+	Observer  Observer // hears each step start and end (nil: nobody)
 
 	// Poll is the cool-down's TIME_WAIT polling interval (default 1 s, at
 	// most a tenth of the cap).
@@ -101,7 +101,7 @@ func (r *Runner) Run(ctx context.Context) error {
 			}
 			if u.Layout != lastLayout {
 				lay := r.Store.F.Layout(u.Layout)
-				r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", lay.ID, lay.Server, lay.Backend, lay.Loadgen, r.Plan.Net)
+				r.prog.printf("== layout %s: server CPUs %s, backend %s, generator %s (%s)", lay.ID, lay.Server, lay.Backend, lay.Gen, r.Plan.Net)
 				lastLayout = u.Layout
 			}
 			if err := r.runInSession(ctx, u, k); err != nil {

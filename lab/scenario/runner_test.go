@@ -371,7 +371,7 @@ func TestScalingOnSmallAndLargeMachines(t *testing.T) {
 	if len(lay.Layouts) != 2 || lay.ByScenario["ka"] != "1cpu" || lay.ByScenario["ka@4cpu"] != "4cpu" || lay.Family["ka@4cpu"] != "ka" {
 		t.Fatalf("8 CPUs: %+v", lay)
 	}
-	if l := lay.Layouts[1]; len(l.Server) != 4 || len(l.Server.Intersect(l.Loadgen)) != 0 {
+	if l := lay.Layouts[1]; len(l.Server) != 4 || len(l.Server.Intersect(l.Gen)) != 0 {
 		t.Fatalf("4-CPU layout %+v", l)
 	}
 	h.cpus = 8

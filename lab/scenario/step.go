@@ -22,14 +22,14 @@ const longStep = 10 * time.Second
 const watchEvery = time.Second
 
 // step runs (or replays from the record) the next step of the unit.
-func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm, run int) (search.Outcome, error) {
+func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm, run int) (search.Judgment, error) {
 	u.seq++
 	seq := u.seq
 	if seq <= len(u.rec.Steps) {
 		old := u.rec.Steps[seq-1]
 		if old.Phase == phase && old.Rate == rate && old.Confirm == confirm && old.Run == run && old.Round == u.stepRound() && !old.Interrupted && old.Error == "" && old.ProxyExit == nil && old.BackendExit == nil {
 			u.replayed[seq] = true
-			o := search.Outcome{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
+			o := search.Judgment{Verdict: search.Verdict(old.Verdict), Reasons: old.Reasons}
 			u.r.prog.stepDone(u.spec, phase, rate, o, "", true)
 			return o, nil
 		}
@@ -37,11 +37,11 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		u.rec.Steps = u.rec.Steps[:seq-1]
 	}
 	if err := u.ensureProxy(ctx); err != nil {
-		return search.Outcome{}, err
+		return search.Judgment{}, err
 	}
 	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Round: u.stepRound(), Connections: u.spec.Scenario.Connections}
 	if err := u.cleanSlate(ctx, st); err != nil {
-		return search.Outcome{}, err
+		return search.Judgment{}, err
 	}
 	s := u.spec.Scenario
 	base := gen.Config{
@@ -83,7 +83,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	cfg := aim.Config(base)
 	if s.Spread {
 		if err := u.spreadTargets(&cfg); err != nil {
-			return search.Outcome{}, errUnit{fmt.Errorf("step %d: %v", seq, err)}
+			return search.Judgment{}, errUnit{fmt.Errorf("step %d: %v", seq, err)}
 		}
 	}
 	st.Started = u.r.Now().UTC()
@@ -106,10 +106,10 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	bw := u.watchBackend()
 	life := u.watchLife()
 	var obs []gen.Observer
-	if u.r.Watch != nil {
+	if u.r.Observer != nil {
 		si := u.stepInfo(seq, phase, rate, base.Duration)
 		si.Proxy, si.Backend = w, bw
-		if o := u.r.Watch.StepStart(si); o != nil {
+		if o := u.r.Observer.StepStart(si); o != nil {
 			obs = append(obs, o)
 		}
 	}
@@ -143,7 +143,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	if berr == nil && aerr == nil && after.Accepted >= before.Accepted && after.Requests >= before.Requests {
 		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Apps: appsDelta(before.Apps, after.Apps), Valid: true}
 	}
-	var o search.Outcome
+	var o search.Judgment
 	if err != nil {
 		st.Error = err.Error()
 		st.Verdict = string(search.Fail)
@@ -164,7 +164,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	o = search.Judge(criteria(s.Eff.Pass), search.MeasureOf(res))
 	if r := diedReason(st); r != "" {
 		// Not a failed step: what it measured was a dead server.
-		o = search.Outcome{Verdict: search.Died, Reasons: append([]string{r}, o.Reasons...)}
+		o = search.Judgment{Verdict: search.Died, Reasons: append([]string{r}, o.Reasons...)}
 	}
 	st.Verdict, st.Reasons = string(o.Verdict), o.Reasons
 	u.limitStep(st)
@@ -176,8 +176,8 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	} else {
 		u.r.prog.stepDone(u.spec, phase, rate, o, stepDetail(res, st), false)
 	}
-	if u.r.Watch != nil {
-		u.r.Watch.StepDone(u.stepInfo(seq, phase, rate, base.Duration), st, u.r.Store.F)
+	if u.r.Observer != nil {
+		u.r.Observer.StepDone(u.stepInfo(seq, phase, rate, base.Duration), st, u.r.Store.F)
 	}
 	if res.Interrupted || ctx.Err() != nil {
 		if err := ctx.Err(); err != nil {

@@ -191,7 +191,7 @@ func searchConfig(s *plan.Scenario) search.Config {
 // search runs the rate search with the unit's steps and cool-downs;
 // run (0 for a single search) tags its steps as those of search run of N.
 func (u *unitRun) search(ctx context.Context, cfg search.Config, run int) (search.Result, error) {
-	return search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Outcome, error) {
+	return search.Run(ctx, cfg, func(ctx context.Context, st search.Step) (search.Judgment, error) {
 		return u.step(ctx, string(st.Phase), st.Rate, st.Confirm, run)
 	}, func(ctx context.Context, st search.Step) error {
 		return u.cool(ctx, st.Seq)

@@ -74,7 +74,7 @@ func (c Criteria) Thresholds() []result.Threshold {
 // answer 502 or not at all. Requests the generator dropped unsent are its
 // own failure when it reports itself as the bottleneck; what the proxy
 // failed is the rest.
-func Judge(c Criteria, m Measure) Outcome {
+func Judge(c Criteria, m Measure) Judgment {
 	var reasons []string
 	proxyFault := false
 	if m.Requests == 0 {
@@ -100,14 +100,14 @@ func Judge(c Criteria, m Measure) Outcome {
 		}
 	}
 	if len(reasons) == 0 {
-		return Outcome{Verdict: Pass}
+		return Judgment{Verdict: Pass}
 	}
 	if m.GenBottleneck && !proxyFault {
 		r := "generator was the bottleneck"
 		if m.GenReason != "" {
 			r += ": " + m.GenReason
 		}
-		return Outcome{Verdict: GenLimited, Reasons: append(reasons, r)}
+		return Judgment{Verdict: GenLimited, Reasons: append(reasons, r)}
 	}
-	return Outcome{Verdict: Fail, Reasons: reasons}
+	return Judgment{Verdict: Fail, Reasons: reasons}
 }

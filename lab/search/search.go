@@ -8,7 +8,7 @@ import (
 	"sort"
 )
 
-// Verdict is the outcome of one step.
+// Verdict is what one step came to.
 type Verdict string
 
 // Step verdicts.
@@ -64,14 +64,14 @@ type Step struct {
 	Confirm int     // confirm phase: 1..ConfirmRuns within the round
 }
 
-// Outcome is a step's verdict and, unless it passed, why.
-type Outcome struct {
+// Judgment is a step's verdict and, unless it passed, why.
+type Judgment struct {
 	Verdict Verdict  `json:"verdict"`
 	Reasons []string `json:"reasons,omitempty"`
 }
 
 // StepFunc runs one step. An error ends the search (e.g. ctx cancelled).
-type StepFunc func(ctx context.Context, s Step) (Outcome, error)
+type StepFunc func(ctx context.Context, s Step) (Judgment, error)
 
 // CooldownFunc runs after every step that did not pass.
 type CooldownFunc func(ctx context.Context, after Step) error

@@ -22,17 +22,17 @@ type fakeProxy struct {
 	cooled      []int // Seq of the steps a cool-down followed
 }
 
-func (f *fakeProxy) step(_ context.Context, s Step) (Outcome, error) {
+func (f *fakeProxy) step(_ context.Context, s Step) (Judgment, error) {
 	f.steps = append(f.steps, s)
 	switch {
 	case f.failConfirm[s.Seq]:
-		return Outcome{Verdict: Fail, Reasons: []string{"scripted"}}, nil
+		return Judgment{Verdict: Fail, Reasons: []string{"scripted"}}, nil
 	case f.genLimit > 0 && s.Rate > f.genLimit:
-		return Outcome{Verdict: GenLimited, Reasons: []string{"generator"}}, nil
+		return Judgment{Verdict: GenLimited, Reasons: []string{"generator"}}, nil
 	case s.Rate <= f.capacity:
-		return Outcome{Verdict: Pass}, nil
+		return Judgment{Verdict: Pass}, nil
 	}
-	return Outcome{Verdict: Fail, Reasons: []string{"p99"}}, nil
+	return Judgment{Verdict: Fail, Reasons: []string{"p99"}}, nil
 }
 
 func (f *fakeProxy) cool(_ context.Context, after Step) error {
@@ -195,15 +195,15 @@ func TestProxyFailureBelowGeneratorLimitClearsFlag(t *testing.T) {
 
 func TestGeneratorLimitedConfirmationSetsFlag(t *testing.T) {
 	calls := 0
-	step := func(_ context.Context, s Step) (Outcome, error) {
+	step := func(_ context.Context, s Step) (Judgment, error) {
 		calls++
 		if s.Phase == PhaseConfirm && s.Rate == 1000 {
-			return Outcome{Verdict: GenLimited}, nil
+			return Judgment{Verdict: GenLimited}, nil
 		}
 		if s.Rate <= 1000 {
-			return Outcome{Verdict: Pass}, nil
+			return Judgment{Verdict: Pass}, nil
 		}
-		return Outcome{Verdict: Fail}, nil
+		return Judgment{Verdict: Fail}, nil
 	}
 	res, err := Run(context.Background(), seed002(), step, nil)
 	if err != nil {
@@ -238,26 +238,26 @@ func TestWithinPrecisionForManyCapacities(t *testing.T) {
 func TestStepErrorEndsSearch(t *testing.T) {
 	errStop := errors.New("interrupted")
 	n := 0
-	step := func(_ context.Context, s Step) (Outcome, error) {
+	step := func(_ context.Context, s Step) (Judgment, error) {
 		n++
 		if n == 3 {
-			return Outcome{}, errStop
+			return Judgment{}, errStop
 		}
-		return Outcome{Verdict: Pass}, nil
+		return Judgment{Verdict: Pass}, nil
 	}
 	res, err := Run(context.Background(), seed002(), step, nil)
 	if !errors.Is(err, errStop) || res.Steps != 2 {
 		t.Fatalf("err %v result %+v", err, res)
 	}
 	coolErr := errors.New("cool-down cancelled")
-	_, err = Run(context.Background(), seed002(), func(context.Context, Step) (Outcome, error) {
-		return Outcome{Verdict: Fail}, nil
+	_, err = Run(context.Background(), seed002(), func(context.Context, Step) (Judgment, error) {
+		return Judgment{Verdict: Fail}, nil
 	}, func(context.Context, Step) error { return coolErr })
 	if !errors.Is(err, coolErr) {
 		t.Fatalf("cool-down error lost: %v", err)
 	}
-	_, err = Run(context.Background(), seed002(), func(context.Context, Step) (Outcome, error) {
-		return Outcome{Verdict: "maybe"}, nil
+	_, err = Run(context.Background(), seed002(), func(context.Context, Step) (Judgment, error) {
+		return Judgment{Verdict: "maybe"}, nil
 	}, nil)
 	if err == nil {
 		t.Fatal("unknown verdict accepted")

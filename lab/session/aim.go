@@ -32,7 +32,7 @@ func (p *Proxy) Aim() Aim {
 		HTTP:       netip.AddrPortFrom(p.addr.Addr(), uint16(p.params.HTTPPort)),
 		ServerName: s.Host(),
 		CAFile:     s.ca,
-		CPUs:       s.plan.Loadgen,
+		CPUs:       s.plan.Gen,
 	}
 	if l := s.netLab(); l != nil {
 		a.NetNS = l.NSPath(RoleGen)

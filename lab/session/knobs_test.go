@@ -117,7 +117,7 @@ func TestQuotaThrottlesCpusetDoesNot(t *testing.T) {
 	all, one := pin.NewCPUSet(0, 1), pin.NewCPUSet(0)
 	other := pin.NewCPUSet(1)
 	open := func(o Options) *Session {
-		o.BackendCPUs, o.LoadgenCPUs = other, other
+		o.BackendCPUs, o.GenCPUs = other, other
 		return openSession(t, o)
 	}
 	run := func(o Options) (periods, throttled uint64, quota float64) {

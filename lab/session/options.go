@@ -60,12 +60,12 @@ type Options struct {
 	Net       string // "loopback" (default) | "netns"
 	NoCgroups bool   // pin with affinity only, watch via /proc
 	// CPUs is a CPU plan made already (a lab run's layout): used as is,
-	// and ServerCPUs, BackendCPUs and LoadgenCPUs are ignored. Nil: the
+	// and ServerCPUs, BackendCPUs and GenCPUs are ignored. Nil: the
 	// session makes one (pin.MakePlan) from those three.
 	CPUs        *pin.Plan
 	ServerCPUs  pin.CPUSet // proxy cpuset; empty = from pin.MakePlan
 	BackendCPUs pin.CPUSet // backend cpuset; empty = from pin.MakePlan
-	LoadgenCPUs pin.CPUSet // generator CPUs (Aim.Config); empty = from pin.MakePlan
+	GenCPUs     pin.CPUSet // generator CPUs (Aim.Config); empty = from pin.MakePlan
 	MemoryLimit int64      // proxy cgroup memory limit in bytes (0 = none); seed 001 used 2 GiB
 	// ServerQuota and BackendQuota are CFS quotas in cores on the proxy's
 	// and the backend's groups, on top of their cpusets (0 = none; needs

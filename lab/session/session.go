@@ -166,7 +166,7 @@ func (s *Session) makePlan() error {
 	if err != nil {
 		return err
 	}
-	p, err := pin.MakePlan(topo, allowed, pin.PlanRequest{ServerCPUs: s.o.ServerCPUs, BackendCPUs: s.o.BackendCPUs, LoadgenCPUs: s.o.LoadgenCPUs})
+	p, err := pin.MakePlan(topo, allowed, pin.PlanRequest{ServerCPUs: s.o.ServerCPUs, BackendCPUs: s.o.BackendCPUs, GenCPUs: s.o.GenCPUs})
 	if err != nil {
 		return err
 	}
@@ -177,7 +177,7 @@ func (s *Session) makePlan() error {
 // logPlan prints the CPU plan and its notes.
 func (s *Session) logPlan() {
 	p := s.plan
-	fmt.Fprintf(s.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Loadgen)
+	fmt.Fprintf(s.o.Log, "cpus: proxy %s, backend %s, generator %s\n", p.Server, p.Backend, p.Gen)
 	for _, n := range p.Notes {
 		fmt.Fprintf(s.o.Log, "  %s\n", n)
 	}

@@ -62,7 +62,7 @@ func TestErrorLogReadsBothFiles(t *testing.T) {
 
 // fakeSession is a Session with just what Aim and TimeWait read.
 func fakeSession() (*Session, *Proxy) {
-	e := &Session{o: Options{ServerName: "bench.lab"}, ca: "/run/ca.pem", plan: pin.Plan{Loadgen: pin.NewCPUSet(1)}, running: map[*Proxy]bool{}}
+	e := &Session{o: Options{ServerName: "bench.lab"}, ca: "/run/ca.pem", plan: pin.Plan{Gen: pin.NewCPUSet(1)}, running: map[*Proxy]bool{}}
 	p := &Proxy{e: e, params: proxy.Params{HTTPPort: 21000, HTTPSPort: 21001}, addr: netip.MustParseAddrPort("127.0.0.1:21001")}
 	return e, p
 }

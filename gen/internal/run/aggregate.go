@@ -19,7 +19,7 @@ type aggregator struct {
 	r       *Run
 	nloops  int
 	open    map[int]*secondAcc
-	seconds []result.PerSecond
+	seconds []result.Second
 	twPeak  int
 	next    int // next second to emit
 	spare   []*hdr.Histogram
@@ -163,7 +163,7 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		a.twPeak = max(a.twPeak, tw)
 		a.twMu.Unlock()
 	}
-	ps := result.PerSecond{
+	ps := result.Second{
 		T:        t,
 		DurS:     units.Round3(float64(acc.dur) / 1e9),
 		OK:       acc.counts.ok,
@@ -174,7 +174,8 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 		Bytes:    acc.counts.bytes,
 		TimeWait: tw,
 	}
-	ps.SecondMergeable = a.secondMergeable(t, acc.hist)
+	ps.AtMs = a.r.Start.Add(time.Duration(t) * time.Second).UnixMilli()
+	ps.Hist, _ = result.EncodeHist(acc.hist) // cannot fail on a histogram the aggregator built
 	if a.r.Spec.Pacer != nil {
 		v := units.Round3(a.r.Spec.offered(float64(t)))
 		ps.Offered = &v
@@ -199,17 +200,9 @@ func (a *aggregator) emit(t int, acc *secondAcc) {
 	a.spilled = append(a.spilled, ref)
 }
 
-// secondMergeable returns the wall-clock key and the encoded histogram of
-// second t of the run.
-func (a *aggregator) secondMergeable(t int, h *hdr.Histogram) result.SecondMergeable {
-	s := result.SecondMergeable{AtMs: a.r.Start.Add(time.Duration(t) * time.Second).UnixMilli()}
-	s.Hist, _ = result.EncodeHist(h) // cannot fail on a histogram the aggregator built
-	return s
-}
-
 // perSecond is the per-second series with every histogram back in memory
 // (from the spill file), for the result; call it once, after run.
-func (a *aggregator) perSecond() []result.PerSecond {
+func (a *aggregator) perSecond() []result.Second {
 	if err := a.spill.restore(a.seconds, a.spilled); err != nil {
 		a.r.notes = append(a.r.notes, "per-second histograms lost: reading them back from the temporary file failed: "+err.Error())
 	}

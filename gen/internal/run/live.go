@@ -89,8 +89,8 @@ func (r *Run) spareLive() liveHists {
 func finalLive(r *Run, res *result.Result, total *Recorder, recs []*Recorder, sums *liveState) *result.Live {
 	lv := &result.Live{Final: true, Start: r.Start, Tally: result.TallyOf(res), Corrected: total.corrected, Uncorrected: total.uncorrected,
 		Achieved: res.AchievedRate}
-	if n := len(res.PerSecond); n > 0 {
-		lv.T = res.PerSecond[n-1].T
+	if n := len(res.Seconds); n > 0 {
+		lv.T = res.Seconds[n-1].T
 	}
 	lv.Elapsed = res.WarmupS + res.DurationS
 	for _, rec := range recs {

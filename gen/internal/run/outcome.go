@@ -101,7 +101,7 @@ func (r *Run) result(agg *aggregator, st *Stats) *result.Result {
 		Latency:            result.LatencyOf(total.corrected),
 		Latency2xx:         result.LatencyOf(total.corrected2x),
 		LatencyUncorrected: result.LatencyOf(total.uncorrected),
-		PerSecond:          perSecond,
+		Seconds:            perSecond,
 		Interrupted:        interrupted,
 		CorrectedHist:      total.corrected,
 		Corrected2xxHist:   total.corrected2x,

@@ -26,7 +26,7 @@ type histSpill struct {
 // spillRef is where one histogram is in the spill file.
 type spillRef struct {
 	off int64
-	n   int32 // 0: not spilled (the histogram is in its SecondMergeable.Hist)
+	n   int32 // 0: not spilled (the histogram is in its Second.Hist)
 }
 
 // newHistSpill makes the unlinked temporary file in dir; nil and the
@@ -64,7 +64,7 @@ func (s *histSpill) put(enc string) (spillRef, bool) {
 
 // restore fills in the spilled histograms of secs (refs[i] is where
 // secs[i]'s is) and closes the file.
-func (s *histSpill) restore(secs []result.PerSecond, refs []spillRef) error {
+func (s *histSpill) restore(secs []result.Second, refs []spillRef) error {
 	if s == nil {
 		return nil
 	}

@@ -21,7 +21,7 @@ func TestHistSpillRoundTrip(t *testing.T) {
 	if ents, _ := os.ReadDir(os.Getenv("TMPDIR")); len(ents) != 0 {
 		t.Fatalf("the spill file is visible: %v", ents)
 	}
-	secs := make([]result.PerSecond, 50)
+	secs := make([]result.Second, 50)
 	refs := make([]spillRef, len(secs))
 	for i := range secs {
 		h := newHist()
@@ -76,7 +76,7 @@ func TestAggregatorSpillsWhileRunning(t *testing.T) {
 	}
 	h := newHist()
 	h.RecordValue(42)
-	ps := result.PerSecond{}
+	ps := result.Second{}
 	ps.Hist, _ = result.EncodeHist(h)
 	want := ps.Hist
 	ref, ok := a.spill.put(ps.Hist)

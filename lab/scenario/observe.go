@@ -9,12 +9,12 @@ import (
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
-// Watcher hears a lab run as it goes: each measured step as it starts and
+// Observer hears a lab run as it goes: each measured step as it starts and
 // as it is recorded. The live metrics and the live report page are
-// watchers. Both calls come from the runner's goroutine, between the
-// step's I/O: a watcher must return quickly and must not keep the step or
+// observers. Both calls come from the runner's goroutine, between the
+// step's I/O: an observer must return quickly and must not keep the step or
 // the file past the call (the runner changes them next).
-type Watcher interface {
+type Observer interface {
 	// StepStart is called just before the generator runs a step; the
 	// observer it returns, if not nil, watches the step's generator run
 	// (gen.Observer).
@@ -47,10 +47,10 @@ type StepInfo struct {
 	At    time.Time     // when this was said
 }
 
-// Watchers is a Watcher that tells each of its members in turn.
-type Watchers []Watcher
+// Observers is an Observer that tells each of its members in turn.
+type Observers []Observer
 
-func (ws Watchers) StepStart(s StepInfo) gen.Observer {
+func (ws Observers) StepStart(s StepInfo) gen.Observer {
 	var obs genObservers
 	for _, w := range ws {
 		if o := w.StepStart(s); o != nil {
@@ -63,7 +63,7 @@ func (ws Watchers) StepStart(s StepInfo) gen.Observer {
 	return obs
 }
 
-func (ws Watchers) StepDone(s StepInfo, st *results.Step, f *results.File) {
+func (ws Observers) StepDone(s StepInfo, st *results.Step, f *results.File) {
 	for _, w := range ws {
 		w.StepDone(s, st, f)
 	}
@@ -84,7 +84,7 @@ func (os genObservers) End(lv *result.Live) {
 	}
 }
 
-// stepInfo is what the watchers hear of unit u's step seq.
+// stepInfo is what the observers hear of unit u's step seq.
 func (u *unitRun) stepInfo(seq int, phase string, rate float64, d time.Duration) StepInfo {
 	s := StepInfo{Plan: u.r.Plan.Name, Scenario: u.spec.Scenario.Name, Profile: u.spec.Profile.Name, Key: string(u.spec.Key),
 		Layout: u.spec.Layout, Round: u.stepRound(), Seq: seq, Phase: phase, Rate: rate, Duration: d}
