@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,15 +95,22 @@ func Run(ctx context.Context, o RunOptions) error {
 	if out == "" {
 		out = filepath.Join("results", p.Name)
 	}
-	fmt.Fprintf(log, "loadlab: plan %s into %s: %s\n", p.Name, out, budget)
-	for _, n := range append(slices.Clone(p.Notes), lay.Notes...) {
-		fmt.Fprintf(log, "loadlab: note: %s\n", n)
-	}
-	for _, l := range lay.Layouts {
-		fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+	printPlan := func() {
+		fmt.Fprintf(log, "loadlab: plan %s into %s: %s\n", p.Name, out, budget)
+		for _, n := range append(slices.Clone(p.Notes), lay.Notes...) {
+			fmt.Fprintf(log, "loadlab: note: %s\n", n)
+		}
+		for _, l := range lay.Layouts {
+			fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+		}
 	}
 	if o.DryRun {
+		printPlan()
 		return nil
+	}
+	id, err := runIdentity(p, budget)
+	if err != nil {
+		return err
 	}
 	store, resumed, err := results.Open(out, p, results.RunOptions{NoCgroups: o.NoCgroups})
 	if err != nil {
@@ -110,7 +118,16 @@ func Run(ctx context.Context, o RunOptions) error {
 	}
 	defer store.Close()
 	if resumed {
+		if why := store.F.Changed(id); why != "" {
+			return usagef("%s holds a run made with other parts: %s; resume it with the same ones, use another --out, or remove %s to start over", out, why, filepath.Join(out, results.FileName))
+		}
+	}
+	printPlan()
+	if resumed {
 		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
+	}
+	if err := store.Update(func(f *results.File) { f.Record(id) }); err != nil {
+		return err
 	}
 	lp.begin(store.F)
 
@@ -296,4 +313,39 @@ func setBinaries(set *proxy.Set, bins []string) error {
 		}
 	}
 	return nil
+}
+
+// runIdentity is what this run is made of, for results.json and for a
+// resume to compare: the host, the loadlab binary, and each profile that
+// runs (its file's and templates' SHA-256, its binary's path, version and
+// SHA-256).
+func runIdentity(p *plan.Plan, b scenario.Budget) (results.Identity, error) {
+	var id results.Identity
+	id.Host, _ = os.Hostname()
+	self, err := os.Executable()
+	if err != nil {
+		return id, fmt.Errorf("cannot find the loadlab binary: %w", err)
+	}
+	if id.LoadlabSHA256, err = results.FileSHA256(self); err != nil {
+		return id, fmt.Errorf("the loadlab binary: %w", err)
+	}
+	for _, name := range b.Profiles {
+		prof, err := p.ProfileSet().Get(name)
+		if err != nil {
+			return id, err
+		}
+		r := results.ProfileRecord{
+			Name: prof.Name, Proxy: prof.Proxy, Role: prof.Role, Description: prof.Description, FixedBody: string(prof.FixedBody),
+			File: prof.Source.File, Builtin: prof.Source.Builtin, Extends: prof.Source.Extends,
+			SHA256: prof.Source.SHA256, ConfigSHA256: prof.ConfigSHA256(),
+		}
+		if r.Binary, err = prof.Find(); err == nil {
+			r.Version, _ = prof.Version(r.Binary)
+			if r.BinarySHA256, err = results.FileSHA256(r.Binary); err != nil {
+				return id, fmt.Errorf("profile %s: %w", name, err)
+			}
+		}
+		id.Profiles = append(id.Profiles, r)
+	}
+	return id, nil
 }

@@ -20,6 +20,7 @@ type Data struct {
 	Dir         string // the server's run directory (0700, its own): configs, logs, pid files
 	ErrorLog    string // Dir/error.log: the lab scans it (and the server's output) for known error causes
 	ListenHost  string // the address to listen on (IPv6 unbracketed)
+	IPv6        bool   // ListenHost is an IPv6 address (lighttpd's server.use-ipv6)
 	HTTPPort    int    // the plain HTTP port
 	HTTPSPort   int    // the TLS port (TCP), and HTTP/3's (UDP)
 	HTTPAddr    string // ListenHost:HTTPPort, IPv6 bracketed
@@ -27,6 +28,7 @@ type Data struct {
 	ServerName  string // the Host and SNI the site answers
 	Backend     string // host:port of the lab's backend, IPv6 bracketed
 	BackendHost string // the backend's IP as in a URL (IPv6 bracketed)
+	BackendIP   string // the backend's IP (IPv6 unbracketed)
 	BackendPort int    // the backend's port
 	Routes      []Route
 	Cert        string // the certificate chain (PEM, leaf first) of the step's key type
@@ -47,10 +49,10 @@ func (p Profile) data(prm Params) (Data, error) {
 		Name: p.Name, Description: p.Description,
 		Binary: prm.Binary, Prefix: prefixOf(prm.Binary),
 		Dir: prm.Dir, ErrorLog: filepath.Join(prm.Dir, "error.log"),
-		ListenHost: prm.ListenHost, HTTPPort: prm.HTTPPort, HTTPSPort: prm.HTTPSPort,
+		ListenHost: prm.ListenHost, IPv6: strings.Contains(prm.ListenHost, ":"), HTTPPort: prm.HTTPPort, HTTPSPort: prm.HTTPSPort,
 		HTTPAddr: hostPort(prm.ListenHost, prm.HTTPPort), HTTPSAddr: hostPort(prm.ListenHost, prm.HTTPSPort),
 		ServerName: prm.ServerName,
-		Backend:    hostPort(prm.BackendHost, prm.BackendPort), BackendHost: urlHost(prm.BackendHost), BackendPort: prm.BackendPort,
+		Backend:    hostPort(prm.BackendHost, prm.BackendPort), BackendHost: urlHost(prm.BackendHost), BackendIP: prm.BackendHost, BackendPort: prm.BackendPort,
 		Routes: prm.Routes,
 		Cert:   prm.CertFile, Key: prm.KeyFile, CertKey: prm.CombinedPEM, CA: prm.CAFile, KeyType: prm.KeyType,
 		Workers: prm.Workers, MaxConn: prm.MaxConn, User: prm.User, Root: prm.Root,
