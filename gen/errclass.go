@@ -39,13 +39,14 @@ const (
 	ErrDropped                          // open loop: evicted from a full pending queue, never sent
 	ErrStreamReset                      // HTTP/2: the server reset the stream (RST_STREAM; its code in the sample and in h2.reset_codes)
 	ErrGoAway                           // HTTP/2: the connection ended after a GOAWAY with an error code before the stream's response (the code in the sample and in h2.goaway_codes)
+	ErrCalm                             // HTTP/2: the generator ended the connection with GOAWAY ENHANCE_YOUR_CALM: the server went past one of its bounds (h2.MaxQueuedControlFrames unread control frames, a header block over h2.DefaultMaxHeaderBytes)
 	numErrorClasses
 )
 
 var errorClassNames = [numErrorClasses]string{
 	"connect_refused", "addr_not_avail", "reset", "broken_pipe", "timeout",
 	"parse", "closed", "tls", "body_mismatch", "other", "dropped",
-	"stream_reset", "goaway",
+	"stream_reset", "goaway", "h2.calm",
 }
 
 // String returns the result key of the class, e.g. "connect_refused".

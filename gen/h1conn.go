@@ -132,9 +132,11 @@ func (l *h1Loop) writeRequest(c *h1Conn, now int64) {
 	l.track(c)
 }
 
-// readResponse reads what the stream has and feeds the parser. ev is the
+// readResponse reads what the stream has, readBudget bytes at most (the
+// rest after the loop's other events), and feeds the parser. ev is the
 // epoll event that woke the loop.
 func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
+	budget := readBudget
 	for {
 		buf, n, err := l.readFrom(c)
 		if err != nil {
@@ -178,6 +180,10 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 		// comes: read on to see the EOF, or the response would wait for
 		// the timeout.
 		if c.s.DrainsOnShortRead() && n < len(buf) && ev&(unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) == 0 {
+			return
+		}
+		if budget -= n; budget <= 0 {
+			l.readLater(&c.socketSlot, ev)
 			return
 		}
 	}

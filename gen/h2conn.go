@@ -82,9 +82,15 @@ func (l *h2Loop) handle(c *h2Conn, ev uint32) {
 		return
 	}
 	if ev&unix.EPOLLOUT != 0 {
+		full := c.c.Full()
 		l.flush(c)
 		if c.fd < 0 {
 			return
+		}
+		if full && !c.c.Full() && ev&unix.EPOLLIN == 0 {
+			// The output went below h2.MaxPendingBytes: the streams
+			// it held back may start (a read does this itself).
+			l.afterStreams(c, l.lc.now())
 		}
 	}
 	if ev&(unix.EPOLLIN|unix.EPOLLRDHUP|unix.EPOLLHUP|unix.EPOLLERR) != 0 {
@@ -140,11 +146,13 @@ func (l *h2Loop) flush(c *h2Conn) {
 	l.track(c)
 }
 
-// read reads what the stream has and feeds the Conn, whose Handler calls
-// (the slot's methods below) record the responses; then the freed streams
-// get their next requests and what they queued is written.
+// read reads what the stream has, readBudget bytes at most (the rest after
+// the loop's other events), and feeds the Conn, whose Handler calls (the
+// slot's methods below) record the responses; then the freed streams get
+// their next requests and what they queued is written.
 func (l *h2Loop) read(c *h2Conn, ev uint32) {
 	fed := false
+	budget := readBudget
 	for {
 		n, err := c.s.Read(l.buf)
 		if err != nil {
@@ -172,7 +180,7 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 		if err := c.c.Feed(l.buf[:n]); err != nil {
 			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
 			if c.fd >= 0 {
-				l.failConn(c, ErrParse, err, l.readAt)
+				l.failConn(c, feedClass(err), err, l.readAt)
 			}
 			return
 		}
@@ -182,7 +190,23 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 			l.afterStreams(c, l.readAt)
 			return
 		}
+		if budget -= n; budget <= 0 {
+			l.readLater(&c.socketSlot, ev)
+			l.afterStreams(c, l.readAt)
+			return
+		}
 	}
+}
+
+// feedClass is the class of a Feed error: h2.calm when the Conn ended the
+// connection with ENHANCE_YOUR_CALM (the server went past one of its
+// bounds), else parse (the server broke the protocol).
+func feedClass(err error) ErrorClass {
+	var ce *h2.ConnError
+	if errors.As(err, &ce) && ce.Code == http2.ErrCodeEnhanceYourCalm {
+		return ErrCalm
+	}
+	return ErrParse
 }
 
 // afterStreams moves c on after streams ended: a connection that starts no

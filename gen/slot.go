@@ -23,6 +23,10 @@ type socketSlot struct {
 
 	s     sock.Stream // the byte stream of the current socket (nil when closed)
 	plain sock.Plain  // s when the target is plain TCP
+
+	later    bool   // in the loop's later list (readLater)
+	laterGen int32  // the socket whose read stopped at the budget
+	laterEv  uint32 // the event its read began with
 }
 
 // dialSlot opens a new socket for ss and starts connecting: connected

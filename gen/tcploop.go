@@ -16,6 +16,12 @@ import (
 // Loop tuning.
 const (
 	readBufSize = 256 << 10 // per loop; every response is parsed in place here
+	// readBudget is how many bytes one connection reads per wakeup at
+	// most: a server that sends faster than the loop parses cannot keep
+	// it reading one socket while the others, the schedule and the
+	// timeout scan wait. The rest is read after the loop's other events
+	// (readLater).
+	readBudget = readBufSize
 )
 
 // tcpLoop is what the loop of an engine on raw sockets is made of
@@ -62,6 +68,11 @@ type tcpLoop struct {
 	newPoller func(*tcpLoop) (poller, error) // makes poll on the loop's thread (Config.IO: epoll or io_uring)
 	nslots    int                            // connection slots (sizes the ring)
 
+	// Slots whose reads stopped at readBudget with bytes left (an edge-
+	// triggered poller tells of them no more): their events are handed
+	// to the driver again at the next wait, after the others'.
+	later, laterNow []*socketSlot
+
 	proto slotProto // the protocol's slots (the driver that embeds the loop)
 }
 
@@ -90,6 +101,8 @@ func (l *tcpLoop) setup() error {
 		return err
 	}
 	l.buf = make([]byte, readBufSize)
+	l.later = make([]*socketSlot, 0, l.nslots)
+	l.laterNow = make([]*socketSlot, 0, l.nslots)
 	l.acct.init(l.lc.cpu)
 	return nil
 }
@@ -154,9 +167,39 @@ type handler interface {
 }
 
 // waitEvents sleeps until until at the latest (or the next timeout scan) and
-// hands every event that arrives to h (the poller's wait).
+// hands every event that arrives to h (the poller's wait). When reads
+// stopped at their budget it does not sleep: it takes the events already
+// in, then has the stopped slots read on.
 func (l *tcpLoop) waitEvents(now, until int64, h handler) {
-	l.poll.wait(now, until, h)
+	if len(l.later) == 0 {
+		l.poll.wait(now, until, h)
+		return
+	}
+	l.later, l.laterNow = l.laterNow[:0], l.later
+	l.poll.wait(now, now, h)
+	for _, ss := range l.laterNow {
+		ss.later = false
+		if ss.fd >= 0 && ss.laterGen == ss.gen {
+			h.event(ss.idx, ss.gen, ss.laterEv|unix.EPOLLIN)
+		}
+	}
+}
+
+// readLater notes that ss's read stopped at readBudget with bytes left: ev
+// (the event that began it) is handed to the driver again at the loop's
+// next wait.
+func (l *tcpLoop) readLater(ss *socketSlot, ev uint32) {
+	ev &= unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR
+	if ss.later {
+		if ss.laterGen != ss.gen {
+			ss.laterGen, ss.laterEv = ss.gen, ev
+		} else {
+			ss.laterEv |= ev
+		}
+		return
+	}
+	ss.later, ss.laterGen, ss.laterEv = true, ss.gen, ev
+	l.later = append(l.later, ss)
 }
 
 // doneAt returns when the response just read completed, on the run's

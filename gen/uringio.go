@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/loadlab/loadlab/gen/internal/sock"
 	"github.com/loadlab/loadlab/internal/uring"
 	"golang.org/x/sys/unix"
 )
@@ -502,7 +503,8 @@ func (s *uringSock) View([]byte) ([]byte, error) {
 func (s *uringSock) DrainsOnShortRead() bool { return false }
 
 // Write queues b for the kernel (copied: the caller may reuse it at once)
-// and reports it all taken; a failure shows at the send's completion, as
+// and reports it all taken, or nothing (EAGAIN) while sock.MaxQueued bytes
+// or more wait for the send in flight; a failure shows at the send's completion, as
 // EPOLLERR and the error of the next read or write.
 func (s *uringSock) Write(b []byte) (int, error) {
 	if s.err != nil {
@@ -512,6 +514,9 @@ func (s *uringSock) Write(b []byte) (int, error) {
 		return 0, nil
 	}
 	if s.sending {
+		if len(s.txq) >= sock.MaxQueued {
+			return 0, unix.EAGAIN // the send's completion is EPOLLOUT
+		}
 		s.txq = append(s.txq, b...)
 		return len(b), nil
 	}

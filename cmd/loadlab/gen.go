@@ -86,7 +86,9 @@ http://; each connection carries up to --streams requests at once (default
 10, as h2load -m; the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it).
 A stream reset is errors.stream_reset; requests the server refused unprocessed
 (REFUSED_STREAM, above a GOAWAY's last stream) are sent again with their
-intended time (h2.refused); GOAWAY reconnects (h2.goaways).
+intended time (h2.refused); GOAWAY reconnects (h2.goaways). A server that
+makes the generator queue over 10,000 control frames unread (a PING flood)
+gets GOAWAY ENHANCE_YOUR_CALM: its requests are errors.h2.calm.
 
 Every request due in the measured window ends in one outcome: a response, or
 an error class (still unanswered when the drain ends one --timeout after the

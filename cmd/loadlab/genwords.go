@@ -74,6 +74,7 @@ var labFlag = map[string]string{
 	"H3":                  "--h3",
 	"H2":                  "--h2",
 	"H2MaxStreams":        "--h2-max-streams",
+	"Apps":                "--app",
 }
 
 // flagOf names a library field as the CLI's flag for it (itself when the

@@ -44,8 +44,14 @@ Endpoints:
   /ws             101 to an Upgrade: websocket with Connection: Upgrade (both
                   reported back as X-Loadlab-Upgrade/-Connection), then an echo
   /_stats         {"accepted": n, "open": n, "requests": n}: TCP connections
-                  accepted and open, requests served (/_stats itself excluded)
+                  accepted and open, requests served (/_stats itself excluded);
+                  with --app also "apps": [n, ...], each named backend's requests
 Anything else is 404.
+
+--app ADDR, repeated, makes the one process N backends instead (the lab's
+hosts scenarios: seed 001's twenty apps behind one proxy): one plain HTTP/1.1
+listener per address, named app01, app02, ... in order, each naming itself in
+an X-Loadlab-Backend header on every response; --listen is then not used.
 
 Stalls (--stall-every E --stall-for F, F < E): windows [start+k*E, start+k*E+F)
 for k = 1, 2, ...; a request arriving inside a window is answered when it ends,
@@ -98,6 +104,7 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 	f.BoolVar(&cfg.H2, "h2", false, "also serve HTTP/2 on the same port (h2c prior knowledge; ALPN h2 with TLS)")
 	f.Uint32Var(&cfg.H2MaxStreams, "h2-max-streams", 0, "SETTINGS_MAX_CONCURRENT_STREAMS for HTTP/2 (with --h2; default 250)")
 	f.IntVar(&cfg.Concurrency, "concurrency", backend.DefaultConcurrency, "maximum concurrent connections")
+	f.StringArrayVar(&cfg.Apps, "app", nil, "serve a named backend on this TCP address instead of --listen (repeat: app01, app02, ... in order; plain HTTP/1.1)")
 	mf.register(f, "the backend (connections accepted and open, requests served)")
 	f.BoolVar(&allowRemote, "allow-remote", false, "allow a --metrics-addr off loopback, reachable from other machines")
 	return cmd
@@ -131,6 +138,13 @@ func runServe(ctx context.Context, cfg backend.Config, w io.Writer, serveMetrics
 	}
 	if cfg.StallEvery > 0 {
 		extra = append(extra, fmt.Sprintf("stalls of %s every %s", cfg.StallFor, cfg.StallEvery))
+	}
+	if len(cfg.Apps) > 0 {
+		apps := make([]string, 0, len(cfg.Apps))
+		for i, a := range s.Addrs() {
+			apps = append(apps, backend.AppName(i+1)+" http://"+a)
+		}
+		extra = append(extra, fmt.Sprintf("%d named backends: %s", len(apps), strings.Join(apps, " ")))
 	}
 	suffix := ""
 	if len(extra) > 0 {

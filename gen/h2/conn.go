@@ -21,6 +21,17 @@ const (
 	DefaultMaxHeaderBytes = 64 << 10
 	// MaxStreamsLimit bounds Config.MaxStreams.
 	MaxStreamsLimit = 1 << 16
+	// MaxQueuedControlFrames bounds the control frames (SETTINGS and PING
+	// acknowledgements, WINDOW_UPDATE, RST_STREAM) the connection holds
+	// unwritten, as x/net/http2 does: a server that keeps asking for them
+	// and does not read the answers makes Feed end the connection with
+	// ENHANCE_YOUR_CALM instead of growing the output without bound.
+	MaxQueuedControlFrames = 10000
+	// MaxPendingBytes is how many unwritten bytes the connection holds
+	// before it opens no more streams (Free is 0 until the socket takes
+	// them): a server that answers streams without reading the requests
+	// cannot grow the output either.
+	MaxPendingBytes = 1 << 20
 )
 
 // Config sets up a Conn.
@@ -141,6 +152,8 @@ type Conn struct {
 
 	out    []byte // bytes to write: out[outOff:]
 	outOff int
+	walk   int // start of the first frame in out not wholly written
+	ctlN   int // control frames in out not wholly written
 
 	// Frame reader.
 	hdr       [frameHeaderLen]byte
@@ -205,7 +218,7 @@ func NewConn(cfg Config, tmpl *Template, h Handler) (*Conn, error) {
 // events: the engine has accounted for them) and queues the client
 // preface, SETTINGS and connection WINDOW_UPDATE for a new one.
 func (c *Conn) Reset() {
-	c.out, c.outOff = c.out[:0], 0
+	c.out, c.outOff, c.ctlN = c.out[:0], 0, 0
 	c.hdrN, c.rem, c.fixN, c.prefix, c.dataLeft, c.cur = 0, 0, 0, 0, 0, -1
 	c.block, c.blockID, c.blockEnd = c.block[:0], 0, false
 	c.dec.init(DefaultHeaderTableSize)
@@ -223,6 +236,7 @@ func (c *Conn) Reset() {
 	c.goAway, c.closing, c.err = false, false, nil
 
 	c.out = append(c.out, http2.ClientPreface...)
+	c.walk = len(c.out)
 	n := 1
 	if c.cfg.StreamWindow != initialWindow {
 		n++
@@ -238,8 +252,10 @@ func (c *Conn) Reset() {
 	if c.cfg.MaxFrameSize != DefaultMaxFrameSize {
 		c.out = appendSetting(c.out, http2.SettingMaxFrameSize, c.cfg.MaxFrameSize)
 	}
+	c.ctlN++
 	if c.cfg.ConnWindow > initialWindow {
 		c.out = appendWindowUpdate(c.out, 0, c.cfg.ConnWindow-initialWindow)
+		c.ctlN++
 	}
 }
 
@@ -250,13 +266,39 @@ func (c *Conn) Pending() []byte { return c.out[c.outOff:] }
 // Wrote records that the first n bytes of Pending were written.
 func (c *Conn) Wrote(n int) {
 	c.outOff += n
+	// Count the control frames that have wholly left.
+	for c.walk+frameHeaderLen <= c.outOff {
+		h := c.out[c.walk:]
+		end := c.walk + frameHeaderLen + (int(h[0])<<16 | int(h[1])<<8 | int(h[2]))
+		if end > c.outOff {
+			break
+		}
+		if isControl(http2.FrameType(h[3])) {
+			c.ctlN--
+		}
+		c.walk = end
+	}
 	switch {
 	case c.outOff >= len(c.out):
-		c.out, c.outOff = c.out[:0], 0
+		c.out, c.outOff, c.walk = c.out[:0], 0, 0
 	case c.outOff >= 4096 && c.outOff >= len(c.out)/2:
-		k := copy(c.out, c.out[c.outOff:])
-		c.out, c.outOff = c.out[:k], 0
+		// Keep the frame being written whole, for the count above.
+		k := copy(c.out, c.out[c.walk:])
+		c.out, c.outOff, c.walk = c.out[:k], c.outOff-c.walk, 0
 	}
+}
+
+// Full reports that MaxPendingBytes or more wait to be written: Free is 0
+// until Wrote takes the output below it.
+func (c *Conn) Full() bool { return len(c.out)-c.outOff >= MaxPendingBytes }
+
+// control notes a control frame just queued.
+func (c *Conn) control() { c.ctlN++ }
+
+// isControl reports the frame types MaxQueuedControlFrames counts: all but
+// the requests' HEADERS, CONTINUATION and DATA.
+func isControl(t http2.FrameType) bool {
+	return t != http2.FrameHeaders && t != http2.FrameContinuation && t != http2.FrameData
 }
 
 // Slots returns the size of the stream table (Config.MaxStreams).
@@ -297,9 +339,10 @@ func (c *Conn) Limit() int {
 // when it set none) and whether its first SETTINGS has arrived.
 func (c *Conn) ServerLimit() (uint32, bool) { return c.peerStreams, c.preface }
 
-// Free returns how many streams Start can open now.
+// Free returns how many streams Start can open now: none while the
+// connection is Closing or Full.
 func (c *Conn) Free() int {
-	if c.Closing() {
+	if c.Closing() || c.Full() {
 		return 0
 	}
 	n := c.Limit() - c.Active()
@@ -401,6 +444,7 @@ func (c *Conn) Cancel(slot int) {
 	}
 	if c.err == nil {
 		c.out = appendRSTStream(c.out, c.ids[slot], http2.ErrCodeCancel)
+		c.control()
 	}
 	c.release(slot)
 }
@@ -410,6 +454,7 @@ func (c *Conn) Cancel(slot int) {
 func (c *Conn) Shutdown() {
 	if !c.closing && c.err == nil {
 		c.out = appendGoAway(c.out, 0, http2.ErrCodeNo)
+		c.control()
 	}
 	c.closing = true
 }

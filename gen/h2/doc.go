@@ -13,10 +13,15 @@
 // and MAX_FRAME_SIZE are honoured), HEADERS and CONTINUATION (padding and
 // priority fields skipped), DATA (padding removed), WINDOW_UPDATE on both
 // sides, PING (acknowledged), RST_STREAM, GOAWAY; PRIORITY and unknown
-// frames are ignored, PUSH_PROMISE is a protocol error. The receive windows
-// default to 16 MiB per stream and 1 GiB for the connection, replenished
-// once half is used, so downloads are never throttled and WINDOW_UPDATEs are
-// rare. Request bodies obey the server's windows.
+// frames are ignored, PUSH_PROMISE is a protocol error. What a server's
+// frames make the Conn queue is bounded, as in x/net/http2: more than
+// MaxQueuedControlFrames control frames unwritten (acknowledgements the
+// server asks for and does not read) end the connection with GOAWAY
+// ENHANCE_YOUR_CALM, and with MaxPendingBytes unwritten Free is 0. The
+// receive windows default to 16 MiB per stream and 1 GiB for the
+// connection, replenished once half is used, so downloads are never
+// throttled and WINDOW_UPDATEs are rare. Request bodies obey the server's
+// windows.
 //
 // The request header block is encoded once per configuration (Template)
 // with the static table and literals without indexing: it never touches a
@@ -38,14 +43,15 @@
 //     NextProtos ["h2"], failing as a tls error when ALPN is not h2; h2c
 //     with prior knowledge for http://): Reset, start one request (Free is 1
 //     until the server's SETTINGS), flush.
-//   - Readable: read until EAGAIN, Feed each chunk. Handler calls arrive
-//     inside Feed; the slot only records there (Response: status; Body:
-//     bytes and hash; Done: record latency from intended, free the request
-//     state; Reset: an error; Refused: requeue with its intended time kept;
-//     GoAway: count). After the reads, refill: closed loop starts Free()
-//     requests (each stream sends its next request as soon as its response
-//     completes); open loop pops the pending queue while Free() > 0. Then
-//     flush.
+//   - Readable: read until EAGAIN, or a budget of bytes per wakeup (the
+//     rest after the loop's other connections), Feed each chunk. Handler
+//     calls arrive inside Feed; the slot only records there (Response:
+//     status; Body: bytes and hash; Done: record latency from intended,
+//     free the request state; Reset: an error; Refused: requeue with its
+//     intended time kept; GoAway: count). After the reads, refill: closed
+//     loop starts Free() requests (each stream sends its next request as
+//     soon as its response completes); open loop pops the pending queue
+//     while Free() > 0. Then flush.
 //   - Writable, and flush: write Pending through the seam, Wrote(n); the
 //     requests started since the last flush get their written time when
 //     their bytes leave. EAGAIN keeps EPOLLOUT armed.
@@ -72,7 +78,9 @@
 // class "stream_reset" with the RST_STREAM code in the sample message and a
 // per-code count; Refused is not an error (requeued with its intended
 // time, counted); streams lost when the connection ends after a GOAWAY
-// with an error code are the class "goaway", GOAWAYs count per code. The
+// with an error code are the class "goaway", GOAWAYs count per code; a
+// ConnError with ENHANCE_YOUR_CALM (a bound above) is the class "h2.calm",
+// any other ConnError "parse". The
 // result says protocol "h2" and "streams" beside "connections".
 //
 // # Allocation

@@ -41,10 +41,17 @@ func (c *Conn) Feed(b []byte) error {
 			if err := c.endFrame(); err != nil {
 				return c.fail(err)
 			}
+			if c.ctlN > MaxQueuedControlFrames {
+				return c.fail(errCalm)
+			}
 		}
 	}
 	return nil
 }
+
+// errCalm ends a connection whose server asks for more control frames than
+// it reads.
+var errCalm = connErr(http2.ErrCodeEnhanceYourCalm, "the server made the generator queue more than 10000 control frames (SETTINGS and PING acknowledgements, WINDOW_UPDATE, RST_STREAM) without reading them")
 
 // fail records a connection error and queues the GOAWAY that reports it.
 func (c *Conn) fail(err error) error {
@@ -54,6 +61,7 @@ func (c *Conn) fail(err error) error {
 		code = ce.Code
 	}
 	c.out = appendGoAway(c.out, 0, code)
+	c.control()
 	c.err = err
 	return err
 }
@@ -287,12 +295,14 @@ func (c *Conn) endFrame() error {
 				c.finish(slot)
 			} else if s := &c.streams[slot]; s.unacked >= c.cfg.StreamWindow/2 {
 				c.out = appendWindowUpdate(c.out, c.ids[slot], s.unacked)
+				c.control()
 				s.recvWin += int64(s.unacked)
 				s.unacked = 0
 			}
 		}
 		if c.connUnacked >= c.cfg.ConnWindow/2 {
 			c.out = appendWindowUpdate(c.out, 0, c.connUnacked)
+			c.control()
 			c.recvConn += int64(c.connUnacked)
 			c.connUnacked = 0
 		}
@@ -305,6 +315,7 @@ func (c *Conn) endFrame() error {
 			return nil
 		}
 		c.out = appendFrameHeader(c.out, 0, http2.FrameSettings, http2.FlagSettingsAck, 0)
+		c.control()
 		c.preface = true
 		c.settingsN++
 		if c.blocked > 0 {
@@ -313,6 +324,7 @@ func (c *Conn) endFrame() error {
 	case http2.FramePing:
 		if !fh.flags.Has(http2.FlagPingAck) {
 			c.out = appendPingAck(c.out, &c.fix)
+			c.control()
 		}
 	case http2.FrameGoAway:
 		c.onGoAway(binary.BigEndian.Uint32(c.fix[:4])&0x7fffffff, http2.ErrCode(binary.BigEndian.Uint32(c.fix[4:8])))
@@ -395,6 +407,7 @@ func (c *Conn) finish(slot int) {
 		// The server answered before the whole request body was sent: stop
 		// sending and close our half (RFC 9113 section 8.1).
 		c.out = appendRSTStream(c.out, c.ids[slot], http2.ErrCodeCancel)
+		c.control()
 	}
 	c.release(slot)
 	c.h.Done(slot)

@@ -169,6 +169,7 @@ func (c *Conn) Start(cl *Client, now time.Time, out []byte) ([]byte, error) {
 	c.retryN, c.token, c.err, c.closeAs = 0, c.token[:0], nil, nil
 	c.crypto[0].reset()
 	c.crypto[1].reset()
+	c.crypto[0].crypt, c.crypto[1].crypt = true, true
 	c.stream.reset()
 	c.resp.Reset()
 	c.resp.Body = c.Body

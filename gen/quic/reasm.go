@@ -3,6 +3,12 @@ package quic
 // maxBuffered bounds the out-of-order bytes one stream keeps.
 const maxBuffered = 16 << 20
 
+// maxCryptoBuffered bounds the out-of-order bytes a CRYPTO stream keeps:
+// CRYPTO has no flow control, and no flight the handshake takes needs
+// more (tls13 refuses a message over 256 KiB; the rest of a flight is
+// small), so a server cannot make each connection hold 16 MiB per level.
+const maxCryptoBuffered = 272 << 10
+
 // maxSegments bounds the out-of-order pieces one stream keeps (pieces
 // that continue the last one merge with it).
 const maxSegments = 1024
@@ -21,6 +27,7 @@ type reasm struct {
 	fin   int64  // final size, -1 until known
 	pend  []segment
 	arena []byte
+	crypt bool // a CRYPTO stream: maxCryptoBuffered, not maxBuffered
 }
 
 func (r *reasm) reset() {
@@ -40,7 +47,11 @@ func (r *reasm) push(off uint64, data []byte) (deliver []byte, ok bool) {
 		r.off = end
 		return d, true
 	}
-	if len(r.arena)+len(data) > maxBuffered {
+	limit := maxBuffered
+	if r.crypt {
+		limit = maxCryptoBuffered
+	}
+	if len(r.arena)+len(data) > limit {
 		return nil, false
 	}
 	if n := len(r.pend); n > 0 {

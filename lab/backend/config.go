@@ -2,8 +2,11 @@ package backend
 
 import (
 	"errors"
-	"github.com/loadlab/loadlab/internal/fields"
+	"fmt"
+	"strings"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/fields"
 )
 
 // Defaults applied by Start to zero Config fields.
@@ -37,7 +40,34 @@ type Config struct {
 	// Concurrency caps concurrent connections (fasthttp's Concurrency);
 	// zero means DefaultConcurrency.
 	Concurrency int
+	// Apps, if set, makes the server N named backends in one process
+	// instead of one: it listens on each of these TCP addresses (Listen
+	// is not used; port 0 picks a free one), and the backend on Apps[i]
+	// is AppName(i+1): every response it sends carries
+	// X-Loadlab-Backend: appNN, and /_stats counts its requests apart
+	// (Stats.Apps). The lab's hosts scenarios route appNN.lab.test to it
+	// (seed 001's twenty whoami containers). Apps serve plain HTTP/1.1.
+	Apps []string
 }
+
+// MaxApps bounds Config.Apps: each is a listener and a worker pool.
+const MaxApps = 1000
+
+// AppHeader is the response header a named backend names itself in.
+const AppHeader = "X-Loadlab-Backend"
+
+// AppDomain is the domain of the named backends' host names: appNN.lab.test
+// routes to backend appNN (AppHost). .test is reserved (RFC 2606): no
+// resolver answers it, so a name never leaves the lab.
+const AppDomain = "lab.test"
+
+// AppHost is the host name the lab routes to the i-th named backend
+// (1-based): app01.lab.test, ...
+func AppHost(i int) string { return AppName(i) + "." + AppDomain }
+
+// AppName is the name of the i-th named backend (1-based): app01, app02,
+// ..., app100.
+func AppName(i int) string { return fmt.Sprintf("app%02d", i) }
 
 // withDefaults returns cfg with zero fields set to their defaults.
 func (cfg Config) withDefaults() Config {
@@ -74,6 +104,15 @@ func (cfg Config) Validate() error {
 		return fields.Errorf("{H2MaxStreams} needs {H2}")
 	case cfg.Concurrency < 0:
 		return errors.New("concurrency must not be negative")
+	case len(cfg.Apps) > MaxApps:
+		return fields.Errorf("{Apps}: %d backends, at most %d", len(cfg.Apps), MaxApps)
+	case len(cfg.Apps) > 0 && (cfg.TLS() || cfg.H2 || cfg.H3):
+		return fields.Errorf("{Apps} serve plain HTTP/1.1 (as seed 001's whoami backends): drop {TLSCert}, {H2} and {H3}")
+	}
+	for i, a := range cfg.Apps {
+		if strings.TrimSpace(a) == "" {
+			return fields.Errorf("{Apps}: address %d is empty: give host:port", i+1)
+		}
 	}
 	return nil
 }

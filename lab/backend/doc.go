@@ -25,6 +25,16 @@
 //	               accepted since start, TCP connections open now, requests
 //	               served (all protocols). /_stats itself is not counted in
 //	               requests and never stalls; its own connection is counted.
+//	               With named backends also "apps": [n, ...], each one's
+//	               requests.
+//
+// # Named backends
+//
+// With Config.Apps the one process is N backends, one listener each,
+// named app01, app02, ... in order (seed 001's twenty whoami containers
+// behind one proxy, routed by Host): each serves the endpoints above over
+// plain HTTP/1.1 and names itself in every response's X-Loadlab-Backend
+// header, so a test or a proxy's route can be proved by what answered.
 //
 // Any other path answers 404. Bad /status or /delay arguments answer 400.
 // Every method is accepted; HEAD answers headers only.

@@ -25,6 +25,9 @@ func (s *Server) newFastServer(concurrency int) *fasthttp.Server {
 	}
 }
 
+// appHeader is AppHeader as fasthttp sets it without copying the name.
+var appHeader = []byte(AppHeader)
+
 // b2s views b as a string without copying; the string must not outlive b.
 func b2s(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
@@ -39,6 +42,10 @@ func (s *Server) handleFast(ctx *fasthttp.RequestCtx) {
 		return
 	}
 	s.requests.Add(1)
+	if a := s.appOf(ctx.Conn()); a != nil {
+		a.requests.Add(1)
+		resp.Header.SetCanonical(appHeader, a.name)
+	}
 	done := ctx.Done()
 	s.stall.wait(done)
 

@@ -10,6 +10,7 @@ import (
 // open ones so Close can cut connections that never go idle.
 type countingListener struct {
 	net.Listener
+	app      int // the named backend it listens for (1-based; 0 = the one unnamed backend)
 	accepted atomic.Uint64
 	closed   atomic.Uint64
 

@@ -123,5 +123,15 @@ func appendStats(dst []byte, st Stats) []byte {
 	dst = strconv.AppendUint(dst, st.Open, 10)
 	dst = append(dst, `, "requests": `...)
 	dst = strconv.AppendUint(dst, st.Requests, 10)
+	if len(st.Apps) > 0 {
+		dst = append(dst, `, "apps": [`...)
+		for i, n := range st.Apps {
+			if i > 0 {
+				dst = append(dst, ", "...)
+			}
+			dst = strconv.AppendUint(dst, n, 10)
+		}
+		dst = append(dst, ']')
+	}
 	return append(dst, "}\n"...)
 }

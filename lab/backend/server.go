@@ -24,6 +24,9 @@ type Stats struct {
 	Accepted uint64 `json:"accepted"` // TCP connections accepted (plain or TLS)
 	Open     uint64 `json:"open"`     // TCP connections open now
 	Requests uint64 `json:"requests"` // requests served, all protocols, /_stats excluded
+	// Apps are the requests each named backend served (Config.Apps; nil
+	// without): Apps[i] is AppName(i+1)'s. They add up to Requests.
+	Apps []uint64 `json:"apps,omitempty"`
 }
 
 // Server is a running backend; create it with Start and stop it with Close.
@@ -32,7 +35,8 @@ type Server struct {
 	start time.Time
 	stall staller
 
-	ln        *countingListener
+	ln        *countingListener   // the first listener: Listen, or Apps[0]
+	lns       []*countingListener // every listener (Apps: one per named backend)
 	fast      *fasthttp.Server
 	serveDone chan struct{}
 
@@ -45,6 +49,7 @@ type Server struct {
 	h3Done chan struct{}
 
 	requests atomic.Uint64
+	apps     []appCounter // per named backend (Config.Apps)
 
 	closeGrace time.Duration // how long Close waits before cutting busy connections
 	closeOnce  sync.Once
@@ -72,11 +77,28 @@ func Start(cfg Config) (*Server, error) {
 		}
 	}
 
-	tcp, err := net.Listen("tcp", cfg.Listen)
-	if err != nil {
-		return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", cfg.Listen, opCause(err))
+	addrs := []string{cfg.Listen}
+	if len(cfg.Apps) > 0 {
+		addrs = cfg.Apps
 	}
-	s := &Server{cfg: cfg, ln: newCountingListener(tcp), serveDone: make(chan struct{}), closeGrace: closeGrace}
+	s := &Server{cfg: cfg, serveDone: make(chan struct{}), closeGrace: closeGrace}
+	for i, a := range addrs {
+		tcp, err := net.Listen("tcp", a)
+		if err != nil {
+			for _, l := range s.lns {
+				_ = l.Close()
+			}
+			return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", a, opCause(err))
+		}
+		l := newCountingListener(tcp)
+		if len(cfg.Apps) > 0 {
+			l.app = i + 1
+			s.apps = append(s.apps, appCounter{name: []byte(AppName(i + 1))})
+		}
+		s.lns = append(s.lns, l)
+	}
+	s.ln = s.lns[0]
+	tcp := s.ln.Listener
 
 	if cfg.H3 {
 		if err := s.listenH3(tlsCfg); err != nil {
@@ -103,9 +125,18 @@ func Start(cfg Config) (*Server, error) {
 		s.disp = newDispatcher(serveLn, tlsCfg != nil, s.h2)
 		serveLn = s.disp
 	}
+	var serving sync.WaitGroup
+	for _, l := range s.lns[1:] {
+		serving.Add(1)
+		go func() {
+			defer serving.Done()
+			_ = s.fast.Serve(l) // the named backends after the first (plain HTTP/1.1)
+		}()
+	}
 	go func() {
 		defer close(s.serveDone)
 		_ = s.fast.Serve(serveLn) // returns when Close closes the listener
+		serving.Wait()
 	}()
 	if s.h3 != nil {
 		go func() {
@@ -152,10 +183,49 @@ func (s *Server) URL() string {
 // StartedAt returns the instant the stall schedule counts from.
 func (s *Server) StartedAt() time.Time { return s.start }
 
+// Addrs returns the TCP address of every listener: Addr alone, or one
+// per named backend (Config.Apps), in order.
+func (s *Server) Addrs() []string {
+	out := make([]string, len(s.lns))
+	for i, l := range s.lns {
+		out[i] = l.Addr().String()
+	}
+	return out
+}
+
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	open := s.ln.open()
-	return Stats{Accepted: s.ln.accepted.Load(), Open: open, Requests: s.requests.Load()}
+	var st Stats
+	for _, l := range s.lns {
+		st.Open += l.open()
+		st.Accepted += l.accepted.Load()
+	}
+	st.Requests = s.requests.Load()
+	if len(s.apps) > 0 {
+		st.Apps = make([]uint64, len(s.apps))
+		for i := range s.apps {
+			st.Apps[i] = s.apps[i].requests.Load()
+		}
+	}
+	return st
+}
+
+// appCounter is one named backend's name and request count.
+type appCounter struct {
+	name     []byte // AppName, the value of AppHeader
+	requests atomic.Uint64
+}
+
+// appOf is the named backend a connection was accepted for (nil for the
+// one unnamed backend, and for conns not from a counting listener).
+func (s *Server) appOf(c net.Conn) *appCounter {
+	if len(s.apps) == 0 {
+		return nil
+	}
+	if cc, ok := c.(*countedConn); ok && cc.l.app > 0 {
+		return &s.apps[cc.l.app-1]
+	}
+	return nil
 }
 
 // Close stops the listeners, releases requests held by a stall window or a
@@ -185,7 +255,7 @@ func (s *Server) shutdown() error {
 		// Stop accepting first, then GOAWAY every HTTP/2 connection.
 		_ = s.disp.Close()
 		if !s.h2.shutdown(s.closeGrace) {
-			s.ln.closeAll()
+			s.closeConns()
 			if !s.h2.shutdown(closeGrace) {
 				errs = append(errs, errors.New("backend: HTTP/2 connections still busy after close"))
 			}
@@ -197,9 +267,9 @@ func (s *Server) shutdown() error {
 	cancel()
 	// Serve may not have registered its listener yet (Close right after
 	// Start); closing it here makes that Serve return at once.
-	_ = s.ln.Close()
+	s.closeListeners()
 	if errors.Is(err, context.DeadlineExceeded) {
-		s.ln.closeAll()
+		s.closeConns()
 		deadline := time.Now().Add(closeGrace)
 		for s.fast.GetOpenConnectionsCount() > 0 && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
@@ -214,10 +284,24 @@ func (s *Server) shutdown() error {
 	if s.disp != nil {
 		// Connections that never showed their protocol (idle since
 		// connect) are still sniffed: cut them.
-		s.ln.closeAll()
+		s.closeConns()
 		s.disp.wg.Wait()
 	}
 	return errors.Join(errs...)
+}
+
+// closeListeners closes every listener.
+func (s *Server) closeListeners() {
+	for _, l := range s.lns {
+		_ = l.Close()
+	}
+}
+
+// closeConns force-closes every connection of every listener.
+func (s *Server) closeConns() {
+	for _, l := range s.lns {
+		l.closeAll()
+	}
 }
 
 // opCause strips the "listen tcp ADDR:" prefix net adds, which our messages

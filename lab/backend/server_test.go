@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"io"
 	"net"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -178,7 +179,7 @@ func TestStatsCountsAcceptsAndRequests(t *testing.T) {
 		c.CloseIdleConnections()
 	}
 	waitFor(t, func() bool { return s.Stats().Open == 0 }, "all connections closed")
-	if st := s.Stats(); st != (Stats{Accepted: 3, Open: 0, Requests: 3}) {
+	if st := s.Stats(); !reflect.DeepEqual(st, Stats{Accepted: 3, Open: 0, Requests: 3}) {
 		t.Fatalf("Stats() = %+v, want accepted 3, open 0, requests 3", st)
 	}
 	resp, body := get(t, plainClient(), s.URL()+"/_stats")
@@ -187,8 +188,42 @@ func TestStatsCountsAcceptsAndRequests(t *testing.T) {
 		t.Fatalf("/_stats: %v, %q", err, body)
 	}
 	// The /_stats request's own connection is counted; the request is not.
-	if st != (Stats{Accepted: 4, Open: 1, Requests: 3}) {
+	if !reflect.DeepEqual(st, Stats{Accepted: 4, Open: 1, Requests: 3}) {
 		t.Fatalf("/_stats = %+v, want accepted 4, open 1, requests 3", st)
+	}
+}
+
+// TestNamedBackends: three named backends in one server: each listener
+// answers as its own app (X-Loadlab-Backend), counts its requests apart
+// (Stats.Apps, /_stats "apps"), and the counts add up to Requests.
+func TestNamedBackends(t *testing.T) {
+	s := startTest(t, Config{Apps: []string{"127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"}})
+	addrs := s.Addrs()
+	if len(addrs) != 3 || addrs[0] != s.Addr() {
+		t.Fatalf("Addrs() = %v, want three with Addr() (%s) first", addrs, s.Addr())
+	}
+	c := plainClient()
+	for i, a := range addrs {
+		for range i + 1 { // app01 once, app02 twice, app03 three times
+			resp, body := get(t, c, "http://"+a+"/1k")
+			if got, want := resp.Header.Get(AppHeader), AppName(i+1); got != want || resp.StatusCode != 200 || !bytes.Equal(body, body1k) {
+				t.Fatalf("GET %s/1k: %s %s=%q, %d bytes; want 200 from %s with the 1k body", a, resp.Status, AppHeader, got, len(body), want)
+			}
+		}
+	}
+	if st := s.Stats(); st.Requests != 6 || !reflect.DeepEqual(st.Apps, []uint64{1, 2, 3}) {
+		t.Fatalf("Stats() = %+v, want requests 6, apps [1 2 3]", st)
+	}
+	_, body := get(t, c, "http://"+addrs[2]+"/_stats")
+	var st Stats
+	if err := json.Unmarshal(body, &st); err != nil || !reflect.DeepEqual(st.Apps, []uint64{1, 2, 3}) {
+		t.Fatalf("/_stats = %s (%v), want apps [1, 2, 3]", body, err)
+	}
+	// One backend, unnamed: no header, no apps.
+	one := startTest(t, Config{})
+	resp, _ := get(t, c, one.URL()+"/1k")
+	if h := resp.Header.Get(AppHeader); h != "" || one.Stats().Apps != nil {
+		t.Errorf("one unnamed backend: %s %q, apps %v; want neither", AppHeader, h, one.Stats().Apps)
 	}
 }
 
@@ -317,6 +352,9 @@ func TestStartErrors(t *testing.T) {
 	}
 	if _, err := Start(Config{Listen: "127.0.0.1:0", TLSCert: "/nonexistent.pem", TLSKey: "/nonexistent.key"}); err == nil || !strings.Contains(err.Error(), "load TLS certificate") {
 		t.Errorf("bad cert: err %v", err)
+	}
+	if _, err := Start(Config{Apps: []string{"127.0.0.1:0", s.Addr()}}); err == nil || !strings.Contains(err.Error(), "pick a free address") {
+		t.Errorf("an app's address in use: err %v", err)
 	}
 	if _, err := Start(Config{Listen: "127.0.0.1:0", StallEvery: time.Second}); err == nil {
 		t.Error("invalid config accepted")

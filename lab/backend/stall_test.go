@@ -60,6 +60,10 @@ func TestConfigValidate(t *testing.T) {
 		{Config{H3: true}, "H3 requires"},
 		{Config{H3: true, TLSCert: "c", TLSKey: "k"}, ""},
 		{Config{Concurrency: -1}, "concurrency"},
+		{Config{Apps: []string{"127.0.0.1:0", "127.0.0.1:0"}}, ""},
+		{Config{Apps: []string{"127.0.0.1:0", " "}}, "address 2 is empty"},
+		{Config{Apps: []string{"127.0.0.1:0"}, H2: true}, "plain HTTP/1.1"},
+		{Config{Apps: make([]string, MaxApps+1)}, "at most"},
 	}
 	for _, c := range cases {
 		err := c.cfg.Validate()

@@ -6,6 +6,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/proxy"
 )
 
@@ -123,7 +124,7 @@ type Pass struct {
 // by rate is reported).
 type Scenario struct {
 	Name       string   `yaml:"name,omitempty" json:"name"`                   // unique in the plan; default Kind
-	Kind       string   `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained
+	Kind       string   `yaml:"kind" json:"kind"`                             // keepalive-1k | keepalive-1k-h2 | handshake | file-1m | h3 | fixed-rate | sustained | hosts
 	Method     string   `yaml:"method,omitempty" json:"method"`               // search | fixed | closed (default by kind)
 	Path       string   `yaml:"path,omitempty" json:"path"`                   // backend path (default by kind, or by size)
 	Size       string   `yaml:"size,omitempty" json:"size,omitempty"`         // 1k | 100k | 1m: the body requested (replaces the kind's path; not with path)
@@ -141,11 +142,24 @@ type Scenario struct {
 	// namespace has its own copy of (net.ipv4.*, net.ipv6.*,
 	// net.core.somaxconn), and only in netns mode. The same profile with
 	// other settings is another scenario with its own name.
-	Sysctls     map[string]string `yaml:"sysctls,omitempty" json:"sysctls,omitempty"`
-	Connections int               `yaml:"connections,omitempty" json:"connections"`
-	Duration    Duration          `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
-	Warmup      Duration          `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
-	Runs        int               `yaml:"runs,omitempty" json:"runs"`         // per round: fixed: runs per rate; closed: runs; search: whole searches (the median rate found over all rounds is the row)
+	Sysctls map[string]string `yaml:"sysctls,omitempty" json:"sysctls,omitempty"`
+	// Backends is how many backends sit behind the proxy (default 1, left
+	// 0 in the resolved plan; kind hosts: 20, seed 001's twenty apps).
+	// From 2, or in kind hosts, they
+	// are named backends app01..appNN in one loadlab serve, and every
+	// profile routes appNN.lab.test to backend NN (NamedBackends).
+	Backends int `yaml:"backends,omitempty" json:"backends,omitempty"`
+	// Host is the Host header of every request (seed 001's hey -host),
+	// one of the routed hosts; default app01.lab.test. Not with Spread.
+	Host string `yaml:"host,omitempty" json:"host,omitempty"`
+	// Spread sends the requests round-robin over every routed host (a
+	// targets file, gen's Targets) instead of to Host: each backend gets
+	// its share. Needs two backends or more.
+	Spread      bool     `yaml:"spread,omitempty" json:"spread,omitempty"`
+	Connections int      `yaml:"connections,omitempty" json:"connections"`
+	Duration    Duration `yaml:"duration,omitempty" json:"duration"` // fixed and closed runs
+	Warmup      Duration `yaml:"warmup,omitempty" json:"warmup"`     // fixed and closed runs: leading part left out
+	Runs        int      `yaml:"runs,omitempty" json:"runs"`         // per round: fixed: runs per rate; closed: runs; search: whole searches (the median rate found over all rounds is the row)
 	// Rounds overrides the plan's rounds for this scenario (1: once, in
 	// the first round; a 60 s cliff needs no second look).
 	Rounds *int      `yaml:"rounds,omitempty" json:"rounds,omitempty"`
@@ -200,6 +214,11 @@ const (
 	KindH3          = "h3"
 	KindFixedRate   = "fixed-rate"
 	KindSustained   = "sustained"
+	// KindHosts is seed 001's method: one proxy in front of many backends
+	// reached by host name (Backends), a closed loop of 50 connections to
+	// one of them (Host) or to all of them in turn (Spread), 3 runs of
+	// 30 s, the row the middle run by 2xx/s with that run's p99.
+	KindHosts = "hosts"
 )
 
 // RunsOn reports whether scenario s runs on profile (its own profiles
@@ -211,9 +230,31 @@ func (p *Plan) RunsOn(s *Scenario, profile string) bool {
 	return p.profileRole(profile) == s.role()
 }
 
+// NamedBackends is the number of named backends the scenario's sessions
+// start (lab/session Options.Backends): Backends in kind hosts or from
+// 2, else 0, the lab's one backend served as its one site.
+func (s *Scenario) NamedBackends() int {
+	if s.Kind == KindHosts || s.Backends > 1 {
+		return s.Backends
+	}
+	return 0
+}
+
+// HostHeader is the Host of the scenario's requests: Host, or the first
+// app's with named backends ("" otherwise: the lab's one site).
+func (s *Scenario) HostHeader() string {
+	if s.Host != "" {
+		return s.Host
+	}
+	if s.NamedBackends() > 0 {
+		return backend.AppHost(1)
+	}
+	return ""
+}
+
 // Kinds lists the scenario kinds in their usual order.
 func Kinds() []string {
-	return []string{KindKeepalive, KindKeepaliveH2, KindHandshake, KindFile, KindH3, KindFixedRate, KindSustained}
+	return []string{KindKeepalive, KindKeepaliveH2, KindHandshake, KindFile, KindH3, KindFixedRate, KindSustained, KindHosts}
 }
 
 // Methods.

@@ -20,6 +20,11 @@ var kindDefaults = map[string]Scenario{
 	KindH3:          {Method: MethodSearch, Path: "/1k", Connections: 50},
 	KindFixedRate:   {Method: MethodFixed, Path: "/1k", Connections: 200, Runs: 2, Duration: Duration(2 * time.Minute), Rates: []float64{1500}},
 	KindSustained:   {Method: MethodClosed, Path: "/1k", Connections: 100, Runs: 1, Duration: Duration(90 * time.Second)},
+	// Seed 001: hey -z 30s -c 50 -host whoami01.bench.test, plain HTTP,
+	// three runs, twenty backends. The 1 KiB body stands for whoami's
+	// answer (about 300 bytes of request echo): the lab's small body,
+	// the same bytes from every backend.
+	KindHosts: {Method: MethodClosed, Path: "/1k", Scheme: SchemeHTTP, Connections: 50, Runs: 3, Duration: Duration(30 * time.Second), Backends: 20},
 }
 
 // Resolve fills defaults: the plan's key list (p256), network (loopback)
@@ -76,6 +81,12 @@ func (s *Scenario) resolve(p *Plan) error {
 	}
 	if s.Method == "" {
 		s.Method = d.Method
+	}
+	if s.Scheme == "" {
+		s.Scheme = d.Scheme
+	}
+	if s.Backends == 0 {
+		s.Backends = d.Backends // 0 elsewhere: one backend, as before (the plan hash unchanged)
 	}
 	if err := s.resolveTarget(); err != nil {
 		return err

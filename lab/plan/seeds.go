@@ -27,6 +27,29 @@ type Seed struct {
 	Profiles  []string `yaml:"profiles,omitempty" json:"profiles,omitempty"` // the profiles it compares (the measurement says which comes first)
 	Keys      []string `yaml:"keys,omitempty" json:"keys,omitempty"`         // key types it compares (key-factor: p256 and the RSA one)
 	Note      string   `yaml:"note,omitempty" json:"note,omitempty"`         // what differs from the seed's setup, printed beside the row
+	// Numbers and Values, for a finding that cites one number per
+	// profile (seed 001's table: Caddy, Traefik, NPM), are the seed's
+	// number as printed and as a number for each of Profiles, in order;
+	// Number is then the row's whole citation.
+	Numbers []string  `yaml:"numbers,omitempty" json:"numbers,omitempty"`
+	Values  []float64 `yaml:"values,omitempty" json:"values,omitempty"`
+}
+
+// ProfileNumber is the seed's number for profile (Numbers), "" when the
+// seed cites none for it.
+func (s Seed) ProfileNumber(profile string) string {
+	if i := slices.Index(s.Profiles, profile); i >= 0 && i < len(s.Numbers) {
+		return s.Numbers[i]
+	}
+	return ""
+}
+
+// ProfileValue is the seed's value for profile (Values), 0 when none.
+func (s Seed) ProfileValue(profile string) float64 {
+	if i := slices.Index(s.Profiles, profile); i >= 0 && i < len(s.Values) {
+		return s.Values[i]
+	}
+	return 0
 }
 
 // validateSeeds checks that every seed names its finding, seed, sentence
@@ -58,13 +81,50 @@ func (p *Plan) validateSeeds() error {
 		if bad(s.Value) || s.Value < 0 {
 			return fmt.Errorf("%s: value must be a number >= 0", where)
 		}
+		for _, l := range []struct {
+			name string
+			n    int
+		}{{"numbers", len(s.Numbers)}, {"values", len(s.Values)}} {
+			if l.n > 0 && l.n != len(s.Profiles) {
+				return fmt.Errorf("%s: %s has %d entries for %d profiles: give one per profile, in the order of profiles", where, l.name, l.n, len(s.Profiles))
+			}
+		}
+		for _, v := range s.Values {
+			if bad(v) || v < 0 {
+				return fmt.Errorf("%s: values must be numbers >= 0", where)
+			}
+		}
 	}
 	return nil
 }
 
 // keepSeeds drops the seeds whose scenarios or profiles narrowing removed:
-// the run cannot measure them.
+// the run cannot measure them. A seed citing a number per profile keeps
+// the profiles left, with their numbers, while one is.
 func (p *Plan) keepSeeds() {
+	for i := range p.Seeds {
+		s := &p.Seeds[i]
+		if len(s.Numbers) == 0 && len(s.Values) == 0 {
+			continue
+		}
+		var profiles, numbers []string
+		var values []float64
+		for j, name := range s.Profiles {
+			if !slices.Contains(p.Profiles, name) {
+				continue
+			}
+			profiles = append(profiles, name)
+			if j < len(s.Numbers) {
+				numbers = append(numbers, s.Numbers[j])
+			}
+			if j < len(s.Values) {
+				values = append(values, s.Values[j])
+			}
+		}
+		if len(profiles) > 0 {
+			s.Profiles, s.Numbers, s.Values = profiles, numbers, values
+		}
+	}
 	p.Seeds = slices.DeleteFunc(p.Seeds, func(s Seed) bool {
 		for _, name := range s.Scenarios {
 			if !slices.ContainsFunc(p.Scenarios, func(sc Scenario) bool { return sc.Name == name }) {

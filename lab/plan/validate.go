@@ -9,6 +9,7 @@ import (
 
 	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/netns"
 	"github.com/loadlab/loadlab/pin"
@@ -297,6 +298,9 @@ func (s *Scenario) validate() error {
 	if s.Method != MethodFixed && len(s.Rates) > 0 {
 		return fmt.Errorf("rates only apply to method fixed (this scenario is %s)", s.Method)
 	}
+	if err := s.validateHosts(); err != nil {
+		return err
+	}
 	if err := s.Eff.Search.validate(); err != nil {
 		return fmt.Errorf("search: %v", err)
 	}
@@ -304,6 +308,37 @@ func (s *Scenario) validate() error {
 		return fmt.Errorf("pass: %v", err)
 	}
 	return nil
+}
+
+// validateHosts checks backends, host and spread: a count the backend
+// serves, a host it routes, a spread over two or more, and no backends
+// for servers that serve their own files.
+func (s *Scenario) validateHosts() error {
+	n := s.NamedBackends()
+	switch {
+	case s.Backends < 0 || s.Backends > backend.MaxApps:
+		return fmt.Errorf("backends must be 1 to %d (got %d)", backend.MaxApps, s.Backends)
+	case s.IsOrigin() && (n > 0 || s.Host != "" || s.Spread):
+		return fmt.Errorf("backends, host and spread need role proxy: an origin serves the lab's files itself, with no backend behind it")
+	case s.Host != "" && s.Spread:
+		return fmt.Errorf("host %s and spread: true are both set: spread sends every request to the next host in turn; keep one", s.Host)
+	case s.Spread && n < 2:
+		return fmt.Errorf("spread: true needs two backends or more to spread over (backends: %d)", max(s.Backends, 1))
+	case s.Spread && s.Kind == KindH3:
+		return fmt.Errorf("spread: true with kind h3: the HTTP/3 client sends one request line; spread over HTTP/1.1 or HTTP/2")
+	}
+	if s.Host == "" {
+		return nil
+	}
+	if n == 0 {
+		return fmt.Errorf("host %s needs named backends: set backends: 2 or more, or kind hosts", s.Host)
+	}
+	for i := 1; i <= n; i++ {
+		if s.Host == backend.AppHost(i) {
+			return nil
+		}
+	}
+	return fmt.Errorf("host %q is not a routed host: use one of %s to %s", s.Host, backend.AppHost(1), backend.AppHost(n))
 }
 
 // checkQuota refuses a CPU quota that is not a number of cores the kernel

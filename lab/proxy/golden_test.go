@@ -84,6 +84,9 @@ func TestGoldenConfigs(t *testing.T) {
 				path := filepath.Join(dir, name)
 				n++
 				if *updateGolden {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // conf.d/include/proxy.conf
+						t.Fatal(err)
+					}
 					if err := os.WriteFile(path, files[name], 0o644); err != nil {
 						t.Fatal(err)
 					}

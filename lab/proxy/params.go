@@ -42,10 +42,15 @@ type Params struct {
 }
 
 // Route is one hostname the server answers and the backend it forwards
-// it to.
+// it to. Host and Backend are what the lab gives; BackendHost and
+// BackendPort are Backend split, for templates that need them apart
+// (Nginx Proxy Manager's set $server/$port).
 type Route struct {
-	Host    string // the Host (and SNI) of the route
-	Backend string // host:port of its backend, IPv6 bracketed
+	Host        string // the Host (and SNI) of the route
+	Backend     string // host:port of its backend, IPv6 bracketed
+	BackendHost string // its IP as in a URL (IPv6 bracketed); filled from Backend
+	BackendIP   string // its IP, IPv6 unbracketed (lighttpd's proxy.server host); filled from Backend
+	BackendPort int    // its port; filled from Backend
 }
 
 // DefaultMaxConn is the connection cap used when Params.MaxConn is 0.

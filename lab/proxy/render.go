@@ -3,8 +3,11 @@ package proxy
 import (
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/template"
 )
@@ -59,6 +62,18 @@ func (p Profile) data(prm Params) (Data, error) {
 	}
 	if d.Routes == nil {
 		d.Routes = []Route{{Host: prm.ServerName, Backend: d.Backend}}
+	}
+	d.Routes = slices.Clone(d.Routes)
+	for i := range d.Routes {
+		r := &d.Routes[i]
+		host, port, err := net.SplitHostPort(r.Backend)
+		if err != nil {
+			return d, fmt.Errorf("proxy params: Routes[%d].Backend %q is not host:port", i, r.Backend)
+		}
+		r.BackendHost, r.BackendIP = urlHost(host), host
+		if r.BackendPort, err = strconv.Atoi(port); err != nil {
+			return d, fmt.Errorf("proxy params: Routes[%d].Backend %q has no port number", i, r.Backend)
+		}
 	}
 	if d.MaxConn == 0 {
 		d.MaxConn = DefaultMaxConn

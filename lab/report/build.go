@@ -22,6 +22,7 @@ type Report struct {
 	Profiles *Table
 	Configs  []ConfigLink
 	Checks   *Table // the checks of each profile (checks.go)
+	Seed001  *Table // seed 001's table: apps behind one proxy by host (hosts.go)
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
 	Sections []*Section
 	Scaling  *Table
@@ -52,6 +53,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	if t, ok := checksTable(f); ok {
 		r.Checks = &t
+	}
+	if t, ok := seed001Table(f); ok {
+		r.Seed001 = &t
 	}
 	if t, ok := filesTable(f); ok {
 		r.Files = &t
@@ -192,7 +196,7 @@ func uncleanNotes(f *results.File) []string {
 // proxiesTable lists every proxy started: version and idle memory, the
 // headline (anon + kernel) first, page cache and memory.current beside it.
 func proxiesTable(f *results.File) Table {
-	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)"}}
+	t := Table{Caption: "Proxies", Header: []string{"Profile", "Version", "Key", "Layout", "Idle anon+kernel", "Idle page cache", "Idle memory.current", "Idle samples (anon+kernel)", "Config lines, 5 hosts"}}
 	for _, p := range f.Proxies {
 		need, file, total := fmtMiB(p.IdleNeed), fmtMiB(p.IdleFile), fmtMiB(p.IdleMemory)
 		if p.Error != "" {
@@ -206,8 +210,19 @@ func proxiesTable(f *results.File) Table {
 		if len(samples) > 0 {
 			sm = strings.Join(samples, ", ") + " MiB"
 		}
-		t.Rows = append(t.Rows, []string{p.Profile, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm})
+		name := p.Profile
+		if p.Routes > 0 {
+			name += fmt.Sprintf(" (%d routes)", p.Routes)
+		}
+		lines := "-"
+		if c := f.ConfigSize(p.Profile); c != nil && c.Error == "" {
+			lines = fmtInt(int64(c.Lines))
+		}
+		t.Rows = append(t.Rows, []string{name, orDash(p.Version), keyName(p.Key), p.Layout, need, file, total, sm, lines})
 		t.Marks = append(t.Marks, "")
+	}
+	if len(f.Configs5Hosts) > 0 {
+		t.Footnotes = append(t.Footnotes, "Config lines, 5 hosts: the profile's config rendered with five host routes (app01.lab.test to app05.lab.test, each to its own backend; seed 001's \"lines for five hostnames\"), its lines neither blank nor a comment, summed over its files; the files are in the run directory's configs-5-hosts/.")
 	}
 	if ms := f.Plan.IdleMemory; ms.Samples > 0 {
 		t.Footnotes = append(t.Footnotes, fmt.Sprintf("Idle memory: read from the proxy's cgroup after it served one request, %s quiet, then %d samples %s apart; the median (seed 001's method). Anon+kernel (memory.stat anon plus kernel memory) is what the proxy needs; page cache is charged to whichever cgroup first read a file's pages, so it depends on what ran before; memory.current is both, the seeds' number.", ms.Quiet, ms.Samples, ms.Every))

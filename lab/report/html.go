@@ -57,6 +57,8 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 {{template "table" .Profiles}}{{if .Configs}}<ul>{{range .Configs}}<li>{{.Profile}}: <a href="{{.Path}}">{{.Name}}</a></li>{{end}}</ul>{{end}}{{end}}
 {{if .Checks}}<h2 id="checks">Checks</h2>
 {{template "table" .Checks}}{{end}}
+{{if .Seed001}}<h2 id="seed-001">Seed 001 beside this machine</h2>
+{{template "table" .Seed001}}{{end}}
 {{if .Files}}<h2 id="files">Serving files</h2>
 {{template "table" .Files}}{{end}}
 {{range .Sections}}<h2 id="{{.Scenario}}">{{.Scenario}}</h2>

@@ -44,6 +44,10 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("## Checks\n\n")
 		writeMDTable(&b, *r.Checks, false)
 	}
+	if r.Seed001 != nil {
+		b.WriteString("## Seed 001 beside this machine\n\n")
+		writeMDTable(&b, *r.Seed001, true)
+	}
 	if r.Files != nil {
 		b.WriteString("## Serving files\n\n")
 		writeMDTable(&b, *r.Files, false)
@@ -86,6 +90,10 @@ func (r *Report) MarkdownTables() []byte {
 	if r.Checks != nil {
 		b.WriteString("## Checks\n\n")
 		writeMDTable(&b, *r.Checks, false)
+	}
+	if r.Seed001 != nil {
+		b.WriteString("## Seed 001 beside this machine\n\n")
+		writeMDTable(&b, *r.Seed001, true)
 	}
 	for _, s := range r.Sections {
 		fmt.Fprintf(&b, "## %s\n\n", s.Scenario)

@@ -54,7 +54,7 @@ func withVersions(f *results.File, rows []row) {
 // newRow fills what every kind of row shares from step st.
 func newRow(f *results.File, u *results.Unit, st *results.Step) row {
 	r := row{unit: u, step: st, profile: u.Profile, key: u.Key, genText: "ok"}
-	if pi := f.ProxyInfo(u.Layout, u.Profile, u.Key); pi != nil {
+	if pi := idleOf(f, u); pi != nil {
 		r.memIdle = pi.IdleNeed
 	}
 	if st == nil || st.Result == nil {

@@ -33,6 +33,14 @@ var seedMeasures = map[string]seedMeasure{
 	"tw-reuse":      twReuseSeed,
 	"tw-buckets":    twBucketsSeed,
 	"quota-workers": quotaWorkersSeed,
+	// seed 001's table: apps behind one proxy by host (seeds_hosts.go)
+	"hosts-idle-memory": hostsIdleSeed,
+	"hosts-rate":        hostsRateSeed,
+	"hosts-p99":         hostsP99Seed,
+	"hosts-502":         hosts502Seed,
+	"config-lines":      configLinesSeed,
+	"h3-build":          h3BuildSeed,
+	"restart":           restartSeed,
 }
 
 // seedLevelFactor: a level (an amount, not a comparison) is reproduced

@@ -66,6 +66,9 @@ func buildSection(f *results.File, s *plan.Scenario) *Section {
 	case s.Method == plan.MethodFixed:
 		sec.Tables = append(sec.Tables, fixedTable(sec.rows, withKey)...)
 		sec.Ranking = cpuRanking(f, sec.rows, withKey)
+	case s.Kind == plan.KindHosts && s.Method == plan.MethodClosed:
+		sec.Tables = append(sec.Tables, hostsTable(f, s, sec.rows, withKey)...)
+		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
 	case s.Kind == plan.KindSustained:
 		sec.Tables = append(sec.Tables, sustainedTable(sec.rows, withKey)...)
 		sec.Ranking = ranking(sec.rows, withKey, "2xx/s")
@@ -100,6 +103,13 @@ func intro(f *results.File, s *plan.Scenario, layout string) string {
 		what = "fixed offered rates (open loop), proxy CPU and memory recorded"
 	case plan.KindSustained:
 		what = "full load in a closed loop, TIME_WAIT in the proxy's namespace sampled every second"
+	case plan.KindHosts:
+		what = fmt.Sprintf("%d backends behind one proxy, each reached by its own host name (appNN.lab.test to backend appNN), %s over %s", s.NamedBackends(), s.Path, schemeWords(s.Scheme))
+		if s.Spread {
+			what += ", requests round-robin over every host (a targets file)"
+		} else {
+			what += ", every request with Host " + s.HostHeader()
+		}
 	}
 	if s.IsOrigin() {
 		what += ", served by each server itself from the lab's files (the backend's bytes)"

@@ -208,11 +208,18 @@ func (u *Unit) CeilingRate() (rate float64, byGenerator bool) {
 	return u.Search.Rate, u.Search.GeneratorLimited
 }
 
-// ProxyInfo returns the record of profile with key on layout, or nil.
+// ProxyInfo returns the record of profile with key on layout with the
+// lab's one site, or nil.
 func (f *File) ProxyInfo(layout, profile, key string) *ProxyInfo {
+	return f.ProxyInfoRoutes(layout, profile, key, 0)
+}
+
+// ProxyInfoRoutes returns the record of profile with key on layout with
+// routes host routes (0: the lab's one site), or nil.
+func (f *File) ProxyInfoRoutes(layout, profile, key string, routes int) *ProxyInfo {
 	for i := range f.Proxies {
 		p := &f.Proxies[i]
-		if p.Layout == layout && p.Profile == profile && p.Key == key {
+		if p.Layout == layout && p.Profile == profile && p.Key == key && p.Routes == routes {
 			return p
 		}
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/loadlab/loadlab/gen/result"
 	"github.com/loadlab/loadlab/lab/plan"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/search"
 	"github.com/loadlab/loadlab/pin"
 )
@@ -34,6 +35,10 @@ type File struct {
 	// the run: a resume with another binary is refused.
 	LoadlabSHA256 string       `json:"loadlab_sha256,omitempty"`
 	Checks        []ProxyCheck `json:"checks,omitempty"` // the checks of each profile and key type (checks.go): the report's Checks section
+	// Configs5Hosts are the profiles' configs rendered for five host names
+	// (seed 001's "lines for five hostnames"), one per profile of the
+	// plan, kept under the run directory.
+	Configs5Hosts []ConfigSize `json:"configs_5_hosts,omitempty"`
 	Units         []*Unit      `json:"units"`
 	// Ceilings are the generator's own limits: per search scenario, key
 	// type and layout, the same rate search against loadlab serve on the
@@ -117,11 +122,15 @@ type Layout struct {
 // version and idle memory (seed 001's method, measured after its first
 // start).
 type ProxyInfo struct {
-	Layout      string   `json:"layout"`
-	Profile     string   `json:"profile"`
-	Proxy       string   `json:"proxy"`
-	Key         string   `json:"key"`
-	Version     string   `json:"version"`
+	Layout  string `json:"layout"`
+	Profile string `json:"profile"`
+	Proxy   string `json:"proxy"`
+	Key     string `json:"key"`
+	Version string `json:"version"`
+	// Routes is the number of host routes the proxy had (the scenario's
+	// named backends, seed 001's twenty), 0 for the lab's one site: its
+	// idle memory is measured once per number of routes.
+	Routes      int      `json:"routes,omitempty"`
 	IdleMemory  uint64   `json:"idle_memory"`  // median memory.current (v1 usage_in_bytes), page cache included: the seeds' total, bytes (0 = not measured)
 	IdleSamples []uint64 `json:"idle_samples"` // every memory.current reading
 	Error       string   `json:"error,omitempty"`
@@ -132,6 +141,28 @@ type ProxyInfo struct {
 	IdleNeed        uint64   `json:"idle_anon_kernel"`         // median, bytes
 	IdleFile        uint64   `json:"idle_page_cache"`          // median, bytes
 	IdleNeedSamples []uint64 `json:"idle_anon_kernel_samples"` // every reading
+}
+
+// ConfigSize is one profile's config rendered with five host routes
+// (app01.lab.test to app05.lab.test, each to its own backend): the files,
+// kept under Dir, and their lines that are neither blank nor a comment
+// (proxy.ConfigLines), per file and summed.
+type ConfigSize struct {
+	Profile string            `json:"profile"`
+	Dir     string            `json:"dir"` // relative to the run directory
+	Files   []proxy.FileLines `json:"files"`
+	Lines   int               `json:"config_lines_5_hosts"`
+	Error   string            `json:"error,omitempty"` // the profile could not be rendered
+}
+
+// ConfigSize returns the five-host rendering of profile, or nil.
+func (f *File) ConfigSize(profile string) *ConfigSize {
+	for i := range f.Configs5Hosts {
+		if f.Configs5Hosts[i].Profile == profile {
+			return &f.Configs5Hosts[i]
+		}
+	}
+	return nil
 }
 
 // Unit statuses.
@@ -260,6 +291,9 @@ type ErrorLog struct {
 	Lines   int               `json:"lines"`
 	Causes  map[string]int    `json:"causes"`
 	Samples map[string]string `json:"samples,omitempty"` // first line of each cause
+	// CutLines counts lines longer than the buffer the log is read
+	// through (64 KiB): each was judged by its start.
+	CutLines int `json:"cut_lines,omitempty"`
 }
 
 // Step phases besides the search's.
@@ -418,7 +452,11 @@ func (s ProxySummary) ThrottledShare() float64 {
 type BackendDelta struct {
 	Accepted uint64 `json:"accepted"` // new TCP connections
 	Requests uint64 `json:"requests"`
-	Valid    bool   `json:"valid"` // both readings succeeded
+	// Apps are the requests each named backend served (app01 first;
+	// nil for the lab's one backend): how the proxy spread the step's
+	// requests over its routes.
+	Apps  []uint64 `json:"apps,omitempty"`
+	Valid bool     `json:"valid"` // both readings succeeded
 }
 
 // ConnsPerRequest is new backend connections per backend request (1 =

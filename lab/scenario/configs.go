@@ -2,58 +2,64 @@ package scenario
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 
+	"github.com/loadlab/loadlab/lab/backend"
+	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
-// dirProxy is a running proxy whose run directory holds its rendered
-// config (lab/session.Proxy).
-type dirProxy interface {
-	Dir() string
+// ConfigHosts is how many host names the config-size rendering routes
+// (seed 001: "lines for five hostnames").
+const ConfigHosts = 5
+
+// configsDir is the run directory's folder of the five-host renderings.
+const configsDir = "configs-5-hosts"
+
+// configSize renders prof with ConfigHosts routes (appNN.lab.test to
+// backend NN, as a hosts scenario would run it) into
+// DIR/configs-5-hosts/<profile>/ and counts the lines of each file that are
+// neither blank nor a comment (proxy.ConfigLines). It renders without a
+// user to switch to (the lab's running detail, not what a person writes)
+// and needs no binary installed.
+func configSize(runDir string, prof proxy.Profile) results.ConfigSize {
+	rel := filepath.Join(configsDir, prof.Name)
+	c := results.ConfigSize{Profile: prof.Name, Dir: rel}
+	dir := filepath.Join(runDir, rel)
+	bin, err := prof.Find()
+	if err != nil {
+		bin = filepath.Join("/usr/sbin", filepath.Base(prof.Binary)) // the count needs a path, not the binary
+	}
+	prm := proxy.Params{
+		Binary: bin, Dir: dir, ListenHost: "127.0.0.1", HTTPPort: 80, HTTPSPort: 443,
+		BackendHost: "127.0.0.1", BackendPort: 8080,
+		CertFile: filepath.Join(dir, "fullchain.pem"), KeyFile: filepath.Join(dir, "key.pem"),
+		CombinedPEM: filepath.Join(dir, "combined.pem"), CAFile: filepath.Join(dir, "ca.pem"),
+		KeyType: "p256", ServerName: "bench.lab", Workers: 1,
+	}
+	for i := 1; i <= ConfigHosts; i++ {
+		prm.Routes = append(prm.Routes, proxy.Route{Host: backend.AppHost(i), Backend: fmt.Sprintf("127.0.0.1:%d", 8080+i-1)})
+	}
+	files, err := prof.Render(prm)
+	if err == nil {
+		_, err = proxy.WriteConfig(prof, prm)
+	}
+	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	c.Files, c.Lines = proxy.CountLines(files)
+	return c
 }
 
-// copyConfigs copies the rendered config files of the unit's profile
-// from its run directory to the results' configs/PROFILE/, once per
-// profile (its first start), and records them with their SHA-256: what
-// the report links and compare reads.
-func (u *unitRun) copyConfigs(px Proxy) error {
-	dp, ok := px.(dirProxy)
-	rec := u.r.Store.F.Profile(u.spec.Profile.Name)
-	if !ok || rec == nil || len(rec.Configs) > 0 {
-		return nil
+// recordConfigSizes renders every proxy profile of the run's units with
+// five host routes, once (a resumed run keeps what it recorded).
+func (r *Runner) recordConfigSizes(f *results.File) {
+	for _, u := range r.Units {
+		prof := u.Profile
+		if prof.IsOrigin() || f.ConfigSize(prof.Name) != nil {
+			continue
+		}
+		f.Configs5Hosts = append(f.Configs5Hosts, configSize(r.Store.Dir(), prof))
 	}
-	rel := results.ConfigDir(u.spec.Profile.Name)
-	dst := filepath.Join(u.r.Store.Dir(), rel)
-	if err := os.RemoveAll(dst); err != nil {
-		return err
-	}
-	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return err
-	}
-	var copies []results.ConfigCopy
-	for _, t := range px.Profile().Templates() {
-		b, err := os.ReadFile(filepath.Join(dp.Dir(), t.Name))
-		if err != nil {
-			return fmt.Errorf("copy %s's rendered %s: %v", u.spec.Profile.Name, t.Name, err)
-		}
-		path := filepath.Join(dst, t.Name)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return err
-		}
-		if err := os.WriteFile(path, b, 0o644); err != nil {
-			return err
-		}
-		sum, err := results.FileSHA256(path)
-		if err != nil {
-			return err
-		}
-		copies = append(copies, results.ConfigCopy{Path: filepath.ToSlash(filepath.Join(rel, t.Name)), SHA256: sum})
-	}
-	return u.r.Store.Update(func(f *results.File) {
-		if r := f.Profile(u.spec.Profile.Name); r != nil {
-			r.Configs = copies
-		}
-	})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 
@@ -63,6 +64,10 @@ func (f *fakeLab) open(_ context.Context, o session.Options) (Session, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.opens = append(f.opens, o)
+	f.backend.Apps = nil
+	if o.Backends > 0 {
+		f.backend.Apps = make([]uint64, o.Backends) // a fresh backend: named apps
+	}
 	return &fakeSession{lab: f, opts: o}, nil
 }
 
@@ -78,7 +83,9 @@ func (e *fakeSession) Net() string { return e.opts.Net }
 func (e *fakeSession) BackendStats() (backend.Stats, error) {
 	e.lab.mu.Lock()
 	defer e.lab.mu.Unlock()
-	return e.lab.backend, nil
+	st := e.lab.backend
+	st.Apps = slices.Clone(st.Apps)
+	return st, nil
 }
 func (e *fakeSession) StartProxy(_ context.Context, profile string, key certs.KeyType) (Proxy, error) {
 	e.lab.mu.Lock()
@@ -170,6 +177,19 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*result.Result, erro
 		f.onGen(cfg)
 	}
 	capacity := f.capacity[profile]
+	// Named backends (hosts scenarios): the requests go to the app of
+	// each target's Host in turn, or all to the Host's.
+	apps := []int{appIndex(profile)}
+	for i, t := range cfg.Targets {
+		if i == 0 {
+			apps = nil
+		}
+		for _, h := range t.Headers {
+			var host string
+			fmt.Sscanf(h, "Host: %s", &host)
+			apps = append(apps, appIndex(host))
+		}
+	}
 	f.mu.Unlock()
 	if f.cancelAt > 0 && n == f.cancelAt {
 		f.cancel()
@@ -208,8 +228,22 @@ func (f *fakeLab) gen(ctx context.Context, cfg gen.Config) (*result.Result, erro
 	}
 	f.backend.Requests += ok
 	f.backend.Accepted += uint64(float64(ok) * f.connsPer)
+	for j := range ok {
+		if a := apps[j%uint64(len(apps))]; a > 0 && a <= len(f.backend.Apps) {
+			f.backend.Apps[a-1]++
+		}
+	}
 	f.mu.Unlock()
 	return res, nil
+}
+
+// appIndex is NN of appNN.lab.test (0 for any other host).
+func appIndex(host string) int {
+	var n int
+	if _, err := fmt.Sscanf(host, "app%d.lab.test", &n); err != nil {
+		return 0
+	}
+	return n
 }
 
 var errNoBinary = fmt.Errorf("nginx: %w", proxy.ErrNotFound)

@@ -157,6 +157,7 @@ func (r *Runner) prepare(f *results.File) {
 			rec.Status, rec.Reason = results.StatusSkipped, u.Skip
 		}
 	}
+	r.recordConfigSizes(f)
 }
 
 // runInSession opens a lab session on the unit's layout, runs the unit's
@@ -181,7 +182,7 @@ func (r *Runner) inSession(ctx context.Context, u UnitSpec, k int, body func(*un
 		Dir: filepath.Join(r.Store.Dir(), "lab-"+id), Net: r.Plan.Net, NoCgroups: r.NoCgroups,
 		CPUs:        &lay.Plan,
 		MemoryLimit: int64(r.Plan.MemoryLimit), Keys: []certs.KeyType{u.Key}, CertDir: filepath.Join(r.Store.Dir(), "certs"), Log: r.Log,
-		Scheme:      u.Scenario.Scheme,
+		Scheme: u.Scenario.Scheme, Backends: u.Scenario.NamedBackends(),
 		ServerQuota: u.Scenario.Eff.ServerQuota, BackendQuota: u.Scenario.Eff.BackendQuota, Sysctls: u.Scenario.Sysctls,
 		Profiles: r.Plan.ProfileSet(),
 	})

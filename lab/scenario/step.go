@@ -85,7 +85,16 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 	default:
 		base.Duration, base.Warmup = s.Eff.Search.Step.D(), s.Eff.Search.Discard.D()
 	}
-	cfg := u.px.Aim().Config(base)
+	aim := u.px.Aim()
+	if h := s.HostHeader(); h != "" && u.start == nil {
+		aim.ServerName = h // seed 001's hey -host: one of the proxy's routes
+	}
+	cfg := aim.Config(base)
+	if s.Spread {
+		if err := u.spreadTargets(&cfg); err != nil {
+			return search.Outcome{}, errUnit{fmt.Errorf("step %d: %v", seq, err)}
+		}
+	}
 	st.Started = u.r.Now().UTC()
 
 	if base.Duration >= longStep {
@@ -138,7 +147,7 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		st.ProxyAddrErrors = addr1 - addr0
 	}
 	if berr == nil && aerr == nil && after.Accepted >= before.Accepted && after.Requests >= before.Requests {
-		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Valid: true}
+		st.Backend = results.BackendDelta{Accepted: after.Accepted - before.Accepted, Requests: after.Requests - before.Requests, Apps: appsDelta(before.Apps, after.Apps), Valid: true}
 	}
 	var o search.Outcome
 	if err != nil {
@@ -241,6 +250,22 @@ func rangeShare(m results.Machine, n int) string {
 		return fmt.Sprintf(" (%.0f%% of the %s-port range)", 100*float64(n)/float64(p), units.Int(int64(p)))
 	}
 	return ""
+}
+
+// appsDelta is each named backend's requests during the step (nil when
+// the readings do not pair up).
+func appsDelta(before, after []uint64) []uint64 {
+	if len(after) == 0 || len(before) != len(after) {
+		return nil
+	}
+	out := make([]uint64, len(after))
+	for i := range after {
+		if after[i] < before[i] {
+			return nil // the backend restarted between the readings
+		}
+		out[i] = after[i] - before[i]
+	}
+	return out
 }
 
 func round2(f float64) float64 { return float64(int64(f*100+0.5)) / 100 }

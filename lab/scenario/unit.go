@@ -263,12 +263,17 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 		u.r.prog.printf("    %s: the rendered config was not copied: %v", u.spec.Profile.Name, err)
 	}
 	f := u.r.Store.F
-	if f.ProxyInfo(u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key)) != nil {
+	routes := u.spec.Scenario.NamedBackends() // idle memory with N routes is measured apart (seed 001's twenty)
+	if f.ProxyInfoRoutes(u.spec.Layout, u.spec.Profile.Name, string(u.spec.Key), routes) != nil {
 		return u.check(ctx)
 	}
-	info := results.ProxyInfo{Layout: u.spec.Layout, Profile: u.spec.Profile.Name, Proxy: u.spec.Profile.Proxy, Key: string(u.spec.Key), Version: px.Version()}
+	info := results.ProxyInfo{Layout: u.spec.Layout, Profile: u.spec.Profile.Name, Proxy: u.spec.Profile.Proxy, Key: string(u.spec.Key), Version: px.Version(), Routes: routes}
 	if m := u.r.Plan.IdleMemory; m.Samples > 0 {
-		u.r.prog.printf("    idle memory of %s: %s quiet, %d samples", u.spec.Profile.Name, m.Quiet, m.Samples)
+		with := ""
+		if routes > 0 {
+			with = fmt.Sprintf(" with %d routes", routes)
+		}
+		u.r.prog.printf("    idle memory of %s%s: %s quiet, %d samples", u.spec.Profile.Name, with, m.Quiet, m.Samples)
 		idle, err := px.IdleMemory(ctx, m.Quiet.D(), m.Samples, m.Every.D())
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -293,7 +298,7 @@ func (u *unitRun) stopProxy() {
 	if lines, causes, err := u.px.ErrorLog(); err == nil && u.start == nil {
 		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
 		if es, ok := u.px.(ErrorSampler); ok {
-			u.rec.ErrorLog.Samples = es.ErrorSamples()
+			u.rec.ErrorLog.Samples, u.rec.ErrorLog.CutLines = es.ErrorSamples(), es.CutLines()
 		}
 	}
 	if err := u.px.Stop(); err != nil {

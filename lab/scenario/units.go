@@ -170,7 +170,7 @@ func MakeBudget(p *plan.Plan, units []UnitSpec) Budget {
 			b.Steps += one.Steps
 			b.Time += stepCost(one) + proxyStartCost
 		}
-		if k := u.Layout + "/" + u.Profile.Name + "/" + string(u.Key); !idle[k] {
+		if k := fmt.Sprintf("%s/%s/%s/%d", u.Layout, u.Profile.Name, u.Key, u.Scenario.NamedBackends()); !idle[k] { // with N routes: measured again
 			idle[k] = true
 			b.Time += IdleCost(p.IdleMemory) + checksCost
 		}

@@ -31,7 +31,7 @@ func (p *Proxy) Aim() Aim {
 	a := Aim{
 		HTTPS:      p.addr,
 		HTTP:       netip.AddrPortFrom(p.addr.Addr(), uint16(p.params.HTTPPort)),
-		ServerName: s.o.ServerName,
+		ServerName: s.Host(),
 		CAFile:     s.ca,
 		CPUs:       s.plan.Loadgen,
 	}

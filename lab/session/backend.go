@@ -12,11 +12,13 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/proc"
+	"github.com/loadlab/loadlab/lab/proxy"
 )
 
 // netnsBackendPort is the backend's port inside its namespace.
@@ -28,8 +30,9 @@ var checkPaths = []string{"/1k", "/1m"}
 // backendChild is the running `loadlab serve`.
 type backendChild struct {
 	proc     *proc.Process
-	group    cgroup.Group // nil with NoCgroups
-	addr     netip.AddrPort
+	group    cgroup.Group     // nil with NoCgroups
+	addr     netip.AddrPort   // the first (or only) backend: /_stats, the body hashes
+	addrs    []netip.AddrPort // every named backend (Options.Backends), app01 first; nil for the one backend
 	log      string
 	launches int                 // starts so far (Renew starts it again)
 	sums     map[string][32]byte // sha256 of the bodies it serves, fetched once
@@ -37,6 +40,10 @@ type backendChild struct {
 
 // servingRe finds the address in serve's first line: "serving http://ADDR ".
 var servingRe = regexp.MustCompile(`serving https?://(\S+) `)
+
+// appsRe finds the named backends' addresses in the same line: "app01
+// http://ADDR app02 http://ADDR ...".
+var appsRe = regexp.MustCompile(`\bapp(\d+) http://([^\s);]+)`)
 
 // startBackend runs `loadlab serve` through the wrapper in its own cgroup
 // on the backend CPUs (in the backend namespace in netns mode) and waits
@@ -59,13 +66,20 @@ func (s *Session) launchBackend(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	port := netnsBackendPort
-	if s.netLab() == nil {
-		// The kernel picks the first port; a restart (RestartBackend)
-		// takes the same one, which the proxies' configs name.
-		port = 0
-		if b.addr.IsValid() {
-			port = int(b.addr.Port())
+	n := max(s.o.Backends, 1)
+	ports := make([]int, n)
+	for i := range ports {
+		ports[i] = netnsBackendPort + i
+		if s.netLab() == nil {
+			// The kernel picks the first ports; a restart (Renew,
+			// RestartBackend) takes the same ones, which the proxies'
+			// configs name.
+			ports[i] = 0
+			if i < len(b.addrs) {
+				ports[i] = int(b.addrs[i].Port())
+			} else if i == 0 && b.addr.IsValid() {
+				ports[i] = int(b.addr.Port())
+			}
 		}
 	}
 	b.launches++
@@ -81,7 +95,14 @@ func (s *Session) launchBackend(ctx context.Context) error {
 			return err
 		}
 	}
-	listen := netip.AddrPortFrom(host, uint16(port))
+	listen := netip.AddrPortFrom(host, uint16(ports[0]))
+	args := []string{"serve", "--listen", listen.String(), "--cpus", cpus}
+	if s.o.Backends > 0 {
+		args = []string{"serve", "--cpus", cpus}
+		for _, p := range ports {
+			args = append(args, "--app", netip.AddrPortFrom(host, uint16(p)).String())
+		}
+	}
 	// The log is appended to (a resumed run opens the same directory):
 	// only what this instance writes says where it listens.
 	var logFrom int64
@@ -89,12 +110,16 @@ func (s *Session) launchBackend(ctx context.Context) error {
 		logFrom = fi.Size()
 	}
 	if b.launches == 1 {
-		fmt.Fprintf(s.o.Log, "starting backend on %s, cpus %s\n", listen, cpus)
+		what := "backend on " + listen.String()
+		if s.o.Backends > 0 {
+			what = fmt.Sprintf("%d named backends from %s", s.o.Backends, listen)
+		}
+		fmt.Fprintf(s.o.Log, "starting %s, cpus %s\n", what, cpus)
 	}
 	p, err := proc.Start(proc.Spec{
 		Name:    name,
 		Path:    s.o.Self,
-		Args:    []string{"serve", "--listen", listen.String(), "--cpus", cpus},
+		Args:    args,
 		Group:   b.group,
 		CPUs:    cpus,
 		NetNS:   s.NSPath(RoleBackend),
@@ -114,39 +139,71 @@ func (s *Session) launchBackend(ctx context.Context) error {
 		// One undo step for every instance: it stops whichever runs.
 		s.j.Add("stop the backend", s.stopBackend)
 	}
-	if port == 0 || s.netLab() == nil {
-		if b.addr, err = s.servedAddr(ctx, b, logFrom); err != nil {
+	if s.netLab() == nil {
+		if b.addr, b.addrs, err = s.servedAddr(ctx, b, logFrom); err != nil {
 			return err
 		}
 	} else {
-		b.addr = listen
+		b.addr, b.addrs = listen, nil
+		if s.o.Backends > 0 {
+			for _, p := range ports {
+				b.addrs = append(b.addrs, netip.AddrPortFrom(host, uint16(p)))
+			}
+		}
 	}
 	return s.waitBackend(ctx)
 }
 
 // servedAddr waits for the backend's "serving http://ADDR" line after
-// offset from of its log and returns ADDR.
-func (s *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (netip.AddrPort, error) {
+// offset from of its log and returns ADDR, and with named backends
+// (Options.Backends) every app's address from the same line, in order.
+func (s *Session) servedAddr(ctx context.Context, b *backendChild, from int64) (netip.AddrPort, []netip.AddrPort, error) {
 	ctx, cancel := context.WithTimeout(ctx, s.o.ReadyTimeout)
 	defer cancel()
 	for {
 		if data, err := os.ReadFile(b.log); err == nil && int64(len(data)) >= from {
 			if m := servingRe.FindSubmatch(data[from:]); m != nil {
-				return netip.ParseAddrPort(string(m[1]))
+				first, err := netip.ParseAddrPort(string(m[1]))
+				if err != nil || s.o.Backends == 0 {
+					return first, nil, err
+				}
+				line, _, _ := strings.Cut(string(data[from:]), "\n")
+				apps, err := parseApps(line, s.o.Backends)
+				return first, apps, err
 			}
 		}
 		if b.proc.Exited() {
-			return netip.AddrPort{}, fmt.Errorf("backend exited at start: %s", logTail(b.log))
+			return netip.AddrPort{}, nil, fmt.Errorf("backend exited at start: %s", logTail(b.log))
 		}
 		select {
 		case <-ctx.Done():
 			if ctx.Err() == context.DeadlineExceeded {
-				return netip.AddrPort{}, fmt.Errorf("backend did not say where it listens within %s: see %s", s.o.ReadyTimeout, b.log)
+				return netip.AddrPort{}, nil, fmt.Errorf("backend did not say where it listens within %s: see %s", s.o.ReadyTimeout, b.log)
 			}
-			return netip.AddrPort{}, ctx.Err()
+			return netip.AddrPort{}, nil, ctx.Err()
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// parseApps reads the n named backends' addresses from serve's first
+// line: app01 first, each once.
+func parseApps(line string, n int) ([]netip.AddrPort, error) {
+	out := make([]netip.AddrPort, n)
+	for _, m := range appsRe.FindAllStringSubmatch(line, -1) {
+		i, err := strconv.Atoi(m[1])
+		a, aerr := netip.ParseAddrPort(m[2])
+		if err != nil || aerr != nil || i < 1 || i > n || out[i-1].IsValid() {
+			return nil, fmt.Errorf("backend: bad named backend %q in %q", m[0], truncate(line, 200))
+		}
+		out[i-1] = a
+	}
+	for i, a := range out {
+		if !a.IsValid() {
+			return nil, fmt.Errorf("backend did not say where %s listens: %q", backend.AppName(i+1), truncate(line, 200))
+		}
+	}
+	return out, nil
 }
 
 // stopBackend stops the running backend instance and removes its cgroup
@@ -243,26 +300,36 @@ func (s *Session) BackendAddr() string {
 	return s.backend.addr.String()
 }
 
+// BackendAddrs returns every named backend's address (host:port) as
+// proxies reach it, app01 first (Options.Backends); nil for the lab's one
+// backend.
+func (s *Session) BackendAddrs() []string {
+	if s.backend == nil {
+		return nil
+	}
+	var out []string
+	for _, a := range s.backend.addrs {
+		out = append(out, a.String())
+	}
+	return out
+}
+
+// routes are the proxies' routes with named backends: appNN.lab.test to
+// backend NN (Options.Backends); nil for the lab's one site.
+func (s *Session) routes() []proxy.Route {
+	var out []proxy.Route
+	for i, a := range s.backend.addrs {
+		out = append(out, proxy.Route{Host: backend.AppHost(i + 1), Backend: a.String()})
+	}
+	return out
+}
+
 // BackendPID returns the backend's process id.
 func (s *Session) BackendPID() int {
 	if s.backend == nil || s.backend.proc == nil {
 		return 0
 	}
 	return s.backend.proc.PID()
-}
-
-// logTail returns the last non-empty line of a log file (for errors), or a
-// note that the log is empty.
-func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "no log (" + bare(err).Error() + ")"
-	}
-	lines := splitLines(b)
-	if len(lines) == 0 {
-		return "nothing in " + path
-	}
-	return strconv.Quote(truncate(string(lines[len(lines)-1]), 300)) + " (" + path + ")"
 }
 
 // hostPort joins an address and a port.

@@ -29,7 +29,7 @@ const requestTimeout = 20 * time.Second
 // tlsConfig verifies the proxy's chain against the lab's CA for the lab's
 // server name, which is also the SNI.
 func (s *Session) tlsConfig() *tls.Config {
-	return &tls.Config{ServerName: s.o.ServerName, RootCAs: s.pool, MinVersion: tls.VersionTLS12}
+	return &tls.Config{ServerName: s.Host(), RootCAs: s.pool, MinVersion: tls.VersionTLS12}
 }
 
 // httpsClient returns a client whose every request goes to the TCP address

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/netns"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -107,6 +108,13 @@ type Options struct {
 	// on the HTTP port, or TLS). "" = SchemeHTTPS. Every profile listens
 	// on both ports whatever it is; it is for scenarios over plain HTTP.
 	Scheme string
+	// Backends is how many backends sit behind every proxy. 0 is the lab's
+	// one backend, served as the site ServerName. N >= 1 is N named
+	// backends app01..appNN in one loadlab serve (backend.Config.Apps),
+	// each routed by host name (appNN.lab.test to backend NN, Routes):
+	// the lab's own requests (readiness, idle memory, checks) then use the
+	// first app's host, app01.lab.test.
+	Backends int
 	// Janitor, if set, gets the Session's Close as an undo step, so a signal
 	// handler installed with Janitor.OnSignal cleans up the lab too.
 	Janitor *cleanup.Janitor
@@ -189,6 +197,9 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	if o.ExtraGenAddrs < 0 {
 		o.ExtraGenAddrs = 0
+	}
+	if o.Backends < 0 || o.Backends > backend.MaxApps {
+		return o, fmt.Errorf("bad backend count %d: want 0 (the lab's one site) to %d named backends", o.Backends, backend.MaxApps)
 	}
 	if o.ReadyTimeout <= 0 {
 		o.ReadyTimeout = DefaultReadyTimeout

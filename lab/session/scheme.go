@@ -54,7 +54,7 @@ func (p *Proxy) clientFor(scheme, proto string) *http.Client {
 // schemeURL is the URL a check requests over scheme: the server name
 // (Host, SNI) and the path; the clients dial the server's own address.
 func (p *Proxy) schemeURL(scheme, path string) string {
-	return scheme + "://" + p.e.o.ServerName + path
+	return scheme + "://" + p.e.Host() + path
 }
 
 // HTTPAddr returns the server's plain-HTTP address.

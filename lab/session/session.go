@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/lab/backend"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/netns"
@@ -185,7 +186,9 @@ func (s *Session) logPlan() {
 // ensureCerts creates or reuses a certificate per key type with the lab's
 // server name, 127.0.0.1 and the netns addresses as SANs.
 func (s *Session) ensureCerts() error {
-	names := []string{s.o.ServerName, "127.0.0.1"}
+	// *.lab.test: the named backends' hosts (Options.Backends), in every
+	// session, so that one set of certificates serves all of a run.
+	names := []string{s.o.ServerName, "*." + backend.AppDomain, "127.0.0.1"}
 	for _, a := range roleAddrs() {
 		names = append(names, a.String())
 	}
@@ -228,8 +231,19 @@ func (s *Session) Net() string { return s.o.Net }
 // Keys returns the certificate key types this session serves.
 func (s *Session) Keys() []certs.KeyType { return s.o.Keys }
 
-// ServerName returns the DNS name every proxy serves.
+// ServerName returns the DNS name every proxy serves as the lab's one
+// site (Options.Backends 0).
 func (s *Session) ServerName() string { return s.o.ServerName }
+
+// Host is the Host header and SNI of the lab's own requests through a
+// proxy (readiness, idle memory, checks) and the generator's default: the
+// server name, or with named backends the first app's host.
+func (s *Session) Host() string {
+	if s.o.Backends > 0 {
+		return backend.AppHost(1)
+	}
+	return s.o.ServerName
+}
 
 // Dir returns the run directory.
 func (s *Session) Dir() string { return s.o.Dir }

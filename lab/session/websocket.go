@@ -57,7 +57,7 @@ func (p *Proxy) CheckWebSocket(ctx context.Context) WebSocketCheck {
 	}
 	var key [16]byte
 	_, _ = rand.Read(key[:])
-	req := "GET /ws HTTP/1.1\r\nHost: " + p.e.o.ServerName + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+	req := "GET /ws HTTP/1.1\r\nHost: " + p.e.Host() + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(key[:]) + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
 	if _, err := io.WriteString(tc, req); err != nil {
 		return fail("send the upgrade: %v", err)

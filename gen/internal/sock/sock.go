@@ -37,7 +37,9 @@ type Stream interface {
 	DrainsOnShortRead() bool
 	// Write sends from b and returns how much it took; EAGAIN when the
 	// socket took nothing. TLS takes all of b, sealing it, and queues what
-	// the socket does not take for Flush.
+	// the socket does not take for Flush (io_uring's socket queues what
+	// waits for the send in flight); once MaxQueued bytes wait, Write takes
+	// nothing (EAGAIN) until they go.
 	Write(b []byte) (int, error)
 	// Pending reports bytes queued for Flush; Flush writes them (what the
 	// socket does not take stays queued).
@@ -47,6 +49,12 @@ type Stream interface {
 	// the connection closes.
 	Release()
 }
+
+// MaxQueued bounds the bytes a Stream queues beyond what its socket took:
+// past it Write takes nothing, so a server that does not read stops the
+// writer (the protocol above bounds its own queue) instead of growing a
+// queue here. One Write may go past it by its own length.
+const MaxQueued = 256 << 10
 
 // ErrWouldBlock is returned by reads on an empty non-blocking socket.
 var ErrWouldBlock error = wouldBlock{}

@@ -320,9 +320,34 @@ func (s *Conn) send(b []byte) error {
 	return nil
 }
 
-// write sends application data. It always takes all of b (what the socket
-// does not take is queued and flushed on EPOLLOUT).
+// sendReply sends what the read side must answer (a KeyUpdate), unless
+// sock.MaxQueued bytes or more stay queued after a flush: a server that
+// asks for answers and does not read them ends the connection instead of
+// growing the queue.
+func (s *Conn) sendReply(b []byte) error {
+	if len(s.out) >= sock.MaxQueued {
+		if err := s.Flush(); err != nil {
+			return err
+		}
+		if len(s.out) >= sock.MaxQueued {
+			return errRepliesUnread
+		}
+	}
+	return s.send(b)
+}
+
+// write sends application data. It takes all of b (what the socket does
+// not take is queued and flushed on EPOLLOUT), or nothing (EAGAIN) while
+// sock.MaxQueued bytes or more stay queued after a flush.
 func (s *Conn) Write(b []byte) (int, error) {
+	if len(s.out) >= sock.MaxQueued {
+		if err := s.Flush(); err != nil {
+			return 0, err
+		}
+		if len(s.out) >= sock.MaxQueued {
+			return 0, unix.EAGAIN
+		}
+	}
 	if s.rec == nil {
 		return s.lib.Write(b)
 	}
@@ -344,7 +369,10 @@ func (s *Conn) recv(b []byte) (int, error) {
 	case phaseTickets:
 		return s.readTickets(b)
 	}
-	return s.lib.Read(b)
+	s.fdc.libReading = true
+	n, err := s.lib.Read(b)
+	s.fdc.libReading = false
+	return n, err
 }
 
 // readRecords reads ciphertext into the upper half of b (after the carried
@@ -393,7 +421,7 @@ func (s *Conn) readRecords(b []byte) (int, error) {
 			s.dropCarry()
 		}
 		if len(s.rec.reply) > 0 {
-			if err := s.send(s.rec.reply); err != nil && s.err == nil {
+			if err := s.sendReply(s.rec.reply); err != nil && s.err == nil {
 				s.err = err
 			}
 			s.rec.reply = s.rec.reply[:0]

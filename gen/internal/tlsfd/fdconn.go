@@ -33,7 +33,7 @@ type fdState struct {
 	in, out    recordCounter
 	hello      [38]byte // the server's handshake stream, up to the random
 	helloN     int
-	libReading bool // crypto/tls is inside Read (phaseTickets)
+	libReading bool // crypto/tls is inside Read after the handshake: what it writes answers the server
 }
 
 // recordCounter follows the record boundaries of a byte stream.
@@ -171,7 +171,13 @@ func (c fdConn) Write(b []byte) (int, error) {
 			s.phase, s.nextRec = phaseLib, nil
 		}
 	}
-	if err := s.send(b); err != nil {
+	var err error
+	if s.fdc.libReading {
+		err = s.sendReply(b) // crypto/tls answers the server while reading
+	} else {
+		err = s.send(b)
+	}
+	if err != nil {
 		return 0, err
 	}
 	return len(b), nil

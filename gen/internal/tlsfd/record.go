@@ -66,6 +66,7 @@ var (
 	errBadAlert        = newError("tls: the server sent a malformed alert")
 	errNoContentType   = tls13.ErrNoContentType
 	errReadBufferSmall = newError("tls: read buffer too small for a record (internal error)")
+	errRepliesUnread   = newError("tls: the server asks for answers (KeyUpdate) and does not read them: 256 KiB wait unsent")
 )
 
 // cipherSpec describes the record protection of a cipher suite.
