@@ -215,7 +215,7 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	profiles, err := addProfileFiles(p, o.Profiles)
+	profiles, err := profileNames(o.Profiles, p.AddProfileFile)
 	if err != nil {
 		return nil, err
 	}
@@ -279,16 +279,16 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	return p, nil
 }
 
-// addProfileFiles loads the profile files of --profiles into the plan and
-// returns the selection by name (names as given, a file by its name).
-func addProfileFiles(p *plan.Plan, refs []string) ([]string, error) {
+// profileNames turns a --profiles list into names: a name as given, a
+// profile file loaded by load, which returns its name.
+func profileNames(refs []string, load func(path string) (string, error)) ([]string, error) {
 	var names []string
 	for _, ref := range refs {
 		if !proxy.IsFile(ref) {
 			names = append(names, ref)
 			continue
 		}
-		name, err := p.AddProfileFile(ref)
+		name, err := load(ref)
 		if err != nil {
 			return nil, usagef("--profiles: %v", err)
 		}

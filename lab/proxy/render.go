@@ -112,14 +112,19 @@ func (p Profile) check(prm Params) error {
 // Render returns the profile's config files rendered for prm, keyed by
 // path relative to prm.Dir.
 func (p Profile) Render(prm Params) (map[string][]byte, error) {
-	if err := p.check(prm); err != nil {
-		return nil, err
-	}
-	d, err := p.data(prm)
+	d, err := p.checkedData(prm)
 	if err != nil {
 		return nil, err
 	}
 	return p.render(d)
+}
+
+// checkedData checks prm for p and derives the template parameters.
+func (p Profile) checkedData(prm Params) (Data, error) {
+	if err := p.check(prm); err != nil {
+		return Data{}, err
+	}
+	return p.data(prm)
 }
 
 func (p Profile) render(d Data) (map[string][]byte, error) {
@@ -137,10 +142,7 @@ func (p Profile) render(d Data) (map[string][]byte, error) {
 // Command returns the argv (the binary first) that runs the server in the
 // foreground with the config Render wrote into prm.Dir.
 func (p Profile) Command(prm Params) ([]string, error) {
-	if err := p.check(prm); err != nil {
-		return nil, err
-	}
-	d, err := p.data(prm)
+	d, err := p.checkedData(prm)
 	if err != nil {
 		return nil, err
 	}
