@@ -117,17 +117,26 @@ func Run(ctx context.Context, o RunOptions) error {
 		return UsageError{err}
 	}
 	defer store.Close()
-	if resumed {
+	if resumed && !store.F.Finished {
+		// Steps measured with other parts would mix with these: refused.
+		// A finished run measures nothing more and re-renders as it is.
 		if why := store.F.Changed(id); why != "" {
 			return usagef("%s holds a run made with other parts: %s; resume it with the same ones, use another --out, or remove %s to start over", out, why, filepath.Join(out, results.FileName))
 		}
 	}
 	printPlan()
-	if resumed {
+	switch {
+	case resumed && store.F.Finished:
+		// A finished run is never measured again (Runner.Run measures
+		// nothing): the same command re-renders it.
+		fmt.Fprintf(log, "loadlab: the run in %s is finished (%d units recorded): re-rendering its report, measuring nothing; remove %s to measure again\n", out, len(store.F.Units), out)
+	case resumed:
 		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
 	}
-	if err := store.Update(func(f *results.File) { f.Record(id) }); err != nil {
-		return err
+	if !store.F.Finished {
+		if err := store.Update(func(f *results.File) { f.Record(id) }); err != nil {
+			return err
+		}
 	}
 	lp.begin(store.F)
 

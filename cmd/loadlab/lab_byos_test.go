@@ -213,9 +213,17 @@ func TestLabRunOwnServer(t *testing.T) {
 		t.Errorf("the copy's rendered config under configs/ lacks keepalive 2:\n%s", copied)
 	}
 
-	// A resume after a profile file changed, and one whose loadlab
-	// binary changed: refused in one line, exit 2, nothing measured.
-	before, _ := os.ReadFile(filepath.Join(out, results.FileName))
+	// A run cut short (finished false) resumed after a profile file
+	// changed, and one whose loadlab binary changed: refused in one line,
+	// exit 2, nothing measured. (A finished run measures nothing more:
+	// it re-renders whatever changed.)
+	resultsFile := filepath.Join(out, results.FileName)
+	var raw map[string]any
+	before, _ := os.ReadFile(resultsFile)
+	json.Unmarshal(before, &raw)
+	raw["finished"] = false
+	unfinished, _ := json.Marshal(raw)
+	os.WriteFile(resultsFile, unfinished, 0o644)
 	goproxyYAML := filepath.Join(dir, "goproxy.yaml")
 	orig, _ := os.ReadFile(goproxyYAML)
 	os.WriteFile(goproxyYAML, append(orig, "# edited\n"...), 0o644)
@@ -224,16 +232,14 @@ func TestLabRunOwnServer(t *testing.T) {
 		t.Errorf("resume after the profile file changed: exit %d, %q", code, msg)
 	}
 	os.WriteFile(goproxyYAML, orig, 0o644)
-	var raw map[string]any
-	json.Unmarshal(before, &raw)
 	raw["loadlab_sha256"] = strings.Repeat("0", 64)
 	edited, _ := json.Marshal(raw)
-	os.WriteFile(filepath.Join(out, results.FileName), edited, 0o644)
+	os.WriteFile(resultsFile, edited, 0o644)
 	code, _, stderr = runCLI(t, args...)
 	if msg := strings.TrimSpace(stderr); code != exitUsage || strings.Contains(msg, "\n") || !strings.Contains(msg, "the loadlab binary changed (SHA-256 000000000000, now ") {
 		t.Errorf("resume with another loadlab binary: exit %d, %q", code, msg)
 	}
-	if after, _ := os.ReadFile(filepath.Join(out, results.FileName)); !bytes.Equal(after, edited) {
+	if after, _ := os.ReadFile(resultsFile); !bytes.Equal(after, edited) {
 		t.Errorf("a refused resume changed results.json")
 	}
 }

@@ -10,7 +10,7 @@ import (
 func newLabPlanCmd() *cobra.Command {
 	planCmd := &cobra.Command{
 		Use:   "plan",
-		Short: "Show the built-in lab plans (quick, seed-2026, sumguy) so they can be copied and edited",
+		Short: "Show the built-in lab plans (quick, seed-001, seed-2026, sumguy) so they can be copied and edited",
 		Args:  cobra.NoArgs,
 	}
 	show := &cobra.Command{

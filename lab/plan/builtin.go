@@ -9,7 +9,7 @@ import (
 //go:embed builtin/*.yaml
 var builtinFS embed.FS
 
-// BuiltinNames lists the built-in plans: quick, seed-2026, sumguy.
+// BuiltinNames lists the built-in plans: quick, seed-001, seed-2026, sumguy.
 func BuiltinNames() []string {
 	entries, _ := builtinFS.ReadDir("builtin")
 	var names []string

@@ -69,3 +69,42 @@ func TestHostsRefused(t *testing.T) {
 		}
 	}
 }
+
+// The seed-001 plan is seed 001's method at full length: twenty backends,
+// 50 connections for 30 s, three runs, over plain HTTP to the first app,
+// then spread over every host; idle memory after ten minutes quiet,
+// twenty readings 30 s apart, under 2 GiB; Caddy, Traefik and NPM's shape
+// with HAProxy; every seed-001 row cited per profile.
+func TestSeed001Method(t *testing.T) {
+	p, err := Load("seed-001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := p.IdleMemory; m.Quiet.D() != 10*time.Minute || m.Samples != 20 || m.Every.D() != 30*time.Second || p.MemoryLimit != 2<<30 || p.Net != NetNetns {
+		t.Errorf("idle memory %+v, memory limit %d, net %s: want 10 min quiet, 20 readings 30 s apart, 2 GiB, netns", m, p.MemoryLimit, p.Net)
+	}
+	if got := strings.Join(p.Profiles, ","); got != "caddy-stock,traefik,nginx-npm,haproxy" {
+		t.Errorf("profiles %s", got)
+	}
+	if len(p.Scenarios) != 2 {
+		t.Fatalf("scenarios %d, want hosts and hosts-spread", len(p.Scenarios))
+	}
+	for i, s := range p.Scenarios {
+		if s.Kind != KindHosts || s.Method != MethodClosed || s.NamedBackends() != 20 || s.Connections != 50 || s.Runs != 3 || s.Duration.D() != 30*time.Second || s.Scheme != SchemeHTTP || s.Spread != (i == 1) || s.Eff.Rounds != 1 {
+			t.Errorf("%s: %+v is not seed 001's method", s.Name, s)
+		}
+	}
+	if h := p.Scenarios[0].HostHeader(); h != "app01.lab.test" {
+		t.Errorf("host %s", h)
+	}
+	want := map[string]bool{"hosts-idle-memory": true, "hosts-rate": true, "hosts-p99": true, "hosts-502": true, "config-lines": true, "h3-build": true, "restart": true}
+	for _, s := range p.Seeds {
+		if s.Seed != "001" || !want[s.Finding] {
+			t.Errorf("seed %s %s is not one of seed 001's rows", s.Seed, s.Finding)
+		}
+		delete(want, s.Finding)
+	}
+	if len(want) > 0 {
+		t.Errorf("seed 001's rows not cited: %v", want)
+	}
+}

@@ -11,7 +11,7 @@ import (
 
 func TestBuiltinsLoad(t *testing.T) {
 	names := BuiltinNames()
-	if strings.Join(names, ",") != "quick,seed-2026,sumguy" {
+	if strings.Join(names, ",") != "quick,seed-001,seed-2026,sumguy" {
 		t.Fatalf("built-ins %v", names)
 	}
 	for _, name := range names {

@@ -53,11 +53,16 @@ type File struct {
 }
 
 // Round is one round of a plan with rounds: the unit IDs in the order it
-// ran them (Order), and whether it ran to its end.
+// ran them (Order), and whether it ran to its end (its remeasure
+// included: a round done is never measured again).
 type Round struct {
 	Round int      `json:"round"` // 1..N
 	Order []string `json:"order"`
 	Done  bool     `json:"done"`
+	// Remeasure are the units the round chose to measure again at its end
+	// (its noisiest, at most scenario.MaxRemeasure), recorded before they
+	// run: a resumed run finishes them and chooses no other.
+	Remeasure []string `json:"remeasure,omitempty"`
 	// Control is the round's control (plan control): the generator
 	// against loadlab serve, no proxy, measured before the round's first
 	// unit: its step at the control's fixed rate (run 1) and its closed

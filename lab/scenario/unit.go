@@ -43,6 +43,10 @@ type errStart struct{ err error }
 func (e errStart) Error() string { return e.err.Error() }
 func (e errStart) Unwrap() error { return e.err }
 
+// rateFromReason begins the error of a unit whose rate_from source had
+// no rate yet: later rounds, which may bring one, run it again.
+const rateFromReason = "rate_from: "
+
 // errUnit marks an error that ends the unit but not the run (the proxy
 // would not start, the generator could not reach it).
 type errUnit struct{ err error }
@@ -90,7 +94,7 @@ func (u *unitRun) run(ctx context.Context) error {
 	// A unit that failed is not run again in later rounds, unless what
 	// it lacked may come with them: a rate_from source that confirmed no
 	// rate yet.
-	if status == results.StatusError && u.r.failed != nil && !strings.HasPrefix(reason, "rate_from: ") {
+	if status == results.StatusError && u.r.failed != nil && !strings.HasPrefix(reason, rateFromReason) {
 		u.r.failed[u.spec.ID] = true
 	}
 	u.r.prog.unitDone(u.spec)
