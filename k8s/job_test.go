@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -236,5 +237,46 @@ func TestJobHostNetwork(t *testing.T) {
 	o.Spread = true
 	if _, err := Job(o); err != nil {
 		t.Fatalf("host network, metrics port, spread: %v", err)
+	}
+}
+
+// TestJobHardening: the pods get no service account token (gen talks to
+// no Kubernetes API), a writable emptyDir at /tmp for gen's spill (the
+// image's root is read-only), and each --header-secret reaches gen by a
+// secretKeyRef, never in the manifest or on the command line.
+func TestJobHardening(t *testing.T) {
+	o := example()
+	o.HeaderSecrets = []string{"api-headers", "more.headers"}
+	b := must(YAML(must(Job(o))))
+	job := decode(t, b)
+	pod := job.Spec.Template.Spec
+	if a := pod.AutomountServiceAccountToken; a == nil || *a {
+		t.Fatalf("automountServiceAccountToken %v, want false", a)
+	}
+	c := pod.Containers[0]
+	if len(pod.Volumes) != 1 || pod.Volumes[0].EmptyDir == nil || len(c.VolumeMounts) != 1 ||
+		c.VolumeMounts[0].Name != pod.Volumes[0].Name || c.VolumeMounts[0].MountPath != "/tmp" || c.VolumeMounts[0].ReadOnly {
+		t.Fatalf("volumes %+v, mounts %+v: want an emptyDir at /tmp", pod.Volumes, c.VolumeMounts)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if env["TMPDIR"].Value != "/tmp" {
+		t.Errorf("TMPDIR %q, want /tmp", env["TMPDIR"].Value)
+	}
+	for i, name := range o.HeaderSecrets {
+		v := "LOADLAB_HEADERS_" + strconv.Itoa(i)
+		ref := env[v].ValueFrom
+		if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != name || ref.SecretKeyRef.Key != HeaderSecretKey {
+			t.Errorf("env %s: %+v, want a secretKeyRef to %s/%s", v, env[v], name, HeaderSecretKey)
+		}
+		if !slices.Contains(c.Args, "--headers-env="+v) {
+			t.Errorf("args %q: want --headers-env=%s", c.Args, v)
+		}
+	}
+	o.HeaderSecrets = []string{"Not_A_Name"}
+	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "header secret") {
+		t.Errorf("a bad secret name: %v", err)
 	}
 }

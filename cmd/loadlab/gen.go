@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type genFlags struct {
 	shard     string
 	startAt   string
 	threshold []string
+	headerEnv []string
 	stages    string
 	targets   string
 	weights   string
@@ -150,6 +152,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.DurationVar(&c.Warmup, "warmup", 0, "leading part of the run left out of the results")
 	fl.DurationVar(&c.Timeout, "timeout", gen.DefaultTimeout, "per-request timeout, from when work on the request begins (connect, handshake, write)")
 	fl.StringArrayVarP(&c.Headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
+	fl.StringArrayVar(&f.headerEnv, "headers-env", nil, "extra request headers from the environment variable VAR, one \"Name: value\" per line (repeatable): values that stay out of the command line (the Kubernetes Job's --header-secret sets it from a Secret)")
 	fl.StringVarP(&c.Method, "method", "m", gen.DefaultMethod, "request method")
 	fl.StringVar(&f.bodyFile, "body-file", "", "send this file as the request body")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- = stdout)")
@@ -192,9 +195,40 @@ whole run's; the first shards take the remainder). Give them one
 	return cmd
 }
 
+// headersFromEnv reads the "Name: value" lines of environment variable
+// name (--headers-env). Its errors never quote a value: it may be a secret.
+func headersFromEnv(name string) ([]string, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return nil, usagef("--headers-env %s: the variable is not set", name)
+	}
+	var hs []string
+	for i, line := range strings.Split(v, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if n, _, ok := strings.Cut(line, ":"); !ok || strings.TrimSpace(n) == "" {
+			return nil, usagef("--headers-env %s: line %d is not a header \"Name: value\"", name, i+1)
+		}
+		hs = append(hs, line)
+	}
+	if len(hs) == 0 {
+		return nil, usagef("--headers-env %s: no header in it", name)
+	}
+	return hs, nil
+}
+
 func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	c := f.cfg
 	c.URL = url
+	for _, name := range f.headerEnv {
+		hs, err := headersFromEnv(name)
+		if err != nil {
+			return err
+		}
+		c.Headers = append(slices.Clip(c.Headers), hs...)
+	}
 	if f.cpus != "" {
 		set, err := pin.ParseList(f.cpus)
 		if err != nil {

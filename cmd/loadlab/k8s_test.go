@@ -147,3 +147,43 @@ func TestK8sJobHostNetwork(t *testing.T) {
 		t.Fatalf("without --host-network the manifest has host networking:\n%s", stdout)
 	}
 }
+
+// TestK8sJobHeaderSecret: `k8s job --header-secret NAME` gives the pods
+// the Secret's headers by secretKeyRef and no service account token; an
+// Authorization header given with -H is named as being in the manifest in
+// clear. Decoded into batchv1.Job, as kubectl reads it.
+func TestK8sJobHeaderSecret(t *testing.T) {
+	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
+	args := []string{"k8s", "job", "--shards", "2", "--image", "reg/loadlab:1", "--start-at", start.Format(time.RFC3339), "--header-secret", "api-headers",
+		"--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--allow-remote", "http://svc.ns:8080/1k"}
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	pod := job.Spec.Template.Spec
+	if a := pod.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("automountServiceAccountToken %v, want false", a)
+	}
+	var ref *corev1.SecretKeySelector
+	var envName string
+	for _, e := range pod.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			ref, envName = e.ValueFrom.SecretKeyRef, e.Name
+		}
+	}
+	if ref == nil || ref.Name != "api-headers" || ref.Key != "headers" {
+		t.Fatalf("env %+v: want a secretKeyRef to api-headers/headers", pod.Containers[0].Env)
+	}
+	if !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "--headers-env="+envName) {
+		t.Errorf("args %q: want --headers-env=%s", pod.Containers[0].Args, envName)
+	}
+	args[len(args)-1] = "-H"
+	args = append(args, "Authorization: Bearer abc", "http://svc.ns:8080/1k")
+	if code, _, stderr = runCLI(t, args...); code != 0 || !strings.Contains(stderr, "-H Authorization is in the manifest in clear") {
+		t.Errorf("-H Authorization: exit %d, stderr %q: want a note pointing to --header-secret", code, stderr)
+	}
+}

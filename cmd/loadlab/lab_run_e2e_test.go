@@ -131,13 +131,13 @@ func TestLabRunSIGINTRecordsAndResumes(t *testing.T) {
 	needNginxRoot(t)
 	dir := worldDir(t)
 	out := filepath.Join(dir, "out")
-	// sustained-cliff runs once (rounds: 1): a 10 s step at this scale,
-	// whose start the progress announces.
-	args := []string{"lab", "run", "--plan", "quick", "--out", out, "--profiles", "nginx-stock", "--scenarios", "sustained-cliff", "--step-scale", "0.25", "-q"}
+	// sustained-cliff runs once (rounds: 1): a 12 s step, whose start the
+	// progress announces (from 10 s).
+	args := []string{"lab", "run", "--plan", "quick", "--out", out, "--profiles", "nginx-stock", "--scenarios", "sustained-cliff", "-q"}
 	cmd := cliCommand(t, args...)
 	progress, done := startUntil(t, cmd, "sustained-cliff nginx-stock p256: run closed loop for")
 	pid := cmd.Process.Pid
-	time.Sleep(3 * time.Second) // into the 10 s run
+	time.Sleep(3 * time.Second) // into the 12 s run
 	cmd.Process.Signal(syscall.SIGINT)
 	select {
 	case <-done:

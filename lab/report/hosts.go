@@ -122,23 +122,33 @@ func hostsRunsCell(r row) string {
 	}
 	s := strings.Join(parts, "; ")
 	if sh := appShares(r.step); sh != "" {
-		s += "; " + sh
+		s += "; the row's run: " + sh
 	}
 	return orDash(s)
 }
 
-// appShares says how the named backends shared the step's requests:
-// "app01..app20: 4.98–5.02% each" ("" without per-app counts).
+// appShares says how the named backends shared the step's requests, as
+// they counted them: "backends app01..app20 got 4.98–5.02% each", "all
+// 5,840 reached app01" ("" without per-app counts).
 func appShares(st *results.Step) string {
 	if st == nil || len(st.Backend.Apps) < 2 {
 		return ""
 	}
 	var total uint64
-	for _, n := range st.Backend.Apps {
+	var got []int
+	for i, n := range st.Backend.Apps {
 		total += n
+		if n > 0 {
+			got = append(got, i+1)
+		}
 	}
-	if total == 0 {
+	switch {
+	case total == 0:
 		return ""
+	case len(got) == 1:
+		return fmt.Sprintf("all %s reached app%02d", fmtInt(int64(total)), got[0])
+	case len(got) < len(st.Backend.Apps):
+		return fmt.Sprintf("%d of the %d backends got requests", len(got), len(st.Backend.Apps))
 	}
 	lo, hi := slices.Min(st.Backend.Apps), slices.Max(st.Backend.Apps)
 	return fmt.Sprintf("backends app01..app%02d got %.2f–%.2f%% each", len(st.Backend.Apps), 100*float64(lo)/float64(total), 100*float64(hi)/float64(total))

@@ -104,6 +104,8 @@ func hostsFile(t *testing.T) *results.File {
 		spec{ok: 977 * 24, bad: 1224, status502: 1224, p99: 176_000},
 		spec{ok: 289 * 24, p99: 400_000})
 	npm.Steps[0].ProxyAddrErrors, npm.Steps[1].ProxyAddrErrors = 2470, 1224
+	caddy.Steps[1].Backend = results.BackendDelta{Requests: 4018 * 24, Apps: make([]uint64, 20), Valid: true}
+	caddy.Steps[1].Backend.Apps[0] = 4018 * 24
 	npm.Steps[1].LimitedBy, npm.Steps[1].LimitedWhy = results.LimitPorts, `the proxy logged 1224 "Cannot assign requested address" lines`
 	sp := hostsUnitOf("hosts-spread", "caddy-stock", spec{ok: 4000 * 24})
 	sp.Steps[0].Backend = results.BackendDelta{Requests: 20 * 4800, Apps: make([]uint64, 20), Valid: true}
@@ -156,7 +158,7 @@ func TestHostsMiddleRun(t *testing.T) {
 			t.Errorf("row\n got %s\nwant %s", got, want[row[0]])
 		}
 	}
-	if !strings.Contains(md, "4,018 2xx/s, p99 37 ms, 0 502 (the row)") || !strings.Contains(md, "977 2xx/s, p99 176 ms, 1,224 502 (1,224 \"Cannot assign requested address\") (the row)") {
+	if !strings.Contains(md, "4,018 2xx/s, p99 37 ms, 0 502 (the row); 2,314 2xx/s, p99 10 ms, 0 502; the row's run: all 96,432 reached app01") || !strings.Contains(md, "977 2xx/s, p99 176 ms, 1,224 502 (1,224 \"Cannot assign requested address\") (the row)") {
 		t.Errorf("the detail table must list every run and mark the row's:\n%s", md)
 	}
 }
