@@ -54,7 +54,7 @@ test-go:
 	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
 	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
 
-# make test's pass: 2 s per target (29 targets; about 100 s with one
+# make test's pass: 2 s per target (33 targets; about 110 s with one
 # instrumented build per package); the seed corpora also run as plain tests
 # in test-go. A longer search: make fuzz FUZZTIME=60.
 fuzz:

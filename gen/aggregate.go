@@ -2,6 +2,7 @@ package gen
 
 import (
 	"fmt"
+	"os"
 	"sync"
 	"time"
 
@@ -24,6 +25,7 @@ type aggregator struct {
 	next    int // next second to emit
 	spare   []*hdr.Histogram
 	spill   *histSpill // per-second histograms on disk until the result (nil: in memory)
+	spillAt string     // where they wait: the spill file's directory, or result.SpillMemory
 	spilled []spillRef // where seconds[i]'s histogram is in spill (n 0: in seconds[i].Hist)
 	live    *liveState // Config.Live's sums (nil: off)
 
@@ -44,8 +46,16 @@ type secondAcc struct {
 }
 
 func newAggregator(r *run, nloops int) *aggregator {
-	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(), spill: newHistSpill(),
+	a := &aggregator{r: r, nloops: nloops, open: map[int]*secondAcc{}, merged: r.newHist(),
 		twAt: map[int]int{}, twStop: make(chan struct{}), twDone: make(chan struct{})}
+	dir := os.TempDir()
+	var err error
+	a.spill, err = newHistSpill(dir)
+	a.spillAt = dir
+	if err != nil {
+		a.spillAt = result.SpillMemory
+		r.notes = append(r.notes, fmt.Sprintf("per-second histograms kept in memory: no temporary file in %s (%v); set TMPDIR to a writable directory for a long run", dir, err))
+	}
 	if r.cfg.HdrLog != nil {
 		a.log = hdr.NewHistogramLogWriter(r.cfg.HdrLog)
 	}

@@ -81,7 +81,7 @@ type Config struct {
 	Streams      int          // HTTP/2: concurrent streams per connection (0 = DefaultStreams, or 1 with NewConn)
 	VerifySHA256 []byte       // 32 bytes: every body must hash to this
 	NetNS        string       // network namespace path to run the loops in ("" = current)
-	AllowRemote  bool         // allow targets reached through a gateway (default: loopback and directly attached networks only)
+	AllowRemote  bool         // allow targets off this machine (default: loopback, this host's addresses and its network namespaces only: see checkOnMachine)
 	// WakeProbe measures the machine's wake floor during the measured
 	// window, beside each loop on its CPU, into Generator.WakeFloor
 	// (wakefloor.go); without it the floor is probed after a run whose lag

@@ -89,6 +89,7 @@ func (r *run) result(agg *aggregator, o outcome) *result.Result {
 	g.Unfinished = r.unfinished.Load()
 	g.Unsolicited = total.unsolicited
 	g.TimeWaitPeak = agg.twPeak
+	g.Spill = agg.spillAt
 	g.Notes = append(g.Notes, r.notes...)
 	if r.tls != nil {
 		g.Notes = append(g.Notes, r.tls.notes()...)

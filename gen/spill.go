@@ -11,9 +11,12 @@ import (
 // about 9 MB an hour at 10,000 req/s) in a temporary file instead of the
 // heap while the run goes on, so a long run's memory stays flat; the result
 // reads them back once, at the end. The file is unlinked as soon as it is
-// made: nothing is left behind, even if the process is killed. If no
-// temporary file can be made, the histograms stay in memory as before.
-// Used by the aggregator goroutine only, then by the result once it ended.
+// made: nothing is left behind, even if the process is killed. It goes in
+// the temporary directory ($TMPDIR, else /tmp: the Kubernetes Job mounts an
+// emptyDir there, as its image's root is read-only); if no file can be made
+// there, the histograms stay in memory, and the result says which
+// (generator.spill, and a note with the reason). Used by the aggregator
+// goroutine only, then by the result once it ended.
 type histSpill struct {
 	f   *os.File
 	off int64
@@ -26,17 +29,18 @@ type spillRef struct {
 	n   int32 // 0: not spilled (the histogram is in its SecondMergeable.Hist)
 }
 
-// newHistSpill makes the unlinked temporary file (nil when it cannot).
-func newHistSpill() *histSpill {
-	f, err := os.CreateTemp("", "loadlab-hist-*")
+// newHistSpill makes the unlinked temporary file in dir; nil and the
+// reason when it cannot.
+func newHistSpill(dir string) (*histSpill, error) {
+	f, err := os.CreateTemp(dir, "loadlab-hist-*")
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	if err := os.Remove(f.Name()); err != nil {
 		f.Close()
-		return nil
+		return nil, err
 	}
-	return &histSpill{f: f}
+	return &histSpill{f: f}, nil
 }
 
 // put writes enc and returns where, or false to keep it in memory.

@@ -38,6 +38,17 @@ const (
 	// image).
 	Binary = "/loadlab"
 
+	// HeaderSecretKey is the key of a --header-secret Secret that holds
+	// the headers, one "Name: value" per line.
+	HeaderSecretKey = "headers"
+	// headerEnv is the prefix of the variables the Secrets' headers reach
+	// gen through (--headers-env): never the Job spec, never argv.
+	headerEnv = "LOADLAB_HEADERS_"
+	// tmpDir is where the Job mounts an emptyDir: the image's root is
+	// read-only and has no /tmp, and gen spills its per-second
+	// histograms to the temporary directory.
+	tmpDir = "/tmp"
+
 	completionIndexAnnotation = "batch.kubernetes.io/job-completion-index"
 	nonRootID                 = 65532 // the conventional "nonroot" user of distroless images
 )
@@ -87,8 +98,16 @@ type JobOptions struct {
 	// the pod's address: the container declares the port and the pod
 	// carries the prometheus.io/scrape, port and path annotations that
 	// annotation-based scrape configs discover. The endpoint is off
-	// loopback, so GenArgs must include --allow-remote.
+	// loopback, so GenArgs must include --metrics-allow-remote.
 	MetricsPort int
+
+	// HeaderSecrets name Secrets (in the Job's namespace) whose key
+	// "headers" holds request headers, one "Name: value" per line: each
+	// reaches gen through an environment variable set by secretKeyRef
+	// (gen --headers-env), so the values are neither in the Job spec nor
+	// on the command line. For Authorization, cookies and API keys,
+	// instead of -H.
+	HeaderSecrets []string
 }
 
 // reserved are the gen flags the Job sets itself.
@@ -135,8 +154,8 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			return nil, fmt.Errorf("metrics port must be between 1 and 65535 (got %d)", o.MetricsPort)
 		case HasArg(o.GenArgs, "--metrics-addr"):
 			return nil, fmt.Errorf("gen argument --metrics-addr: the Job sets it from the metrics port; leave it out")
-		case !HasArg(o.GenArgs, "--allow-remote"):
-			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --allow-remote to the gen arguments")
+		case !HasArg(o.GenArgs, "--metrics-allow-remote"):
+			return nil, fmt.Errorf("metrics port: the shards serve metrics on the pod's address, off loopback; add --metrics-allow-remote to the gen arguments")
 		case o.HostNetwork && o.Shards > 1 && !o.Spread:
 			return nil, fmt.Errorf("metrics port with host network: the shards on one node would all bind port %d of the node; add --spread (one shard per node)", o.MetricsPort)
 		}
@@ -180,6 +199,16 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			"prometheus.io/path":   "/metrics",
 		}
 	}
+	var secretEnv []corev1.EnvVar
+	for i, name := range o.HeaderSecrets {
+		if errs := validation.IsDNS1123Subdomain(name); len(errs) > 0 {
+			return nil, fmt.Errorf("header secret %q: %s", name, strings.Join(errs, "; "))
+		}
+		v := headerEnv + strconv.Itoa(i)
+		args = append(args, "--headers-env="+v)
+		secretEnv = append(secretEnv, corev1.EnvVar{Name: v, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: name}, Key: HeaderSecretKey}}})
+	}
 	args = append(args, o.GenArgs...)
 	fieldEnv := func(name, path string) corev1.EnvVar {
 		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{FieldPath: path}}}
@@ -187,6 +216,11 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 	pod := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		NodeSelector:  map[string]string{corev1.LabelOSStable: "linux"},
+		// gen talks to no Kubernetes API: no token in the pod.
+		AutomountServiceAccountToken: ptr(false),
+		// The image's root is read-only and has no /tmp: gen spills its
+		// per-second histograms here (the result's generator.spill).
+		Volumes: []corev1.Volume{{Name: "tmp", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}},
 		SecurityContext: &corev1.PodSecurityContext{
 			RunAsNonRoot:   ptr(true),
 			RunAsUser:      ptr(int64(nonRootID)),
@@ -199,12 +233,14 @@ func Job(o JobOptions) (*batchv1.Job, error) {
 			Command: []string{Binary},
 			Args:    args,
 			Ports:   ports,
-			Env: []corev1.EnvVar{
+			Env: append([]corev1.EnvVar{
 				fieldEnv(IndexEnv, "metadata.annotations['"+completionIndexAnnotation+"']"),
 				fieldEnv("NODE_NAME", "spec.nodeName"),
 				fieldEnv("POD_NAME", "metadata.name"),
-			},
-			Resources: corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
+				{Name: "TMPDIR", Value: tmpDir},
+			}, secretEnv...),
+			VolumeMounts: []corev1.VolumeMount{{Name: "tmp", MountPath: tmpDir}},
+			Resources:    corev1.ResourceRequirements{Requests: res, Limits: res.DeepCopy()},
 			// A failed shard's error line is its termination message.
 			TerminationMessagePolicy: corev1.TerminationMessageFallbackToLogsOnError,
 			SecurityContext: &corev1.SecurityContext{

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -169,8 +170,7 @@ func must[T any](v T, err error) T {
 // TestJobMetricsPort: --metrics-port gives each shard an endpoint on the
 // pod's address that annotation-based discovery finds.
 func TestJobMetricsPort(t *testing.T) {
-	o := example()
-	o.MetricsPort = 9464
+	o := withMetrics(example())
 	job := decode(t, must(YAML(must(Job(o)))))
 	tpl := job.Spec.Template
 	c := tpl.Spec.Containers[0]
@@ -191,17 +191,24 @@ func TestJobMetricsPort(t *testing.T) {
 	for want, edit := range map[string]func(*JobOptions){
 		"between 1 and 65535":         func(o *JobOptions) { o.MetricsPort = 70000 },
 		"gen argument --metrics-addr": func(o *JobOptions) { o.GenArgs = append([]string{"--metrics-addr=127.0.0.1:1"}, o.GenArgs...) },
-		"add --allow-remote": func(o *JobOptions) {
-			o.GenArgs = slices.DeleteFunc(o.GenArgs, func(a string) bool { return a == "--allow-remote" })
+		"add --metrics-allow-remote": func(o *JobOptions) { // --allow-remote is for targets
+			o.GenArgs = slices.DeleteFunc(o.GenArgs, func(a string) bool { return a == "--metrics-allow-remote" })
 		},
 	} {
-		o := example()
-		o.MetricsPort = 9464
+		o := withMetrics(example())
 		edit(&o)
 		if _, err := Job(o); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v", want, err)
 		}
 	}
+}
+
+// withMetrics is o with metrics port 9464, which gen's
+// --metrics-allow-remote allows.
+func withMetrics(o JobOptions) JobOptions {
+	o.MetricsPort = 9464
+	o.GenArgs = append([]string{"--metrics-allow-remote"}, o.GenArgs...)
+	return o
 }
 
 // TestJobHostNetwork: HostNetwork puts the pods in their node's network
@@ -222,13 +229,54 @@ func TestJobHostNetwork(t *testing.T) {
 	}
 	// Every shard on a node binds the metrics port in the node's
 	// namespace: more than one shard per node cannot start.
-	o = example()
-	o.HostNetwork, o.MetricsPort, o.Spread = true, 9464, false
+	o = withMetrics(example())
+	o.HostNetwork, o.Spread = true, false
 	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "add --spread") {
 		t.Fatalf("host network, metrics port, 4 shards without spread: error %v", err)
 	}
 	o.Spread = true
 	if _, err := Job(o); err != nil {
 		t.Fatalf("host network, metrics port, spread: %v", err)
+	}
+}
+
+// TestJobHardening: the pods get no service account token (gen talks to
+// no Kubernetes API), a writable emptyDir at /tmp for gen's spill (the
+// image's root is read-only), and each --header-secret reaches gen by a
+// secretKeyRef, never in the manifest or on the command line.
+func TestJobHardening(t *testing.T) {
+	o := example()
+	o.HeaderSecrets = []string{"api-headers", "more.headers"}
+	b := must(YAML(must(Job(o))))
+	job := decode(t, b)
+	pod := job.Spec.Template.Spec
+	if a := pod.AutomountServiceAccountToken; a == nil || *a {
+		t.Fatalf("automountServiceAccountToken %v, want false", a)
+	}
+	c := pod.Containers[0]
+	if len(pod.Volumes) != 1 || pod.Volumes[0].EmptyDir == nil || len(c.VolumeMounts) != 1 ||
+		c.VolumeMounts[0].Name != pod.Volumes[0].Name || c.VolumeMounts[0].MountPath != "/tmp" || c.VolumeMounts[0].ReadOnly {
+		t.Fatalf("volumes %+v, mounts %+v: want an emptyDir at /tmp", pod.Volumes, c.VolumeMounts)
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range c.Env {
+		env[e.Name] = e
+	}
+	if env["TMPDIR"].Value != "/tmp" {
+		t.Errorf("TMPDIR %q, want /tmp", env["TMPDIR"].Value)
+	}
+	for i, name := range o.HeaderSecrets {
+		v := "LOADLAB_HEADERS_" + strconv.Itoa(i)
+		ref := env[v].ValueFrom
+		if ref == nil || ref.SecretKeyRef == nil || ref.SecretKeyRef.Name != name || ref.SecretKeyRef.Key != HeaderSecretKey {
+			t.Errorf("env %s: %+v, want a secretKeyRef to %s/%s", v, env[v], name, HeaderSecretKey)
+		}
+		if !slices.Contains(c.Args, "--headers-env="+v) {
+			t.Errorf("args %q: want --headers-env=%s", c.Args, v)
+		}
+	}
+	o.HeaderSecrets = []string{"Not_A_Name"}
+	if _, err := Job(o); err == nil || !strings.Contains(err.Error(), "header secret") {
+		t.Errorf("a bad secret name: %v", err)
 	}
 }

@@ -109,7 +109,12 @@ func Run(ctx context.Context, o RunOptions) error {
 		return UsageError{err}
 	}
 	defer store.Close()
-	if resumed {
+	switch {
+	case resumed && store.F.Finished:
+		// A finished run is never measured again (Runner.Run measures
+		// nothing): the same command re-renders it.
+		fmt.Fprintf(log, "loadlab: the run in %s is finished (%d units recorded): re-rendering its report, measuring nothing; remove %s to measure again\n", out, len(store.F.Units), out)
+	case resumed:
 		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
 	}
 	lp.begin(store.F)

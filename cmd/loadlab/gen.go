@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,6 +40,7 @@ type genFlags struct {
 	shard     string
 	startAt   string
 	threshold []string
+	headerEnv []string
 	stages    string
 	targets   string
 	weights   string
@@ -150,10 +152,11 @@ whole run's; the first shards take the remainder). Give them one
 	fl.DurationVar(&c.Warmup, "warmup", 0, "leading part of the run left out of the results")
 	fl.DurationVar(&c.Timeout, "timeout", gen.DefaultTimeout, "per-request timeout, from when work on the request begins (connect, handshake, write)")
 	fl.StringArrayVarP(&c.Headers, "header", "H", nil, "extra request header \"Name: value\" (repeatable)")
+	fl.StringArrayVar(&f.headerEnv, "headers-env", nil, "extra request headers from the environment variable VAR, one \"Name: value\" per line (repeatable): values that stay out of the command line (the Kubernetes Job's --header-secret sets it from a Secret)")
 	fl.StringVarP(&c.Method, "method", "m", gen.DefaultMethod, "request method")
 	fl.StringVar(&f.bodyFile, "body-file", "", "send this file as the request body")
 	fl.StringVar(&f.jsonOut, "json", "", "write the result as JSON to FILE (- = stdout)")
-	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE")
+	fl.StringVar(&f.hdrLog, "hdr-log", "", "write an HdrHistogram interval log (one interval per second, µs) to FILE (put in place at the end of the run; - for stdout)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "no human-readable output")
 	fl.IntVar(&c.MaxPending, "max-pending", 0, "open loop: due-but-unsent requests kept; when full the longest-waiting one is dropped (default rate x timeout, at least 1000)")
 	fl.StringVar(&c.IO, "io", gen.DefaultIO, "how the HTTP/1.1 and HTTP/2 loops drive their sockets: epoll (a system call per read and write), uring (io_uring: one io_uring_enter per wakeup; fails where the kernel lacks what it needs) or auto (io_uring for HTTP/1.1 closed loops and paced open loops where it works; epoll for HTTP/2, for an open loop at --pacing-tolerance 0, where it costs less, and as the fallback). The result says which ran in generator.io and why in generator.io_note")
@@ -173,7 +176,7 @@ whole run's; the first shards take the remainder). Give them one
 	fl.StringSliceVar(&c.TLS.Ciphers, "ciphers", nil, "lean TLS implementation: TLS 1.3 cipher suites to offer, in order: aes128gcm, aes256gcm, chacha20 (default all three, AES first on CPUs with AES instructions)")
 	fl.BoolVar(&c.TLS.ZeroRTT, "0rtt", false, "HTTP/3: send requests as 0-RTT early data on resumed connections (needs --resume)")
 	fl.BoolVar(&c.WakeProbe, "wake-probe", false, "measure how late this machine wakes a sleeping thread during the run (1 ms sleeps beside each loop on its CPU, about 0.5% of a core): the result's wake_floor, during: true")
-	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target reached through a gateway (off this machine); by default only loopback and directly attached networks are loaded")
+	fl.BoolVar(&c.AllowRemote, "allow-remote", false, "allow a target off this machine (through a gateway, a physical link, or a bridge with a port that is not a veth into this host's namespaces); by default only loopback, this host's addresses and its network namespaces are loaded. Targets only: a --metrics-addr off loopback needs --metrics-allow-remote")
 	fl.BoolVar(&c.HTTP3, "http3", false, "HTTP/3 over QUIC (https:// URLs)")
 	fl.BoolVar(&c.HTTP2, "h2", false, "HTTP/2: over TLS with ALPN h2 for https:// URLs, h2c with prior knowledge for http://")
 	fl.IntVar(&c.Streams, "streams", 0, fmt.Sprintf("HTTP/2: concurrent streams per connection, like h2load -m (default %d; 1 with --new-conn); the server's SETTINGS_MAX_CONCURRENT_STREAMS may lower it", gen.DefaultStreams))
@@ -192,9 +195,40 @@ whole run's; the first shards take the remainder). Give them one
 	return cmd
 }
 
+// headersFromEnv reads the "Name: value" lines of environment variable
+// name (--headers-env). Its errors never quote a value: it may be a secret.
+func headersFromEnv(name string) ([]string, error) {
+	v, ok := os.LookupEnv(name)
+	if !ok {
+		return nil, usagef("--headers-env %s: the variable is not set", name)
+	}
+	var hs []string
+	for i, line := range strings.Split(v, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if n, _, ok := strings.Cut(line, ":"); !ok || strings.TrimSpace(n) == "" {
+			return nil, usagef("--headers-env %s: line %d is not a header \"Name: value\"", name, i+1)
+		}
+		hs = append(hs, line)
+	}
+	if len(hs) == 0 {
+		return nil, usagef("--headers-env %s: no header in it", name)
+	}
+	return hs, nil
+}
+
 func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 	c := f.cfg
 	c.URL = url
+	for _, name := range f.headerEnv {
+		hs, err := headersFromEnv(name)
+		if err != nil {
+			return err
+		}
+		c.Headers = append(slices.Clip(c.Headers), hs...)
+	}
 	if f.cpus != "" {
 		set, err := pin.ParseList(f.cpus)
 		if err != nil {
@@ -321,7 +355,7 @@ func runGen(cmd *cobra.Command, f *genFlags, url string) error {
 		gm = metrics.NewGen(labels)
 		p.Live = gm.Observe
 	}
-	ep, err := f.metrics.start(p.AllowRemote, stderr, gm)
+	ep, err := f.metrics.start(stderr, gm)
 	if err != nil {
 		return err
 	}

@@ -1,14 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // TestGenInputValidation runs `loadlab gen` with one bad input per case.
@@ -160,6 +166,46 @@ func TestGen502ExitsZero(t *testing.T) {
 	for class, n := range res.Errors {
 		if n != 0 {
 			t.Errorf("errors.%s = %d, want 0", class, n)
+		}
+	}
+}
+
+// TestGenHeadersEnv: --headers-env VAR sends the "Name: value" lines of
+// the variable as headers (how the Kubernetes Job passes a Secret's
+// headers); an unset variable or a line that is no header is a one-line
+// usage error that does not quote the value.
+func TestGenHeadersEnv(t *testing.T) {
+	got := make(chan http.Header, 100)
+	srv := testutil.StartServer(t, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		for {
+			req, err := http.ReadRequest(br)
+			if err != nil {
+				return
+			}
+			select {
+			case got <- req.Header:
+			default:
+			}
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"); err != nil {
+				return
+			}
+		}
+	})
+	t.Setenv("LOADLAB_TEST_HEADERS", "Authorization: Bearer s3cret\n\nX-Api-Key: k3y\n")
+	code, stderr := captureRun(t, "gen", "-q", "-c", "1", "-n", "1", "-d", "5s", "--headers-env", "LOADLAB_TEST_HEADERS", srv.URL("http"))
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	h := <-got
+	if h.Get("Authorization") != "Bearer s3cret" || h.Get("X-Api-Key") != "k3y" {
+		t.Fatalf("the server got headers %v", h)
+	}
+	t.Setenv("LOADLAB_TEST_HEADERS", "Authorization Bearer s3cret")
+	for _, env := range []string{"LOADLAB_TEST_HEADERS", "LOADLAB_TEST_UNSET"} {
+		code, stderr = captureRun(t, "gen", "-q", "-d", "1s", "--headers-env", env, srv.URL("http"))
+		if code != 2 || strings.Contains(stderr, "s3cret") || !strings.Contains(stderr, env) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Errorf("--headers-env %s: exit %d, stderr %q: want 2 and one line naming the variable, not its value", env, code, stderr)
 		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
@@ -87,7 +88,8 @@ Nothing here talks to a cluster: pipe the output to kubectl apply -f -.`,
 	fl.DurationVar(&f.startIn, "start-in", time.Minute, "start the schedule this long after now, rounded up to a whole second: time for the pods to be scheduled and the image pulled")
 	fl.StringVar(&f.startAt, "start-at", "", "start the schedule at this time instead (RFC 3339)")
 	fl.StringVarP(&f.out, "output", "o", "-", "write the manifest to FILE (- = stdout)")
-	fl.IntVar(&f.opts.MetricsPort, "metrics-port", 0, "have each shard serve Prometheus metrics on this port of its pod (gen --metrics-addr, label shard), with the container port and the prometheus.io/scrape, port and path pod annotations; needs --allow-remote in the gen arguments")
+	fl.StringArrayVar(&f.opts.HeaderSecrets, "header-secret", nil, "request headers from the Secret NAME (repeatable): its key \"headers\" holds them, one \"Name: value\" per line; each pod gets them by secretKeyRef (gen --headers-env), so they are neither in the manifest nor on a command line. Use it instead of -H for Authorization, cookies and API keys")
+	fl.IntVar(&f.opts.MetricsPort, "metrics-port", 0, "have each shard serve Prometheus metrics on this port of its pod (gen --metrics-addr, label shard), with the container port and the prometheus.io/scrape, port and path pod annotations; needs --metrics-allow-remote in the gen arguments")
 	return cmd
 }
 
@@ -154,11 +156,33 @@ func runK8sJob(cmd *cobra.Command, f *k8sJobFlags, genArgs []string) error {
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "job %s: %d shards start at %s (in %v): apply it now, then\n  kubectl%s wait --for=condition=complete job/%s --timeout=%ds\n  kubectl%s logs -l job-name=%s --tail=-1 --max-log-requests=%d > shards.jsonl\n  loadlab merge shards.jsonl\n",
 		o.Name, o.Shards, o.Start.UTC().Format(time.RFC3339), o.Start.Sub(now).Round(time.Second), ns, o.Name, int(o.Deadline.Seconds()), ns, o.Name, o.Shards)
+	if names := secretHeaders(genArgs); len(names) > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "note: -H %s is in the manifest in clear: put such headers in a Secret and give it with --header-secret\n", strings.Join(names, ", "))
+	}
 	// From the node's own network namespace a loopback target is local.
 	if !k8s.HasArg(genArgs, "--allow-remote") && !(o.HostNetwork && loopback.Is(target.Host)) {
 		fmt.Fprintf(cmd.ErrOrStderr(), "note: the shards refuse a target reached through a gateway (usually the case from a pod) unless the gen arguments include --allow-remote\n")
 	}
 	return nil
+}
+
+// secretHeaders returns the names of the -H headers in gen's arguments
+// that usually carry credentials.
+func secretHeaders(args []string) []string {
+	g := newGenCmd()
+	if g.ParseFlags(args) != nil {
+		return nil
+	}
+	hs, _ := g.Flags().GetStringArray("header")
+	var names []string
+	for _, h := range hs {
+		n, _, _ := strings.Cut(h, ":")
+		switch n = strings.TrimSpace(n); strings.ToLower(n) {
+		case "authorization", "proxy-authorization", "cookie", "x-api-key", "api-key", "x-auth-token":
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // checkGenArgs parses the Job's gen arguments with gen's own flags, so that
@@ -179,6 +203,9 @@ func checkGenArgs(args []string, shards int, metrics bool) (time.Duration, gen.T
 	}
 	if f := fl.Lookup("threshold"); f != nil && f.Changed {
 		return 0, gen.Target{}, usagef("gen argument --threshold: a shard's pod would fail (exit 3) on its own part of the run; check the merged result instead: loadlab merge --threshold")
+	}
+	if f := fl.Lookup("headers-env"); f != nil && f.Changed {
+		return 0, gen.Target{}, usagef("gen argument --headers-env: the pods have no such variable; put the headers in a Secret and give it with --header-secret")
 	}
 	if f := fl.Lookup("targets"); f != nil && f.Changed {
 		return 0, gen.Target{}, usagef("gen argument --targets: the pods cannot read a file of this machine; run the Job with one URL")

@@ -91,12 +91,13 @@ func TestK8sJobStagesDeadline(t *testing.T) {
 }
 
 // TestK8sJobMetricsPort: the Job's deadline also covers the shards'
-// metrics linger, and a metrics port without --allow-remote is refused.
+// metrics linger, and a metrics port without --metrics-allow-remote is
+// refused (--allow-remote, which allows remote targets, is not enough).
 func TestK8sJobMetricsPort(t *testing.T) {
 	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
 	args := []string{"k8s", "job", "--shards", "2", "--image", "reg/loadlab:1", "--metrics-port", "9464", "--start-at", start.Format(time.RFC3339),
 		"--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--metrics-linger", "7s"}
-	code, stdout, stderr := runCLI(t, append(args, "--allow-remote", "http://svc.ns:8080/1k")...)
+	code, stdout, stderr := runCLI(t, append(args, "--allow-remote", "--metrics-allow-remote", "http://svc.ns:8080/1k")...)
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -111,9 +112,9 @@ func TestK8sJobMetricsPort(t *testing.T) {
 	if d := *job.Spec.ActiveDeadlineSeconds; d < min-5 || d > min+1 {
 		t.Fatalf("deadline %d s, want about %d (with the 7 s linger)", d, min)
 	}
-	code, _, stderr = runCLI(t, append(args, "http://svc.ns:8080/1k")...)
-	if code != 2 || !strings.Contains(stderr, "add --allow-remote") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-		t.Fatalf("without --allow-remote: exit %d, %q", code, stderr)
+	code, _, stderr = runCLI(t, append(args, "--allow-remote", "http://svc.ns:8080/1k")...)
+	if code != 2 || !strings.Contains(stderr, "add --metrics-allow-remote") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+		t.Fatalf("without --metrics-allow-remote: exit %d, %q", code, stderr)
 	}
 }
 
@@ -144,5 +145,45 @@ func TestK8sJobHostNetwork(t *testing.T) {
 	}
 	if strings.Contains(stdout, "hostNetwork") || strings.Contains(stdout, "dnsPolicy") {
 		t.Fatalf("without --host-network the manifest has host networking:\n%s", stdout)
+	}
+}
+
+// TestK8sJobHeaderSecret: `k8s job --header-secret NAME` gives the pods
+// the Secret's headers by secretKeyRef and no service account token; an
+// Authorization header given with -H is named as being in the manifest in
+// clear. Decoded into batchv1.Job, as kubectl reads it.
+func TestK8sJobHeaderSecret(t *testing.T) {
+	start := time.Now().Add(90 * time.Second).UTC().Truncate(time.Second)
+	args := []string{"k8s", "job", "--shards", "2", "--image", "reg/loadlab:1", "--start-at", start.Format(time.RFC3339), "--header-secret", "api-headers",
+		"--", "gen", "-r", "3000", "-d", "30s", "-c", "30", "--allow-remote", "http://svc.ns:8080/1k"}
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var job batchv1.Job
+	if err := yaml.UnmarshalStrict([]byte(stdout), &job); err != nil {
+		t.Fatalf("strict decode: %v\n%s", err, stdout)
+	}
+	pod := job.Spec.Template.Spec
+	if a := pod.AutomountServiceAccountToken; a == nil || *a {
+		t.Errorf("automountServiceAccountToken %v, want false", a)
+	}
+	var ref *corev1.SecretKeySelector
+	var envName string
+	for _, e := range pod.Containers[0].Env {
+		if e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil {
+			ref, envName = e.ValueFrom.SecretKeyRef, e.Name
+		}
+	}
+	if ref == nil || ref.Name != "api-headers" || ref.Key != "headers" {
+		t.Fatalf("env %+v: want a secretKeyRef to api-headers/headers", pod.Containers[0].Env)
+	}
+	if !strings.Contains(strings.Join(pod.Containers[0].Args, " "), "--headers-env="+envName) {
+		t.Errorf("args %q: want --headers-env=%s", pod.Containers[0].Args, envName)
+	}
+	args[len(args)-1] = "-H"
+	args = append(args, "Authorization: Bearer abc", "http://svc.ns:8080/1k")
+	if code, _, stderr = runCLI(t, args...); code != 0 || !strings.Contains(stderr, "-H Authorization is in the manifest in clear") {
+		t.Errorf("-H Authorization: exit %d, stderr %q: want a note pointing to --header-secret", code, stderr)
 	}
 }

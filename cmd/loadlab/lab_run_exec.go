@@ -23,7 +23,7 @@ func runLab(cmd *cobra.Command, f *labRunFlags) error {
 		}
 		lm = lab.NewMetrics(labels)
 	}
-	ep, err := f.metrics.start(f.allowRemote, cmd.ErrOrStderr(), lm)
+	ep, err := f.metrics.start(cmd.ErrOrStderr(), lm)
 	if err != nil {
 		return err
 	}

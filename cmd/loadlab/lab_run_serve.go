@@ -21,5 +21,5 @@ const defaultServeLinger = 10 * time.Second
 func (f *serveFlags) register(fl *pflag.FlagSet) {
 	fl.StringVar(&f.serve, "serve", "", "serve the live report at http://HOST:PORT/ while the run goes: the report so far, rebuilt after each step, with the step running and the ETA on top; it reloads itself every 5 s (loopback only unless --allow-remote)")
 	fl.DurationVar(&f.serveLinger, "serve-linger", defaultServeLinger, "after the run, keep serving the final report this long, so an open page shows it (0: exit at once; Ctrl-C ends it early)")
-	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --serve (and metrics) address off loopback, reachable from other machines")
+	fl.BoolVar(&f.allowRemote, "allow-remote", false, "allow a --serve address off loopback, reachable from other machines (metrics: --metrics-allow-remote)")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"testing"
 )
 
@@ -16,10 +17,19 @@ import (
 const asCLI = "LOADLAB_TEST_AS_CLI"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(asCLI) == "1" {
+	if os.Getenv(asCLI) == "1" || startedByLab() {
 		os.Exit(run(os.Args[1:]))
 	}
 	os.Exit(m.Run())
+}
+
+// startedByLab reports whether the lab started this test binary as its
+// own loadlab (Options.Self, /proc/self/exe): the exec wrapper, the
+// reaper or `serve` as the backend, in the minimal environment the lab
+// gives what it starts (no asCLI there). go test passes -test.* flags
+// first; the lab passes a subcommand.
+func startedByLab() bool {
+	return len(os.Args) > 1 && !strings.HasPrefix(os.Args[1], "-test.")
 }
 
 // cliCommand returns a command that runs loadlab with args in a child

@@ -14,16 +14,19 @@ import (
 	"github.com/loadlab/loadlab/internal/loopback"
 )
 
-// metricsFlags are --metrics-addr, --metrics-linger and --metrics-label,
-// the same on gen, lab run and serve.
+// metricsFlags are --metrics-addr, --metrics-allow-remote,
+// --metrics-linger and --metrics-label, the same on gen, lab run and
+// serve.
 type metricsFlags struct {
-	addr   string
-	linger time.Duration
-	labels []string
+	addr        string
+	allowRemote bool
+	linger      time.Duration
+	labels      []string
 }
 
 func (m *metricsFlags) register(fl *pflag.FlagSet, what string) {
-	fl.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics of "+what+" at http://HOST:PORT/metrics while it runs (loopback unless --allow-remote)")
+	fl.StringVar(&m.addr, "metrics-addr", "", "serve Prometheus metrics of "+what+" at http://HOST:PORT/metrics while it runs (loopback unless --metrics-allow-remote)")
+	fl.BoolVar(&m.allowRemote, metricsAllowRemote, false, "allow a --metrics-addr off loopback, reachable from other machines")
 	fl.DurationVar(&m.linger, "metrics-linger", metrics.DefaultLinger, "keep --metrics-addr up this long after the run, so that the last scrape sees the final values")
 	fl.StringArrayVar(&m.labels, "metrics-label", nil, "a label K=V on every metric (repeatable); the default run label is the start time, e.g. run=20261204T130405Z")
 }
@@ -64,16 +67,20 @@ type metricsEndpoint struct {
 	linger time.Duration
 }
 
+// metricsAllowRemote is the one flag that allows a metrics listener off
+// loopback (--allow-remote is about targets, and lab run's --serve).
+const metricsAllowRemote = "metrics-allow-remote"
+
 // start binds --metrics-addr (before the run: an address in use or not
 // allowed is a usage error) and serves cs there.
-func (m *metricsFlags) start(allowRemote bool, log io.Writer, cs ...prometheus.Collector) (*metricsEndpoint, error) {
+func (m *metricsFlags) start(log io.Writer, cs ...prometheus.Collector) (*metricsEndpoint, error) {
 	if m.addr == "" {
 		return nil, nil
 	}
 	if m.linger < 0 {
 		return nil, usagef("--metrics-linger must not be negative (got %s)", m.linger)
 	}
-	ln, err := loopback.Listen("--metrics-addr", m.addr, allowRemote)
+	ln, err := loopback.Listen("--metrics-addr", "--"+metricsAllowRemote, m.addr, m.allowRemote)
 	if err != nil {
 		return nil, usageError{err}
 	}

@@ -163,8 +163,8 @@ func TestGenMetricsInPrometheus(t *testing.T) {
 }
 
 // TestGenMetricsAddrRefused: a --metrics-addr in use, or off loopback
-// without --allow-remote, is a one-line usage error before the run
-// starts.
+// without --metrics-allow-remote (--allow-remote, for targets, is not
+// enough), is a one-line usage error before the run starts.
 func TestGenMetricsAddrRefused(t *testing.T) {
 	srv := startBackend(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -172,18 +172,42 @@ func TestGenMetricsAddrRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	for _, c := range []struct{ addr, want string }{
-		{ln.Addr().String(), "address already in use"},
-		{"0.0.0.0:0", "--allow-remote"},
-		{"nonsense", "HOST:PORT"},
+	for _, c := range []struct {
+		addr, want string
+		extra      []string
+	}{
+		{ln.Addr().String(), "address already in use", nil},
+		{"0.0.0.0:0", "--metrics-allow-remote", nil},
+		{"0.0.0.0:0", "--metrics-allow-remote", []string{"--allow-remote"}},
+		{"nonsense", "HOST:PORT", nil},
 	} {
 		t0 := time.Now()
-		code, stderr := captureRun(t, "gen", "-q", "-d", "30s", "--rate", "10", "--metrics-addr", c.addr, "http://"+srv.Addr()+"/1k")
+		code, stderr := captureRun(t, "gen", append(c.extra, "-q", "-d", "30s", "--rate", "10", "--metrics-addr", c.addr, "http://"+srv.Addr()+"/1k")...)
 		if code != 2 || !strings.Contains(stderr, c.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
 			t.Errorf("--metrics-addr %s: exit %d, stderr %q: want 2 and one line saying %q", c.addr, code, stderr, c.want)
 		}
 		if d := time.Since(t0); d > 10*time.Second {
 			t.Errorf("--metrics-addr %s: refused after %v: the run started first", c.addr, d)
+		}
+	}
+}
+
+// TestMetricsAllowRemoteFlag: a metrics listener off loopback takes
+// --metrics-allow-remote, on gen, lab run and serve alike; lab run's
+// --allow-remote (its --serve page's) no longer allows it.
+func TestMetricsAllowRemoteFlag(t *testing.T) {
+	srv := startBackend(t)
+	code, stderr := captureRun(t, "gen", "-q", "-d", "500ms", "--metrics-allow-remote", "--metrics-addr", "0.0.0.0:0", "--metrics-linger", "0s", "http://"+srv.Addr()+"/1k")
+	if code != 0 || !strings.Contains(stderr, "metrics at http://") {
+		t.Errorf("gen --metrics-allow-remote --metrics-addr 0.0.0.0:0: exit %d, stderr %q", code, stderr)
+	}
+	code, _, errs := runCLI(t, "lab", "run", "--plan", "quick", "--out", t.TempDir(), "--dry-run", "--allow-remote", "--metrics-addr", "0.0.0.0:0")
+	if code != exitUsage || !strings.Contains(errs, "--metrics-allow-remote") || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Errorf("lab run --allow-remote --metrics-addr 0.0.0.0:0: exit %d, stderr %q: want 2 and one line naming --metrics-allow-remote", code, errs)
+	}
+	for _, sub := range [][]string{{"lab", "run", "--plan", "quick", "--out", t.TempDir(), "--dry-run"}, {"serve", "--listen", "127.0.0.1:0"}} {
+		if code, _, errs := runCLI(t, append(sub, "--metrics-allow-remote", "--help")...); code != 0 || strings.Contains(errs, "unknown flag") {
+			t.Errorf("%s --metrics-allow-remote: exit %d, %s", sub[0], code, errs)
 		}
 	}
 }

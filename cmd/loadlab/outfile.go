@@ -10,22 +10,26 @@ import (
 	"path/filepath"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/loadlab/loadlab/internal/atomicfile"
 )
 
-// outFile is an output file (--json, --hdr-log) that is created on its
-// first write. A run that fails before it starts (bad --ca, nothing
-// listening) thus leaves no empty file behind and does not truncate the
-// result of an earlier run.
+// outFile is an output file (--json, --hdr-log) written atomically: its
+// bytes go to a temporary file beside it, created on the first write,
+// which Close renames over the path once they are all written and synced
+// (internal/atomicfile). A run that fails before it starts (bad --ca,
+// nothing listening) thus leaves no file behind, and a write that fails
+// or a process killed midway leaves the result of an earlier run whole.
 type outFile struct {
 	path string
-	f    *os.File
+	f    *atomicfile.File
 	err  error
 }
 
-// Write creates the file on the first call.
+// Write creates the temporary file on the first call.
 func (o *outFile) Write(b []byte) (int, error) {
 	if o.f == nil && o.err == nil {
-		o.f, o.err = os.Create(o.path)
+		o.f, o.err = atomicfile.Create(o.path)
 	}
 	if o.err != nil {
 		return 0, o.err
@@ -37,12 +41,15 @@ func (o *outFile) Write(b []byte) (int, error) {
 	return n, err
 }
 
-// Close closes the file if it was created and returns the first error of
-// any write or of the close.
+// Close puts the file in place if it was written and returns the first
+// error of any write or of the commit; after an error the path keeps what
+// it held.
 func (o *outFile) Close() error {
 	if o.f != nil {
-		if err := o.f.Close(); err != nil && o.err == nil {
-			o.err = err
+		if o.err != nil {
+			o.f.Abort()
+		} else {
+			o.err = o.f.Commit()
 		}
 		o.f = nil
 	}
@@ -66,16 +73,11 @@ func openOut(path string, stdout io.Writer) (io.Writer, func() error, error) {
 	return o, o.Close, nil
 }
 
-// checkWritable reports why path cannot be created or overwritten.
+// checkWritable reports why path cannot be created or replaced (by a
+// rename in its directory).
 func checkWritable(path string) error {
-	if st, err := os.Stat(path); err == nil {
-		if st.IsDir() {
-			return fmt.Errorf("%s is a directory: give a file name", path)
-		}
-		if err := unix.Access(path, unix.W_OK); err != nil {
-			return fmt.Errorf("cannot write %s: %v", path, err)
-		}
-		return nil
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s is a directory: give a file name", path)
 	}
 	dir := filepath.Dir(path)
 	st, err := os.Stat(dir)

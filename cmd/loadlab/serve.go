@@ -28,7 +28,6 @@ func newServeCmd() *cobra.Command {
 	var cfg backend.Config
 	var cpus string
 	var mf metricsFlags
-	var allowRemote bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the built-in backend (fixed bodies, echo, stall injection)",
@@ -89,7 +88,7 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 				if err != nil {
 					return nil, err
 				}
-				return mf.start(allowRemote, cmd.ErrOrStderr(), backendCollector{s: s, labels: labels})
+				return mf.start(cmd.ErrOrStderr(), backendCollector{s: s, labels: labels})
 			})
 		},
 	}
@@ -106,7 +105,10 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 	f.IntVar(&cfg.Concurrency, "concurrency", backend.DefaultConcurrency, "maximum concurrent connections")
 	f.StringArrayVar(&cfg.Apps, "app", nil, "serve a named backend on this TCP address instead of --listen (repeat: app01, app02, ... in order; plain HTTP/1.1)")
 	mf.register(f, "the backend (connections accepted and open, requests served)")
-	f.BoolVar(&allowRemote, "allow-remote", false, "allow a --metrics-addr off loopback, reachable from other machines")
+	// serve's --allow-remote only ever allowed the metrics listener: it
+	// stays, deprecated, as --metrics-allow-remote's old name.
+	f.BoolVar(&mf.allowRemote, "allow-remote", false, "old name of --"+metricsAllowRemote)
+	f.MarkDeprecated("allow-remote", "use --"+metricsAllowRemote)
 	return cmd
 }
 

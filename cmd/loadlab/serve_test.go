@@ -186,7 +186,7 @@ func TestServeMetricsCountsRequests(t *testing.T) {
 	go func() {
 		errc <- runServe(ctx, backend.Config{Listen: "127.0.0.1:0"}, w, func(s *backend.Server) (*metricsEndpoint, error) {
 			mf := metricsFlags{addr: "127.0.0.1:0"}
-			ep, err := mf.start(false, io.Discard, backendCollector{s: s, labels: map[string]string{"run": "t"}})
+			ep, err := mf.start(io.Discard, backendCollector{s: s, labels: map[string]string{"run": "t"}})
 			eps <- ep
 			srvs <- s
 			return ep, err

@@ -3,6 +3,7 @@ package quic
 import (
 	"bytes"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -104,5 +105,72 @@ func FuzzReceive(f *testing.F) {
 		}
 		c.Receive(now, d, nil)
 		c.Timeout(now.Add(time.Second), nil)
+	})
+}
+
+// FuzzReassembly reassembles a stream from the pieces data describes (per
+// piece an offset and a length, 2 bytes each, into a 64 KiB stream),
+// duplicates and overlaps included, on a STREAM reassembler and a CRYPTO
+// one (its smaller bound). What comes out is always the stream's next bytes
+// in order, never more than the pieces held, and all of the covered prefix;
+// a refused piece (over a bound) is refused by the rule: the buffered bytes
+// and it past the bound, or too many pieces.
+func FuzzReassembly(f *testing.F) {
+	f.Add([]byte{0, 0, 0, 10, 0, 10, 0, 10})            // in order
+	f.Add([]byte{0, 10, 0, 10, 0, 0, 0, 10})            // out of order
+	f.Add([]byte{0, 5, 0, 10, 0, 0, 0, 20, 0, 3, 0, 4}) // overlaps
+	f.Add([]byte{0xff, 0, 0xff, 0xff, 0, 0, 0, 1})      // far out, then the start
+	f.Add([]byte{0, 2, 0, 1, 0, 4, 0, 1, 0, 6, 0, 1})   // many small gaps
+	f.Add(bytes.Repeat([]byte{0x10, 0, 0x10, 0}, 40))   // one piece again and again
+	stream := make([]byte, 1<<16+1<<16)
+	for i := range stream {
+		stream[i] = byte(i*7 + i>>8)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		end := 0
+		for p := data; len(p) >= 4; p = p[4:] {
+			end = max(end, (int(p[0])<<8|int(p[1]))+(int(p[2])<<8|int(p[3])))
+		}
+		for _, crypt := range []bool{false, true} {
+			var r reasm
+			r.reset()
+			r.crypt = crypt
+			limit := maxBuffered
+			if crypt {
+				limit = maxCryptoBuffered
+			}
+			var got []byte
+			covered := make([]bool, end+1)
+			for p := data; len(p) >= 4; p = p[4:] {
+				off := int(p[0])<<8 | int(p[1])
+				n := int(p[2])<<8 | int(p[3])
+				before := len(r.arena)
+				d, ok := r.push(uint64(off), stream[off:off+n])
+				if !ok {
+					if off <= len(got) || before+n <= limit && len(r.pend) < maxSegments {
+						t.Fatalf("piece %d+%d refused with %d bytes buffered in %d pieces (limit %d)", off, n, before, len(r.pend), limit)
+					}
+					continue
+				}
+				for i := off; i < off+n; i++ {
+					covered[i] = true
+				}
+				for ; d != nil; d = r.next() {
+					if !bytes.Equal(d, stream[len(got):len(got)+len(d)]) {
+						t.Fatalf("delivered %d bytes at %d that are not the stream's", len(d), len(got))
+					}
+					got = append(got, d...)
+				}
+				if uint64(len(got)) != r.off {
+					t.Fatalf("delivered %d bytes, offset %d", len(got), r.off)
+				}
+				if len(r.arena) > limit {
+					t.Fatalf("%d bytes buffered, bound %d", len(r.arena), limit)
+				}
+			}
+			if prefix := slices.Index(covered, false); len(got) != prefix {
+				t.Fatalf("delivered %d bytes of the %d the pieces cover from 0", len(got), prefix)
+			}
+		}
 	})
 }

@@ -469,6 +469,9 @@ func mergeGenerator(out *Result, parts []*part, missing []string) {
 		g.Unfinished += sg.Unfinished
 		g.TimeWaitPeak = max(g.TimeWaitPeak, sg.TimeWaitPeak)
 		g.Unsolicited += sg.Unsolicited
+		if g.Spill == "" || sg.Spill == SpillMemory { // one shard's histograms in memory: the merged result says so
+			g.Spill = sg.Spill
+		}
 		g.LagCaveats = append(g.LagCaveats, sg.LagCaveats...)
 		if sg.Bottleneck {
 			g.Bottleneck = true

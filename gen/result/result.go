@@ -53,6 +53,10 @@ type PerSecond struct {
 	SecondMergeable // wall-clock key and histogram (mergeable.go)
 }
 
+// SpillMemory is Generator.Spill when the per-second histograms stayed in
+// memory.
+const SpillMemory = "memory"
+
 // Generator is the generator's account of itself: was it the bottleneck?
 //
 // Busy, Starved, Idle and CPUSeconds have one entry per loop (HTTP/1.1: each loop
@@ -86,7 +90,12 @@ type Generator struct {
 	Unfinished   int64  `json:"unfinished"`     // requests still queued or in flight when the drain ended (also errors.timeout)
 	TimeWaitPeak int    `json:"time_wait_peak"` // most sockets to the target in TIME_WAIT at once, in the generator's namespace
 	Unsolicited  uint64 `json:"unsolicited"`    // idle connections dropped because the server sent bytes nobody asked for
-	Bottleneck   bool   `json:"bottleneck"`
+	// Spill is where the per-second histograms waited for the result: the
+	// directory of the spill file (unlinked at once), or SpillMemory when
+	// no file could be made there (a note says why). Merged: SpillMemory
+	// if any shard's were, else the first shard's directory.
+	Spill      string `json:"spill,omitempty"`
+	Bottleneck bool   `json:"bottleneck"`
 	// LagCaveats: send lag material only above the judged quantiles
 	// (p99.9): the latency there includes the generator's lateness, the
 	// quantiles a row reports do not (verdict.go).

@@ -1,12 +1,12 @@
 // Package browser loads pages in a real headless Chromium, for the tests
 // that check how the lab's report looks: the DOM as Chromium built it
 // (DumpDOM), and how wide each table of a page came out at a given window
-// width (Fit). Chromium is found on PATH (Debian's chromium package,
-// installed by scripts/install-proxies.sh); each call runs its own
+// width (Fit). Chromium is found as the lab finds its programs
+// (internal/findbin: Debian's chromium package, installed by
+// scripts/install-proxies.sh); each call runs its own
 // browser with a temporary profile, bounded by the caller's context.
 //
-// Imports: a leaf of internal/ (helpers loadlab's packages share); it
-// imports no other loadlab package.
+// Imports: internal/findbin and no other loadlab package.
 package browser
 
 import (
@@ -22,21 +22,24 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
-// Program is the name looked up on PATH.
+// Program is the name findbin.FindBinary looks up.
 const Program = "chromium"
 
 // ErrNoBrowser is wrapped by Find's error when Chromium is not installed.
-var ErrNoBrowser = errors.New("chromium not found on PATH")
+var ErrNoBrowser = errors.New("chromium not found")
 
-// Find returns the path of Chromium on PATH.
+// Find returns the path of Chromium (findbin.FindBinary: a binary the
+// tests, run as root, may run).
 func Find() (string, error) {
-	p, err := exec.LookPath(Program)
-	if err != nil {
+	p, err := findbin.FindBinary(Program)
+	if errors.Is(err, findbin.ErrNotFound) {
 		return "", fmt.Errorf("%w: install it (apt-get install chromium, or scripts/install-proxies.sh): %v", ErrNoBrowser, err)
 	}
-	return p, nil
+	return p, err
 }
 
 // Options shape the browser window.

@@ -2,10 +2,11 @@
 // peers): in $LOADLAB_PROXY_BIN, the project's .cache/bin (filled by
 // scripts/install-proxies.sh), PATH and the system bin/sbin directories.
 // The lab's proxy profiles and the generator's integration tests look
-// binaries up the same way.
+// binaries up the same way. Every program the lab runs as root passes
+// Trusted, and runs in Environ's environment.
 //
-// Imports: a leaf of internal/ (helpers loadlab's packages share); it
-// imports no other loadlab package.
+// Imports: internal/safefs (the rule on owners and modes) and no other
+// loadlab package.
 package findbin
 
 import (
@@ -15,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,6 +35,30 @@ const ModulePath = "github.com/loadlab/loadlab"
 // systemDirs are searched after PATH: sbin is often missing from a
 // non-root PATH, and Debian puts nginx and haproxy there.
 var systemDirs = []string{"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"}
+
+// SystemPath is the PATH of every program the lab starts: the system
+// directories, none another user may write.
+var SystemPath = strings.Join(systemDirs, ":")
+
+// Environ is the environment of a program the lab starts (dir its working
+// directory): PATH (SystemPath), HOME (dir, or / without one) and LANG=C,
+// then extra (NAME=VALUE; a name given again replaces the one before).
+// Nothing of this process's environment is passed on unless extra names
+// it: root's variables (LD_PRELOAD, a PATH with a user's directories,
+// credentials) are not the program's.
+func Environ(dir string, extra []string) []string {
+	home := dir
+	if home == "" {
+		home = "/"
+	}
+	env := []string{"PATH=" + SystemPath, "HOME=" + home, "LANG=C"}
+	for _, kv := range extra {
+		name, _, _ := strings.Cut(kv, "=")
+		env = slices.DeleteFunc(env, func(have string) bool { return strings.HasPrefix(have, name+"=") })
+		env = append(env, kv)
+	}
+	return env
+}
 
 // SearchDirs returns the directories FindBinary searches after the
 // $LOADLAB_PROXY_BIN entries and before PATH: the .cache/bin of the
@@ -89,6 +115,35 @@ func FindBinary(name string) (string, error) {
 		hint += " --with-traefik"
 	}
 	return "", fmt.Errorf("%w: %s is not in $%s, the project's .cache/bin, PATH or /usr/sbin: run %s", ErrNotFound, name, BinEnv, hint)
+}
+
+// SystemTool finds a system program the lab runs as root by name (sh,
+// useradd): in the system bin and sbin directories only, never the
+// working directory, PATH or the project's .cache/bin, and it must pass
+// Trusted. Its error wraps ErrNotFound or ErrUntrusted.
+func SystemTool(name string) (string, error) {
+	if name == "" || strings.ContainsRune(name, '/') {
+		return "", fmt.Errorf("%w: %q is not a program name", ErrNotFound, name)
+	}
+	for _, d := range systemDirs {
+		if p := filepath.Join(d, name); IsExecutable(p) {
+			return p, Trusted(p)
+		}
+	}
+	return "", fmt.Errorf("%w: %s is not in %s: install it with the system's packages", ErrNotFound, name, strings.Join(systemDirs, ", "))
+}
+
+// Runnable is the program the lab runs for path: a name without '/' is a
+// system tool (SystemTool: never from the working directory or PATH), a
+// path must exist and pass Trusted.
+func Runnable(path string) (string, error) {
+	if !strings.Contains(path, "/") {
+		return SystemTool(path)
+	}
+	if _, err := os.Stat(path); err != nil {
+		return "", fmt.Errorf("cannot execute %s: %w", path, errors.Unwrap(err))
+	}
+	return path, Trusted(path)
 }
 
 // projectRoot walks up from dir to the first directory whose go.mod declares

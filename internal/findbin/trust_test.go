@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,41 @@ func TestTrusted(t *testing.T) {
 	os.Chown(exe, 4244, 4244)
 	if err := Trusted(link); !errors.Is(err, ErrUntrusted) || !strings.Contains(err.Error(), exe) {
 		t.Fatalf("link to uid 4244's file: err = %v, want ErrUntrusted naming the target", err)
+	}
+}
+
+// SystemTool finds a name in the system directories only: a program of
+// the same name in PATH's first directory or the working directory is
+// not run.
+func TestSystemToolIgnoresPath(t *testing.T) {
+	planted := t.TempDir()
+	writeExe(t, filepath.Join(planted, "sh"), "#!/bin/sh\n")
+	t.Setenv("PATH", planted+string(os.PathListSeparator)+os.Getenv("PATH"))
+	wd, _ := os.Getwd()
+	t.Cleanup(func() { os.Chdir(wd) })
+	if err := os.Chdir(planted); err != nil {
+		t.Fatal(err)
+	}
+	got, err := SystemTool("sh")
+	if err != nil || strings.HasPrefix(got, planted) || !slices.Contains(systemDirs, filepath.Dir(got)) {
+		t.Fatalf("SystemTool(sh) = %q, %v; want the system's sh", got, err)
+	}
+	for _, bad := range []string{"no-such-tool-ll", "./sh", ""} {
+		if _, err := SystemTool(bad); !errors.Is(err, ErrNotFound) {
+			t.Errorf("SystemTool(%q): err = %v, want ErrNotFound", bad, err)
+		}
+	}
+}
+
+// Environ passes PATH, HOME and LANG and what extra names, nothing else.
+func TestEnviron(t *testing.T) {
+	t.Setenv("LOADLAB_CANARY", "x")
+	got := Environ("", []string{"HOME=/srv/p", "XDG_DATA_HOME=/srv/p/data"})
+	want := []string{"PATH=" + SystemPath, "LANG=C", "HOME=/srv/p", "XDG_DATA_HOME=/srv/p/data"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Environ = %q, want %q", got, want)
+	}
+	if got := Environ("/run/x", nil); !slices.Contains(got, "HOME=/run/x") || len(got) != 3 {
+		t.Fatalf("Environ(/run/x) = %q", got)
 	}
 }

@@ -1,6 +1,7 @@
 // Package loopback decides whether an address loadlab is asked to listen
 // on stays on this machine: the listeners it opens for people to look at
-// (lab run --serve's live page) bind loopback unless --allow-remote.
+// (lab run --serve's live page, --metrics-addr) bind loopback unless the
+// flag that allows remote listeners for them is given.
 //
 // Imports: a leaf of internal/ (helpers loadlab's packages share); it
 // imports no other loadlab package.
@@ -27,8 +28,9 @@ func Is(host string) bool {
 }
 
 // Check refuses HOST:PORT unless its host is loopback or allowRemote;
-// flag names the option in the message ("--serve").
-func Check(flag, hostport string, allowRemote bool) error {
+// flag names the option in the message ("--serve"), allowFlag the one
+// that allows a remote listener for it ("--allow-remote").
+func Check(flag, allowFlag, hostport string, allowRemote bool) error {
 	host, _, err := net.SplitHostPort(hostport)
 	if err != nil {
 		return fmt.Errorf("%s %q: %w (give HOST:PORT, e.g. 127.0.0.1:8080)", flag, hostport, err)
@@ -40,12 +42,12 @@ func Check(flag, hostport string, allowRemote bool) error {
 	if what == "" {
 		what = "every interface"
 	}
-	return fmt.Errorf("%s %s: %w (%s): use 127.0.0.1:PORT, or add --allow-remote to serve other machines", flag, hostport, ErrRemote, what)
+	return fmt.Errorf("%s %s: %w (%s): use 127.0.0.1:PORT, or add %s to serve other machines", flag, hostport, ErrRemote, what, allowFlag)
 }
 
 // Listen checks hostport as Check does and binds a TCP listener on it.
-func Listen(flag, hostport string, allowRemote bool) (net.Listener, error) {
-	if err := Check(flag, hostport, allowRemote); err != nil {
+func Listen(flag, allowFlag, hostport string, allowRemote bool) (net.Listener, error) {
+	if err := Check(flag, allowFlag, hostport, allowRemote); err != nil {
 		return nil, err
 	}
 	ln, err := net.Listen("tcp", hostport)

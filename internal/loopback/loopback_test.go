@@ -23,7 +23,7 @@ func TestCheck(t *testing.T) {
 		{"192.0.2.1:8080", true, true},
 		{"[::]:8080", true, true},
 	} {
-		err := Check("--serve", c.addr, c.remote)
+		err := Check("--serve", "--allow-remote", c.addr, c.remote)
 		if (err == nil) != c.ok {
 			t.Errorf("Check(%q, remote %v): %v, want ok %v", c.addr, c.remote, err, c.ok)
 		}
@@ -31,7 +31,7 @@ func TestCheck(t *testing.T) {
 			t.Errorf("Check(%q): %v: want ErrRemote and the way out", c.addr, err)
 		}
 	}
-	if err := Check("--serve", "8080", false); err == nil || errors.Is(err, ErrRemote) {
+	if err := Check("--serve", "--allow-remote", "8080", false); err == nil || errors.Is(err, ErrRemote) {
 		t.Errorf("no host: %v, want a HOST:PORT error", err)
 	}
 }
@@ -43,11 +43,11 @@ func TestListenPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	_, err = Listen("--serve", held.Addr().String(), false)
+	_, err = Listen("--serve", "--allow-remote", held.Addr().String(), false)
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "--serve "+held.Addr().String()) || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("Listen on a held port: %v", err)
 	}
-	ln, err := Listen("--serve", "127.0.0.1:0", false)
+	ln, err := Listen("--serve", "--allow-remote", "127.0.0.1:0", false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package promtest runs a real Prometheus (Debian's prometheus package,
-// found on PATH) for tests: its own data directory, a 1 s scrape interval,
+// found as the lab finds its programs, internal/findbin) for tests: its own data directory, a 1 s scrape interval,
 // targets given through a file that the test writes once it knows them
 // (file service discovery, watched with inotify), and queries over its
 // HTTP API. Tests skip when prometheus is not installed (make test
@@ -10,6 +10,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net/http"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/findbin"
 	"github.com/loadlab/loadlab/internal/testutil"
 )
 
@@ -39,9 +41,12 @@ type Prometheus struct {
 // test.
 func Start(t testing.TB, static ...string) *Prometheus {
 	t.Helper()
-	bin, err := exec.LookPath("prometheus")
-	if err != nil {
+	bin, err := findbin.FindBinary("prometheus")
+	if errors.Is(err, findbin.ErrNotFound) {
 		t.Skip("prometheus not installed (make deps installs it)")
+	}
+	if err != nil {
+		t.Fatal(err) // one the tests, run as root, may not run
 	}
 	dir := t.TempDir()
 	targets := filepath.Join(dir, "targets.json")

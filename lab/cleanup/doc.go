@@ -4,5 +4,5 @@
 // run left when it was killed before its janitor could run.
 //
 // Imports: lab/cgroup, lab/netns and lab/proc (what it undoes) and
-// internal/pidstate; never lab/session or the packages above it, gen or cmd.
+// internal/pidstate and internal/findbin; never lab/session or the packages above it, gen or cmd.
 package cleanup

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/findbin"
 	"github.com/loadlab/loadlab/internal/pidstate"
 	"github.com/loadlab/loadlab/lab/proc"
 )
@@ -46,6 +47,11 @@ type Reaper struct {
 // their namespaces, bridges and veths. It reports what it removed on
 // stderr. Stop it when the run has cleaned up by itself.
 func StartReaper(self string, cgroups bool, netPrefix string) (*Reaper, error) {
+	// It runs as root as long as the run: the binary passes the rule of
+	// every program the lab runs.
+	if err := findbin.Trusted(self); err != nil {
+		return nil, fmt.Errorf("reaper: %w", err)
+	}
 	r, w, err := os.Pipe()
 	if err != nil {
 		return nil, fmt.Errorf("reaper: %v", err)
@@ -56,6 +62,7 @@ func StartReaper(self string, cgroups bool, netPrefix string) (*Reaper, error) {
 		args = append(args, "--cgroups")
 	}
 	cmd := exec.Command(self, args...)
+	cmd.Env = findbin.Environ("", nil)
 	cmd.Stdin, cmd.Stderr = r, os.Stderr
 	// Its own process group: a terminal's Ctrl-C goes to the run, which
 	// cleans up itself, not to the reaper.

@@ -25,7 +25,7 @@ type Server struct {
 // serving page on it. A port in use or a remote address is a one-line
 // error, before anything runs.
 func Listen(addr string, allowRemote bool, page *Page) (*Server, error) {
-	ln, err := loopback.Listen(Flag, addr, allowRemote)
+	ln, err := loopback.Listen(Flag, "--allow-remote", addr, allowRemote)
 	if err != nil {
 		return nil, err
 	}

@@ -8,10 +8,12 @@
 // network namespace or dropping privileges must happen between fork and
 // exec. So Start runs a wrapper, by default this very binary
 // (/proc/self/exe) with the hidden subcommand "__exec", which joins the
-// cgroups, enters the namespace, pins CPUs, drops privileges and then
-// execs the target in place (ExecMain). The wrapper reports a failure
+// cgroups, enters the namespace, pins CPUs, drops privileges, sets
+// no_new_privs and then execs the target in place (ExecMain), in a minimal
+// environment (findbin.Environ). The wrapper reports a failure
 // before exec over a pipe, so Start returns it as an error.
 //
-// Imports: only lab/cgroup and pin among loadlab's packages; not gen, not
-// cmd.
+// Imports: only lab/cgroup, pin, internal/findbin (which programs run, in
+// which environment) and internal/safefs (the logs it opens) among
+// loadlab's packages; not gen, not cmd.
 package proc

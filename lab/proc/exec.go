@@ -71,8 +71,9 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 // ExecMain is the wrapper: args are what follows ExecSubcommand on the
 // command line. It joins the cgroups (--procs FILE, repeatable), enters the
 // network namespace (--netns PATH), sets CPU affinity (--cpus LIST), drops
-// to --uid/--gid/--groups, re-arms the parent-death signal, then replaces
-// itself with the program after "--". It returns only on failure, after
+// to --uid/--gid/--groups, re-arms the parent-death signal, sets
+// no_new_privs, then replaces itself with the program after "--" (its
+// environment is the wrapper's: Start's minimal one). It returns only on failure, after
 // writing the reason to --errfd (Start's pipe). Call it first thing in the
 // hidden subcommand, before other goroutines do work.
 func ExecMain(args []string) error {
@@ -141,6 +142,13 @@ func (w *wrapperArgs) run() error {
 	}
 	if w.ppid != 0 && os.Getppid() != w.ppid {
 		return errors.New("parent exited before the program started")
+	}
+	// No exec from here on gains privileges (setuid bits, file
+	// capabilities): a proxy's master that stays root, or a worker that
+	// switched to the proxy user, cannot get them back through a program
+	// it runs.
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("cannot set no_new_privs: %v", err)
 	}
 	err := syscall.Exec(w.argv[0], w.argv, os.Environ())
 	return fmt.Errorf("cannot execute %s: %v", w.argv[0], err)

@@ -3,12 +3,14 @@ package proc
 import (
 	"syscall"
 
+	"github.com/loadlab/loadlab/internal/findbin"
+
 	"github.com/loadlab/loadlab/lab/cgroup"
 )
 
 // DefaultWrapper is the binary Start runs as the wrapper: the running
 // program itself, which must dispatch ExecSubcommand to ExecMain.
-const DefaultWrapper = "/proc/self/exe"
+const DefaultWrapper = findbin.SelfExe
 
 // ExecSubcommand is the hidden first argument that makes the wrapper binary
 // call ExecMain.
@@ -17,9 +19,9 @@ const ExecSubcommand = "__exec"
 // Spec describes a process to start.
 type Spec struct {
 	Name string   // label for errors and logs; default: base name of Path
-	Path string   // program; without a '/' it is looked up in PATH
+	Path string   // program (findbin.Trusted); a name without '/' is a system tool (findbin.SystemTool)
 	Args []string // arguments after argv[0]
-	Env  []string // environment; nil inherits ours
+	Env  []string // added to the minimal environment (findbin.Environ): nothing else of ours is passed
 	Dir  string   // working directory; "" inherits ours
 
 	Group  cgroup.Group // joined before exec; nil = no cgroup
@@ -30,5 +32,5 @@ type Spec struct {
 	Stderr string       // log file for stderr (appended; may equal Stdout); "" = discarded
 
 	StopSignal syscall.Signal // first signal Stop sends; 0 = SIGTERM (nginx: SIGQUIT is graceful, SIGTERM fast)
-	Wrapper    string         // wrapper binary; "" = DefaultWrapper
+	Wrapper    string         // wrapper binary (findbin.Trusted); "" = DefaultWrapper
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/findbin"
+	"github.com/loadlab/loadlab/internal/safefs"
 	"github.com/loadlab/loadlab/pin"
 )
 
@@ -27,13 +29,11 @@ func Start(s Spec) (*Process, error) {
 	if s.Path == "" {
 		return nil, errors.New("start: no program path given")
 	}
-	path := s.Path
-	if !strings.Contains(path, "/") {
-		p, err := exec.LookPath(path)
-		if err != nil {
-			return nil, fmt.Errorf("start %s: %v; install it or give its full path", path, err)
-		}
-		path = p
+	// The program runs as root until the wrapper drops privileges, and a
+	// proxy's master stays root: it passes the lab's rule.
+	path, err := findbin.Runnable(s.Path)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", s.Path, err)
 	}
 	name := s.Name
 	if name == "" {
@@ -47,15 +47,18 @@ func Start(s Spec) (*Process, error) {
 	if wrapper == "" {
 		wrapper = DefaultWrapper
 	}
+	if err := findbin.Trusted(wrapper); err != nil {
+		return nil, fmt.Errorf("start %s: wrapper: %w", name, err)
+	}
 	cmd := exec.Command(wrapper, args...)
-	cmd.Env, cmd.Dir = s.Env, s.Dir
+	cmd.Env, cmd.Dir = findbin.Environ(s.Dir, s.Env), s.Dir
 	// Setpgid: the program and what it forks form a process group that a
 	// terminal's Ctrl-C does not reach (the lab stops it in order) and
 	// that Stop can kill without cgroups.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	logs, err := openLogs(cmd, s.Stdout, s.Stderr)
 	if err != nil {
-		return nil, fmt.Errorf("start %s: %v", name, err)
+		return nil, fmt.Errorf("start %s: %w", name, err)
 	}
 	defer closeAll(logs)
 	r, w, err := os.Pipe()
@@ -140,10 +143,12 @@ func openLogs(cmd *exec.Cmd, stdout, stderr string) ([]*os.File, error) {
 		if p == "" {
 			return nil, nil
 		}
-		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		// O_NOFOLLOW and one link: a proxy's log lies in a directory its
+		// user may write, and this process is root.
+		f, err := safefs.OpenAppend(p, 0o644)
 		if err != nil {
 			closeAll(files)
-			return nil, fmt.Errorf("cannot open log file: %v", err)
+			return nil, fmt.Errorf("cannot open log file: %w", err)
 		}
 		files = append(files, f)
 		return f, nil

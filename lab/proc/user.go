@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"os/user"
 	"strconv"
+
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
 // ids are the credentials of a resolved user.
@@ -51,7 +53,11 @@ func EnsureUser(name string) (created bool, err error) {
 	if _, err := user.Lookup(name); err == nil {
 		return false, nil
 	}
-	out, err := exec.Command("useradd", "--system", "--user-group", "--no-create-home",
+	useradd, err := findbin.SystemTool("useradd")
+	if err != nil {
+		return false, fmt.Errorf("cannot create user %s: %v", name, err)
+	}
+	out, err := exec.Command(useradd, "--system", "--user-group", "--no-create-home",
 		"--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name).CombinedOutput()
 	if err != nil {
 		return false, fmt.Errorf("cannot create user %s: %v: %s; run as root or pass an existing user such as nobody", name, err, out)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"text/template"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/findbin"
 )
 
 // versionTimeout bounds a `server -v` style call.
@@ -53,7 +55,15 @@ func (p Profile) Version(path string) (string, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), versionTimeout)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, args[0], args[1:]...).CombinedOutput()
+	// It runs as root: a program that passes the lab's rule, in the
+	// minimal environment.
+	bin, err := findbin.Runnable(args[0])
+	if err != nil {
+		return "", fmt.Errorf("profile %s: version: %w", p.Name, err)
+	}
+	cmd := exec.CommandContext(ctx, bin, args[1:]...)
+	cmd.Env = findbin.Environ("", nil)
+	out, err := cmd.CombinedOutput()
 	if v.Match == nil {
 		line := firstLine(out)
 		if line == "" {

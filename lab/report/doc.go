@@ -14,7 +14,7 @@
 // LiveHTML is the same page with a banner and a meta refresh on top, for
 // the live page of `lab run --serve` (lab/live).
 //
-// Imports: gen, pin, internal/units, lab/plan, lab/proxy, lab/results,
+// Imports: gen, pin, internal/units, internal/atomicfile, lab/plan, lab/proxy, lab/results,
 // lab/search and lab/spread, to read results.json; it starts nothing, so it
 // must not import lab/scenario, lab/check or cmd.
 package report

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/loadlab/loadlab/internal/atomicfile"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
@@ -28,19 +29,19 @@ func Render(f *results.File, dir string) (*Report, error) {
 	}
 	for _, s := range r.Sections {
 		for _, c := range s.Charts {
-			if err := results.WriteFileAtomic(filepath.Join(dir, c.File), c.PNG, 0o644); err != nil {
+			if err := atomicfile.WriteFile(filepath.Join(dir, c.File), c.PNG, 0o644); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, MarkdownFile), r.Markdown(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, MarkdownFile), r.Markdown(), 0o644); err != nil {
 		return nil, err
 	}
 	page, err := r.HTML()
 	if err != nil {
 		return nil, fmt.Errorf("render HTML: %v", err)
 	}
-	if err := results.WriteFileAtomic(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(dir, HTMLFile), page, 0o644); err != nil {
 		return nil, err
 	}
 	return r, nil

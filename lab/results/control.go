@@ -115,7 +115,9 @@ func (f *File) RoundValue(u *Unit, k int) (v float64, metric string, ok bool) {
 				return 0, VsRate, false
 			}
 		}
-		if hi > len(all) {
+		if hi > len(all) || lo >= hi {
+			// Not measured (a unit whose only round was set aside to
+			// be measured again, and that run did not end).
 			return 0, VsRate, false
 		}
 		var round []search.Result

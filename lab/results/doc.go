@@ -12,6 +12,6 @@
 // replayed to the search instead of run again.
 //
 // Imports: gen, pin, lab/plan, lab/proc, lab/search, lab/session and
-// lab/watch, for the types it records; never lab/scenario, lab/report,
+// lab/watch, for the types it records, and internal/atomicfile, to save; never lab/scenario, lab/report,
 // lab/compare or cmd, which read it.
 package results

@@ -163,3 +163,16 @@ func TestMachinePorts(t *testing.T) {
 		t.Fatal(n)
 	}
 }
+
+// A search unit with no search left (its only round set aside to be
+// measured again, and that run cut short) has no round value: the
+// partial report of such a run rendered into a panic.
+func TestRoundValueWithoutSearches(t *testing.T) {
+	f := &File{Plan: &plan.Plan{Scenarios: []plan.Scenario{{Name: "keepalive-1k", Runs: 1}}}}
+	u := &Unit{Scenario: "keepalive-1k", Method: plan.MethodSearch, Remeasured: []Remeasured{{Round: 1}}}
+	for k := 1; k <= 3; k++ {
+		if v, metric, ok := f.RoundValue(u, k); ok || v != 0 || metric != VsRate {
+			t.Fatalf("round %d: %v %q %v, want no value", k, v, metric, ok)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/atomicfile"
 	"github.com/loadlab/loadlab/lab/plan"
 	"golang.org/x/sys/unix"
 )
@@ -71,7 +72,7 @@ func Open(dir string, p *plan.Plan, o RunOptions) (s *Store, resumed bool, err e
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, false, fmt.Errorf("create output directory: %v", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	lock, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_CREATE|os.O_RDWR|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return nil, false, fmt.Errorf("lock %s: %v", dir, err)
 	}
@@ -115,7 +116,8 @@ func (s *Store) Update(fn func(f *File)) error {
 	return s.saveLocked()
 }
 
-// Save writes results.json atomically (temporary file, fsync, rename).
+// Save writes results.json atomically (internal/atomicfile: a temporary
+// file, synced, renamed over it, the directory synced).
 func (s *Store) Save() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -128,7 +130,7 @@ func (s *Store) saveLocked() error {
 	if err != nil {
 		return fmt.Errorf("encode results: %v", err)
 	}
-	return WriteFileAtomic(filepath.Join(s.dir, FileName), append(b, '\n'), 0o644)
+	return atomicfile.WriteFile(filepath.Join(s.dir, FileName), append(b, '\n'), 0o644)
 }
 
 // Close releases the directory lock.
@@ -139,34 +141,6 @@ func (s *Store) Close() error {
 	err := s.lock.Close()
 	s.lock = nil
 	return err
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory, so readers see the old or the new content, never a part.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return fmt.Errorf("write %s: %v", path, err)
-	}
-	name := tmp.Name()
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(name, perm)
-	}
-	if err == nil {
-		err = os.Rename(name, path)
-	}
-	if err != nil {
-		os.Remove(name)
-		return fmt.Errorf("write %s: %v", path, err)
-	}
-	return nil
 }
 
 // Unit returns the unit with id, or nil.

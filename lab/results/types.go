@@ -47,11 +47,16 @@ type File struct {
 }
 
 // Round is one round of a plan with rounds: the unit IDs in the order it
-// ran them (Order), and whether it ran to its end.
+// ran them (Order), and whether it ran to its end (its remeasure
+// included: a round done is never measured again).
 type Round struct {
 	Round int      `json:"round"` // 1..N
 	Order []string `json:"order"`
 	Done  bool     `json:"done"`
+	// Remeasure are the units the round chose to measure again at its end
+	// (its noisiest, at most scenario.MaxRemeasure), recorded before they
+	// run: a resumed run finishes them and chooses no other.
+	Remeasure []string `json:"remeasure,omitempty"`
 	// Control is the round's control (plan control): the generator
 	// against loadlab serve, no proxy, measured before the round's first
 	// unit: its step at the control's fixed rate (run 1) and its closed
@@ -285,6 +290,9 @@ type ErrorLog struct {
 	Lines   int               `json:"lines"`
 	Causes  map[string]int    `json:"causes"`
 	Samples map[string]string `json:"samples,omitempty"` // first line of each cause
+	// CutLines counts lines longer than the buffer the log is read
+	// through (64 KiB): each was judged by its start.
+	CutLines int `json:"cut_lines,omitempty"`
 }
 
 // Step phases besides the search's.

@@ -5,6 +5,7 @@ import (
 	"context"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/lab/results"
@@ -164,11 +165,53 @@ const MaxRemeasure = 1
 // something outside the lab used the lab's CPUs): the first measurement
 // moves to the unit's Remeasured, and the unit's round runs again at the
 // end of the round, in a session of its own. A second noisy measurement
-// is kept, flagged.
+// is kept, flagged. The units chosen are recorded (Round.Remeasure)
+// before any runs: a resumed run finishes those and chooses no other,
+// and a round recorded done measures nothing again.
 func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) error {
+	f := r.Store.F
+	if f.Rounds[k-1].Done {
+		return nil
+	}
+	again := f.Rounds[k-1].Remeasure
+	if again == nil {
+		var err error
+		if again, err = r.chooseRemeasure(k, order); err != nil || len(again) == 0 {
+			return err
+		}
+	} else {
+		r.prog.printf("== round %d: finishing the remeasure of %s", k, strings.Join(again, ", "))
+	}
+	for _, id := range again {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		i := slices.IndexFunc(order, func(u UnitSpec) bool { return u.ID == id })
+		rec := f.Unit(id)
+		if i < 0 || rec == nil {
+			continue
+		}
+		set := slices.ContainsFunc(rec.Remeasured, func(m results.Remeasured) bool { return m.Round == k })
+		if set && (rec.RoundsDone >= k || rec.Status == results.StatusError) {
+			continue // measured again (or failed to be) before the run was cut
+		}
+		if !set {
+			if err := r.Store.Update(func(f *results.File) { setAside(f, f.Unit(id), k) }); err != nil {
+				return err
+			}
+		}
+		if err := r.runInSession(ctx, order[i], k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// chooseRemeasure picks round k's units to measure again, the noisiest
+// first, at most MaxRemeasure, and records them (Round.Remeasure).
+func (r *Runner) chooseRemeasure(k int, order []UnitSpec) ([]string, error) {
 	var again []UnitSpec
 	noise := map[string]float64{}
-	flagged := 0
 	for _, u := range order {
 		rec := r.Store.F.Unit(u.ID)
 		if rec == nil || rec.Status != results.StatusDone {
@@ -184,29 +227,29 @@ func (r *Runner) remeasureNoisy(ctx context.Context, k int, order []UnitSpec) er
 		}
 		if _, ok := noise[u.ID]; ok {
 			again = append(again, u)
-			flagged++
 		}
 	}
 	if len(again) == 0 {
-		return nil
+		return nil, nil
 	}
+	flagged := len(again)
 	// The noisiest first, at most MaxRemeasure: a host that is noisy all
 	// along would otherwise double the run.
 	slices.SortStableFunc(again, func(a, b UnitSpec) int { return cmp.Compare(noise[b.ID], noise[a.ID]) })
 	again = again[:min(len(again), MaxRemeasure)]
-	r.prog.printf("== round %d: %d unit(s) had a noisy step; measuring the noisiest %d again", k, flagged, len(again))
-	for _, u := range again {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		if err := r.Store.Update(func(f *results.File) { setAside(f, f.Unit(u.ID), k) }); err != nil {
-			return err
-		}
-		if err := r.runInSession(ctx, u, k); err != nil {
-			return err
-		}
+	ids := make([]string, len(again))
+	for i, u := range again {
+		ids[i] = u.ID
 	}
-	return nil
+	r.prog.printf("== round %d: %d unit(s) had a noisy step; measuring the noisiest %d again", k, flagged, len(again))
+	return ids, r.Store.Update(func(f *results.File) { f.Rounds[k-1].Remeasure = ids })
+}
+
+// remeasuring reports whether round k chose u to measure again at its
+// end: the round's own pass leaves it to the remeasure.
+func (r *Runner) remeasuring(k int, id string) bool {
+	f := r.Store.F
+	return len(f.Rounds) >= k && slices.Contains(f.Rounds[k-1].Remeasure, id)
 }
 
 // stepNoise is how noisy a flagged step was, for choosing what to measure

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
@@ -47,7 +48,9 @@ type Runner struct {
 var ErrNoLab = errors.New("no lab session: the runner needs an Opener")
 
 // Run runs every unit not yet done, round by round (plan rounds; one
-// round without them), saving results.json after every step. Within a
+// round without them), saving results.json after every step. Resuming, a
+// unit with a recorded result (done, or an error) is not run again, nor
+// a round's remeasure recorded done, and a finished run measures nothing. Within a
 // round the scenarios run in plan order and each scenario's units in the
 // round's shuffled order (rounds.go). When ctx is cancelled it records the
 // step in flight (partial, interrupted), marks the unit interrupted,
@@ -63,6 +66,12 @@ func (r *Runner) Run(ctx context.Context) error {
 		r.Sleep = sleep
 	}
 	r.prog = newProgress(r.Log, r.Budget, r.Now)
+	if r.Store.F.Finished {
+		// A finished run is never measured again: not a unit the plan
+		// gained since (a proxy installed meanwhile), not a remeasure.
+		r.prog.printf("== the run in %s is finished: nothing to measure (remove it to measure again)", r.Store.Dir())
+		return nil
+	}
 	r.host = newHost()
 	r.failed = map[string]bool{}
 	if err := r.Store.Update(r.prepare); err != nil {
@@ -86,7 +95,7 @@ func (r *Runner) Run(ctx context.Context) error {
 				return err
 			}
 			rec := r.Store.F.Unit(u.ID)
-			if rec != nil && (rec.RoundsDone >= k || rec.Status == results.StatusDone && rec.RoundsDone == 0) || r.failed[u.ID] {
+			if rec != nil && (rec.RoundsDone >= k || rec.Status == results.StatusDone && rec.RoundsDone == 0) || r.failed[u.ID] || r.remeasuring(k, u.ID) {
 				r.prog.unitDone(u)
 				continue
 			}
@@ -148,6 +157,11 @@ func (r *Runner) prepare(f *results.File) {
 	}
 	for _, u := range r.Units {
 		rec := f.Unit(u.ID)
+		if rec != nil && rec.Status == results.StatusError && !strings.HasPrefix(rec.Reason, rateFromReason) {
+			// Its error is its result (as later rounds of the run that
+			// recorded it skip it): a resumed run does not run it again.
+			r.failed[u.ID] = true
+		}
 		if rec == nil {
 			rec = &results.Unit{ID: u.ID, Scenario: u.Scenario.Name, Family: u.Family, Kind: u.Scenario.Kind, Method: u.Scenario.Method,
 				Profile: u.Profile.Name, Proxy: u.Profile.Proxy, Key: string(u.Key), Layout: u.Layout, Status: results.StatusPending}

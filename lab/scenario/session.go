@@ -54,9 +54,11 @@ type NetCounters interface {
 }
 
 // ErrorSampler is optionally implemented by a Proxy: the first log line
-// of each known error cause.
+// of each known error cause, and how many lines were too long to read
+// whole.
 type ErrorSampler interface {
 	ErrorSamples() map[string]string
+	CutLines() int
 }
 
 // Opener opens a Session with the options lab/session takes.

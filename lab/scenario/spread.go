@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/internal/atomicfile"
 	"github.com/loadlab/loadlab/lab/backend"
-	"github.com/loadlab/loadlab/lab/results"
 )
 
 // spreadTargets turns cfg, aimed at the proxy, into a run round-robin over
@@ -30,7 +30,7 @@ func (u *unitRun) spreadTargets(cfg *gen.Config) error {
 		return fmt.Errorf("targets file: %v", err)
 	}
 	path := filepath.Join(dir, strings.ReplaceAll(u.spec.ID, "/", "_")+".txt")
-	if err := results.WriteFileAtomic(path, b.Bytes(), 0o644); err != nil {
+	if err := atomicfile.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("targets file: %v", err)
 	}
 	f, err := os.Open(path)

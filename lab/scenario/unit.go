@@ -36,6 +36,10 @@ type unitRun struct {
 	start func(ctx context.Context) (Proxy, error)
 }
 
+// rateFromReason begins the error of a unit whose rate_from source had
+// no rate yet: later rounds, which may bring one, run it again.
+const rateFromReason = "rate_from: "
+
 // errUnit marks an error that ends the unit but not the run (the proxy
 // would not start, the generator could not reach it).
 type errUnit struct{ err error }
@@ -83,7 +87,7 @@ func (u *unitRun) run(ctx context.Context) error {
 	// A unit that failed is not run again in later rounds, unless what
 	// it lacked may come with them: a rate_from source that confirmed no
 	// rate yet.
-	if status == results.StatusError && u.r.failed != nil && !strings.HasPrefix(reason, "rate_from: ") {
+	if status == results.StatusError && u.r.failed != nil && !strings.HasPrefix(reason, rateFromReason) {
 		u.r.failed[u.spec.ID] = true
 	}
 	u.r.prog.unitDone(u.spec)
@@ -288,7 +292,7 @@ func (u *unitRun) stopProxy() {
 	if lines, causes, err := u.px.ErrorLog(); err == nil && u.start == nil {
 		u.rec.ErrorLog = &results.ErrorLog{Lines: lines, Causes: causes}
 		if es, ok := u.px.(ErrorSampler); ok {
-			u.rec.ErrorLog.Samples = es.ErrorSamples()
+			u.rec.ErrorLog.Samples, u.rec.ErrorLog.CutLines = es.ErrorSamples(), es.CutLines()
 		}
 	}
 	if err := u.px.Stop(); err != nil {

@@ -332,20 +332,6 @@ func (s *Session) BackendPID() int {
 	return s.backend.proc.PID()
 }
 
-// logTail returns the last non-empty line of a log file (for errors), or a
-// note that the log is empty.
-func logTail(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "no log (" + bare(err).Error() + ")"
-	}
-	lines := splitLines(b)
-	if len(lines) == 0 {
-		return "nothing in " + path
-	}
-	return strconv.Quote(truncate(string(lines[len(lines)-1]), 300)) + " (" + path + ")"
-}
-
 // hostPort joins an address and a port.
 func hostPort(a netip.Addr, port int) string {
 	return net.JoinHostPort(a.String(), strconv.Itoa(port))

@@ -17,7 +17,8 @@
 // a restart timed until the proxy answers again with the same certificate,
 // and known causes counted in the proxy's error log.
 //
-// Imports: gen, certs, pin, internal/fields and the lab packages it runs
+// Imports: gen, certs, pin, internal/fields, internal/safefs and the lab
+// packages it runs
 // (backend, cgroup, cleanup, netns, proc, proxy, watch); never lab/scenario,
 // lab/results, lab/report or cmd.
 package session

@@ -54,12 +54,19 @@ func assertRunsAsProxyUser(t *testing.T, e *Session, p *Proxy) {
 	if selfSwitches := p.prof.User == proxy.UserRoot; selfSwitches && asUser == 0 || !selfSwitches && asUser != len(pids) {
 		t.Errorf("%s: %d of %d processes run as %s (uid %d)", p.prof.Name, asUser, len(pids), e.user.name, e.user.uid)
 	}
+	// A proxy started as the user owns its directory; one whose master
+	// stays root (and opens its logs there) gets it root's, traversable
+	// by the user's group only.
+	dirMode, dirUID := os.FileMode(0o700), e.user.uid
+	if p.prof.User == proxy.UserRoot {
+		dirMode, dirUID = 0o710, os.Geteuid()
+	}
 	for _, c := range []struct {
 		dir       string
 		mode      os.FileMode
 		uid, gid  int
 		checkUser bool
-	}{{e.Dir(), 0o710, os.Geteuid(), e.user.gid, false}, {p.Dir(), 0o700, e.user.uid, e.user.gid, true}} {
+	}{{e.Dir(), 0o710, os.Geteuid(), e.user.gid, false}, {p.Dir(), dirMode, dirUID, e.user.gid, true}} {
 		fi, err := os.Stat(c.dir)
 		if err != nil {
 			t.Fatal(err)

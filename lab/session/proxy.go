@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
-	"strings"
 	"sync"
 	"time"
 
@@ -33,6 +32,12 @@ const startAttempts = 3
 // before the rest of its group is killed.
 const stopGrace = 5 * time.Second
 
+// switchedWrites are the files a user: root server writes in its
+// directory after it switched to the proxy user (h2o's pid file), by
+// server software: that directory stays root's (giveProxyDir), so they
+// are made beforehand, the proxy user's.
+var switchedWrites = map[string][]string{"h2o": {"h2o.pid"}}
+
 // Proxy is one running proxy profile with one certificate key type.
 type Proxy struct {
 	e        *Session
@@ -46,6 +51,7 @@ type Proxy struct {
 	httpAddr netip.AddrPort // plain HTTP
 	specUser string         // user the wrapper switches to ("" = none)
 	logFile  string         // the proxy's stdout and stderr
+	errlog   logScan        // what ErrorLog read of its logs so far
 
 	mu       sync.Mutex
 	proc     *proc.Process
@@ -116,11 +122,13 @@ func (s *Session) start(ctx context.Context, prof proxy.Profile, key certs.KeyTy
 
 // prepare makes the proxy's directory with its own copies of the
 // certificate files (readable by the proxy user, who cannot read the
-// lab's certificate directory), picks ports and renders the config.
+// lab's certificate directory), picks ports and renders the config, all
+// while the directory is root's, then gives it to the proxy
+// (giveProxyDir).
 func (p *Proxy) prepare(paths certs.Paths) error {
 	e := p.e
 	dir := filepath.Join(e.o.Dir, p.name)
-	if err := makeProxyDir(dir, e.user); err != nil {
+	if err := makeProxyDir(dir); err != nil {
 		return err
 	}
 	prm := proxy.Params{
@@ -138,7 +146,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 		Routes:      e.routes(),
 	}
 	for src, dst := range map[string]string{paths.FullChain: prm.CertFile, paths.Key: prm.KeyFile, paths.Combined: prm.CombinedPEM, paths.CA: prm.CAFile} {
-		if err := copyPrivate(src, dst, e.user); err != nil {
+		if err := copyPrivate(src, dst); err != nil {
 			return err
 		}
 	}
@@ -153,7 +161,8 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 	}
 	prm.ListenHost, prm.HTTPPort, prm.HTTPSPort = host.String(), ports[0], ports[1]
 	if p.prof.IsOrigin() {
-		// The proxy user owns dir (chownTree below), so it can read them.
+		// Readable by the proxy user: world-readable files (WriteFiles)
+		// in a directory given to it or to its group (giveProxyDir).
 		prm.Root = filepath.Join(dir, docRoot)
 		if err := proxy.WriteFiles(prm.Root); err != nil {
 			return fmt.Errorf("%s: %v", p.prof.Name, err)
@@ -173,7 +182,7 @@ func (p *Proxy) prepare(paths certs.Paths) error {
 	if _, err := proxy.WriteConfig(p.prof, prm); err != nil {
 		return fmt.Errorf("%s: %v", p.prof.Name, err)
 	}
-	if err := chownTree(dir, e.user); err != nil {
+	if err := giveProxyDir(dir, e.user, p.prof.User == proxy.UserRoot, switchedWrites[p.prof.Proxy]); err != nil {
 		return err
 	}
 	p.params = prm
@@ -269,12 +278,13 @@ func (p *Proxy) runsAs() string {
 	return p.e.user.String()
 }
 
-// environ is the proxy's environment: ours (the wrapper may need it) with
-// HOME and the XDG directories inside the proxy's own directory, where the
-// proxy user may write.
+// environ is what the proxy's environment adds to lab/proc's minimal one
+// (PATH of the system directories, HOME, LANG=C; nothing else of ours):
+// HOME and the XDG directories inside the proxy's own directory, where
+// Caddy and Traefik, started as the proxy user, may write.
 func (p *Proxy) environ() []string {
 	d := p.params.Dir
-	return append(os.Environ(), "HOME="+d, "XDG_CONFIG_HOME="+filepath.Join(d, "config"), "XDG_DATA_HOME="+filepath.Join(d, "data"))
+	return []string{"HOME=" + d, "XDG_CONFIG_HOME=" + filepath.Join(d, "config"), "XDG_DATA_HOME=" + filepath.Join(d, "data")}
 }
 
 // waitReady polls GET /1k through the proxy (Host and SNI = server name,
@@ -340,16 +350,6 @@ func (p *Proxy) logTail() string {
 		}
 	}
 	return "nothing logged in " + p.params.Dir
-}
-
-// logContains reports whether the proxy's logs contain s (any case).
-func (p *Proxy) logContains(s string) bool {
-	for _, f := range p.logFiles() {
-		if b, err := os.ReadFile(f); err == nil && strings.Contains(strings.ToLower(string(b)), strings.ToLower(s)) {
-			return true
-		}
-	}
-	return false
 }
 
 // Stop stops the proxy (its stop signal, then SIGKILL to its whole cgroup

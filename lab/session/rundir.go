@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"syscall"
 
+	"github.com/loadlab/loadlab/internal/safefs"
 	"github.com/loadlab/loadlab/lab/proc"
 )
 
@@ -78,25 +80,33 @@ func resolveProxyUser(want string, log io.Writer) (runAs, error) {
 	return runAs{name: u.Username, uid: uid, gid: gid}, nil
 }
 
-// makeRunDir creates the run directory (parents 0755). It is private: mode
+// makeRunDir creates the run directory, or takes the one there if this
+// process's user owns it (a resumed run), never through a link: an
+// existing directory another user owns is refused, and so is a path
+// through a directory, or a link, that another user could change
+// (safefs.CheckDirs). Missing parents are made 0755. It is private: mode
 // 0700, or 0710 with the proxy user's group when proxies run as another
-// user, who must traverse it to reach their own per-proxy directories (and
-// can list nothing). Every ancestor must let that user through.
+// user, who must traverse it to reach their own per-proxy directories
+// (and can list nothing). Every ancestor must let that user through.
 func makeRunDir(dir string, u runAs) error {
+	if err := safefs.CheckDirs(dir); err != nil {
+		return fmt.Errorf("run directory %s: %w", dir, err)
+	}
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return fmt.Errorf("cannot create %s: %v", filepath.Dir(dir), bare(err))
 	}
-	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
-		return fmt.Errorf("cannot create run directory %s: %v", dir, bare(err))
+	gid, perm := -1, os.FileMode(0o700)
+	if u.switches() {
+		gid, perm = u.gid, 0o710
+	}
+	if err := safefs.OwnDir(dir, gid, perm); err != nil {
+		if errors.Is(err, safefs.ErrUnsafe) {
+			return fmt.Errorf("run directory: %w", err)
+		}
+		return fmt.Errorf("cannot make run directory %s private: %v", dir, bare(err))
 	}
 	if !u.switches() {
-		return os.Chmod(dir, 0o700)
-	}
-	if err := os.Chown(dir, os.Geteuid(), u.gid); err != nil {
-		return fmt.Errorf("cannot give run directory %s to group %d: %v", dir, u.gid, bare(err))
-	}
-	if err := os.Chmod(dir, 0o710); err != nil {
-		return err
+		return nil
 	}
 	return reachable(dir, u)
 }
@@ -109,7 +119,7 @@ func reachable(dir string, u runAs) error {
 			return err
 		}
 		if !traversable(fi, u) {
-			return fmt.Errorf("proxy user %s cannot reach the run directory %s: %s is mode %04o owned by %s; use a directory under a world-traversable path (such as /tmp or the project's results/) or proxy user root",
+			return fmt.Errorf("proxy user %s cannot reach the run directory %s: %s is mode %04o owned by %s; let it through (chmod o+x), use a run directory every parent of which it may traverse (as the project's results/), or proxy user root",
 				u.name, dir, a, fi.Mode().Perm(), owner(fi))
 		}
 		if a == filepath.Dir(a) {
@@ -143,51 +153,69 @@ func owner(fi fs.FileInfo) string {
 }
 
 // makeProxyDir creates a fresh per-proxy directory (an old one of the same
-// name, left by an earlier run, is removed), mode 0700, owned by u.
-func makeProxyDir(dir string, u runAs) error {
+// name, left by an earlier run, is removed), mode 0700, root's until
+// giveProxyDir: nobody else can put anything in it while it is filled.
+func makeProxyDir(dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("cannot clear %s: %v", dir, bare(err))
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		return fmt.Errorf("cannot create %s: %v", dir, bare(err))
 	}
-	return chown(dir, u)
+	return nil
 }
 
-// chown gives path to u (nothing without a switch).
-func chown(path string, u runAs) error {
+// giveProxyDir hands the filled per-proxy directory to the proxy: a proxy
+// started as u gets the whole tree (safefs.ChownTree, no link followed);
+// one that starts as root and switches to u itself (user: root) keeps
+// it root's, mode 0710 with u's group, so its workers reach the temporary
+// directories its master makes them and the files it serves, and nothing
+// it opens there as root (nginx's and h2o's error log and nginx's pid
+// file, the lab's proxy.log) is in a directory u may write; userFiles,
+// what it writes there once it is u, are made empty and given to u.
+func giveProxyDir(dir string, u runAs, masterStaysRoot bool, userFiles []string) error {
 	if !u.switches() {
 		return nil
 	}
-	if err := os.Lchown(path, u.uid, u.gid); err != nil {
-		return fmt.Errorf("cannot give %s to %s: %v", path, u.name, bare(err))
+	if masterStaysRoot {
+		for _, name := range userFiles {
+			f, err := os.OpenFile(filepath.Join(dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+			if err == nil {
+				err = f.Chown(u.uid, u.gid)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+			}
+			if err != nil {
+				return fmt.Errorf("cannot make %s for %s: %v", filepath.Join(dir, name), u.name, bare(err))
+			}
+		}
+		return safefs.OwnDir(dir, u.gid, 0o710)
+	}
+	if err := safefs.ChownTree(dir, u.uid, u.gid); err != nil {
+		return fmt.Errorf("cannot give %s to %s: %v", dir, u.name, err)
 	}
 	return nil
 }
 
-// chownTree gives everything under dir to u.
-func chownTree(dir string, u runAs) error {
-	if !u.switches() {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(path string, _ fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		return chown(path, u)
-	})
-}
-
-// copyPrivate copies src to dst, mode 0600, owned by u.
-func copyPrivate(src, dst string, u runAs) error {
+// copyPrivate copies src to dst (new, mode 0600) in a directory still
+// root's.
+func copyPrivate(src, dst string) error {
 	b, err := os.ReadFile(src)
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %v; recreate the certificates with loadlab certs", src, bare(err))
 	}
-	if err := os.WriteFile(dst, b, 0o600); err != nil {
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err == nil {
+		_, err = f.Write(b)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
 		return fmt.Errorf("cannot write %s: %v", dst, bare(err))
 	}
-	return chown(dst, u)
+	return nil
 }
 
 // bare strips the path from a *fs.PathError whose path the message names.

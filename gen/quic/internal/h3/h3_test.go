@@ -2,6 +2,7 @@ package h3
 
 import (
 	"bytes"
+	"github.com/loadlab/loadlab/gen/quic/internal/wire"
 	"testing"
 
 	"github.com/quic-go/qpack"
@@ -183,4 +184,77 @@ func TestControlGoAway(t *testing.T) {
 			t.Errorf("%x: no error", bad)
 		}
 	}
+}
+
+// controlOracle parses a whole control stream the plain way: its type,
+// then frames (type, length, payload); a GOAWAY's payload is exactly one
+// varint of at most 8 bytes. It returns what Control must end with: not a
+// control stream, the last GOAWAY's ID, or that the stream is malformed
+// (complete: the bytes end between frames).
+func controlOracle(s []byte) (notControl, goAway bool, id uint64, bad bool) {
+	t, n := wire.ReadVarint(s)
+	if n == 0 {
+		return false, false, 0, false
+	}
+	if t != streamControl {
+		return true, false, 0, false
+	}
+	s = s[n:]
+	for len(s) > 0 {
+		ft, n1 := wire.ReadVarint(s)
+		if n1 == 0 {
+			return false, goAway, id, false // a header cut short: more may come
+		}
+		l, n2 := wire.ReadVarint(s[n1:])
+		if n2 == 0 {
+			return false, goAway, id, false
+		}
+		s = s[n1+n2:]
+		if ft == frameGoAway && (l == 0 || l > 8) {
+			return false, goAway, id, true
+		}
+		if uint64(len(s)) < l {
+			return false, goAway, id, false // a payload cut short
+		}
+		if ft == frameGoAway {
+			v, nv := wire.ReadVarint(s[:l])
+			if nv == 0 || uint64(nv) != l {
+				return false, goAway, id, true
+			}
+			goAway, id = true, v
+		}
+		s = s[l:]
+	}
+	return false, goAway, id, false
+}
+
+// FuzzControl feeds the server's control stream (stream type, frames,
+// GOAWAYs, anything) to Control whole and cut in pieces the input chooses:
+// no panic, the same outcome either way, and the outcome of the plain
+// parse (controlOracle).
+func FuzzControl(f *testing.F) {
+	f.Add([]byte{0x00, 0x04, 0x02, 0x01, 0x00, 0x40, 0x21, 0x01, 0xff, 0x07, 0x01, 0x08, 0x07, 0x02, 0x40, 0x04}, uint8(1))
+	f.Add([]byte{0x02, 0x07, 0x01, 0x08}, uint8(2))
+	f.Add([]byte{0x00, 0x07, 0x00}, uint8(3))
+	f.Add([]byte{0x00, 0x07, 0x09, 0, 0, 0, 0, 0, 0, 0, 0, 0}, uint8(1))
+	f.Add([]byte{0x00, 0x07, 0x02, 0x08, 0x00}, uint8(4))
+	f.Add([]byte{0x00, 0x07, 0x08, 0xc0, 0, 0, 0, 0, 0, 0, 0x05}, uint8(5))
+	f.Add([]byte{0x40, 0x00, 0x80, 0x00, 0x00, 0x21, 0x00}, uint8(2))
+	f.Fuzz(func(t *testing.T, s []byte, step uint8) {
+		var whole Control
+		werr := whole.Feed(s)
+		var cut Control
+		var cerr error
+		k := int(step%16) + 1
+		for i := 0; i < len(s) && cerr == nil; i += k {
+			cerr = cut.Feed(s[i:min(i+k, len(s))])
+		}
+		if (werr == nil) != (cerr == nil) || whole.NotControl != cut.NotControl || whole.GoAway != cut.GoAway || whole.GoAwayID != cut.GoAwayID {
+			t.Fatalf("whole: %v %+v; in %d-byte pieces: %v %+v", werr, whole, k, cerr, cut)
+		}
+		notControl, goAway, id, bad := controlOracle(s)
+		if bad != (werr != nil) || !bad && (notControl != whole.NotControl || goAway != whole.GoAway || id != whole.GoAwayID) {
+			t.Fatalf("Control: %v %+v; the plain parse: not control %v, GOAWAY %v %d, malformed %v", werr, whole, notControl, goAway, id, bad)
+		}
+	})
 }
