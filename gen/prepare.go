@@ -80,6 +80,7 @@ func (p *prepared) spec() *run.Spec {
 		StartAt: c.StartAt, StartTolerance: c.startTolerance(),
 		Machine:    c.Host,
 		UringFault: c.uringFault,
+		ReadHook:   c.readHook,
 	}
 	if p.pick != nil {
 		s.Weights = c.TargetWeights

@@ -16,7 +16,7 @@ import (
 // Kubernetes image's read-only root has no /tmp of its own; its Job mounts
 // one). Read from the JSON, as a user or the lab sees it.
 func TestRunNotesSpill(t *testing.T) {
-	srv := startServer(t, answerAnything("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+	srv := startServer(t, reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	for _, tc := range []struct {
 		tmp, spill, note string
 	}{

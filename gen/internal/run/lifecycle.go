@@ -1,6 +1,12 @@
 package run
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
 
 // Now returns nanoseconds since the run start (monotonic clock).
 func (lc *Lifecycle) Now() int64 { return int64(time.Since(lc.R.Start)) }
@@ -11,6 +17,7 @@ func (lc *Lifecycle) main() {
 	d := lc.D
 	defer lc.R.loopsDone.Done()
 	defer d.Teardown()
+	defer lc.survive()
 	if err := d.Setup(); err != nil {
 		lc.R.breakDownAtSetup(err)
 		d.Finish()
@@ -58,6 +65,77 @@ func (lc *Lifecycle) main() {
 		}
 	}
 	lc.end()
+}
+
+// Reading notes the server bytes the loop is about to parse (each read,
+// each datagram), for a panic's report; no copy is made.
+func (lc *Lifecycle) Reading(b []byte) {
+	lc.in = b
+	if f := lc.R.Spec.ReadHook; f != nil {
+		f(b)
+	}
+}
+
+// PanicShow bounds the server bytes a panic's report shows.
+const PanicShow = 64
+
+// survive ends a loop that panicked (a bug, most likely in a parser of the
+// server's bytes) as a loop whose I/O failed: the run stops and ends with
+// one line naming the loop, the panic and the bytes it was reading; every
+// request the loop owed ends as other, the partial result is kept, and
+// main's teardown closes the loop's sockets (its locked thread exits with
+// it). Deferred at the top of main: a panic no longer takes the process
+// down and leaves its cleanup to others.
+func (lc *Lifecycle) survive() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	err := lc.panicErr(p, panicSite())
+	lc.Broken = err
+	// The loop's state may be broken too: ending it may panic again.
+	func() {
+		defer func() { recover() }()
+		lc.breakDown(lc.Now())
+	}()
+	if !lc.R.broken.Load() {
+		lc.R.breakDown(err) // breakDown panicked before it could
+	}
+	func() {
+		defer func() { recover() }()
+		lc.end()
+	}()
+}
+
+// panicErr words a loop's panic p at site: the loop, its CPU and engine,
+// and the server's bytes it was reading (hex, the first PanicShow).
+func (lc *Lifecycle) panicErr(p any, site string) error {
+	in := "it had read nothing from a server"
+	if n := len(lc.in); n > 0 {
+		shown := ""
+		if n > PanicShow {
+			shown = fmt.Sprintf(", the first %d", PanicShow)
+		}
+		in = fmt.Sprintf("the server's bytes it was reading (%d%s, hex): %x", n, shown, lc.in[:min(n, PanicShow)])
+	}
+	return fmt.Errorf("loop %d on CPU %d (%s) panicked: %v%s; %s: a bug in loadlab, please report it with this line",
+		lc.ID, lc.CPU, lc.R.eng.Protocol(), p, site, in)
+}
+
+// panicSite is " at FILE:LINE" of the innermost frame outside the runtime
+// of the panic being recovered (survive's caller's), or "".
+func panicSite() string {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf(" at %s:%d", filepath.Base(filepath.Dir(f.File))+"/"+filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 // spent reports whether the request quota is used up.

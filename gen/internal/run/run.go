@@ -184,6 +184,9 @@ type Lifecycle struct {
 	// the driver on the loop's goroutine: the loop ends at once and the run
 	// ends with it (breakDown).
 	Broken error
+	// in is what the loop read from a server last (the loop's own buffer,
+	// not a copy): a panic's report shows it (survive).
+	in []byte
 }
 
 // loopLive is a loop's share of a result.Live, made on the loop's own thread

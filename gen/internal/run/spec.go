@@ -55,6 +55,10 @@ type Spec struct {
 	// before each submission entry is taken ("sqe") and each
 	// io_uring_enter ("enter"); an error is that call's failure.
 	UringFault func(call string) error
+	// ReadHook (tests only) is handed the bytes each read of a loop
+	// returned (each datagram, for HTTP/3), before they are parsed: a
+	// panic in it is a panic of the loop.
+	ReadHook func(b []byte)
 }
 
 // Req is one request of a run, parsed once (the Config's own, or a

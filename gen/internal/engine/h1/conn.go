@@ -133,6 +133,7 @@ func (l *loop) readResponse(c *conn, ev uint32) {
 			}
 			return
 		}
+		l.LC.Reading(buf[:n])
 		used, done, perr := c.p.Feed(buf[:n])
 		if perr != nil {
 			l.fail(c, run.ClassParse, perr, l.LC.Now())

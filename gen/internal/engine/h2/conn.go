@@ -134,6 +134,7 @@ func (l *loop) read(c *conn, ev uint32) {
 			l.eof(c, l.readAt)
 			return
 		}
+		l.LC.Reading(l.Buf[:n])
 		if err := c.c.Feed(l.Buf[:n]); err != nil {
 			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
 			if c.Fd >= 0 {

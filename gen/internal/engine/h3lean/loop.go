@@ -251,6 +251,7 @@ func (l *loop) Event(idx, _ int32, _ uint32) {
 		t := l.at(now)
 		for i := 0; i < n; i++ {
 			d := sk.rx.Datagram(i)
+			l.LC.Reading(d)
 			s := l.find(d)
 			if s == nil {
 				continue // a connection that has ended, or not ours
