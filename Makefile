@@ -33,7 +33,8 @@ test-prep:
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) version
 
-# The generator's measurement tests (gen/) and the CLI's end-to-end runs
+# The generator's measurement tests (gen/ and its run core, whose start-time
+# and wake-floor tests measure too) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
 # runs with the machine to itself, then the rest side by side, lab/session
 # (the longest) first. Its sessions sweep dead runs' cgroups and namespaces:
@@ -43,16 +44,17 @@ test-prep:
 # coordinated-omission, misbehaving-server and allocation tests run again on
 # io_uring (--io auto picks io_uring for HTTP/1.1 where the kernel has it):
 # every such test runs on both paths, and make test stays within 15 minutes.
-IO_TESTS = ZeroAlloc|H2PingFlood|LoopPanic|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
+IO_TESTS = ZeroAlloc|H2PingFlood|LoopPanic|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
 # The HTTP/3 measurement tests run on the lean QUIC client (what auto
 # picks) with the rest of gen's, then again on quic-go's client.
 H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$
 test-go:
+	$(GO) test -count=1 -timeout 8m ./gen/internal/run
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m ./gen
 	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' -skip 'H3' ./gen
 	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
-	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
+	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/gen/internal/run -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
 
 # make test's pass: 2 s per target (33 targets; about 110 s with one
 # instrumented build per package); the seed corpora also run as plain tests

@@ -1,9 +1,12 @@
 // Command loadlab is a load generator and a reverse-proxy lab in one binary.
 //
-// Subcommands map to packages: gen (gen/), serve and lab (lab/), certs
-// (certs/), report (lab/), pin (pin/). Each subcommand lives in its own file
-// as a constructor (newGenCmd, ...); newRootCmd builds the whole tree, so
-// every run (and every test) starts from fresh flags.
+// Subcommands map to packages: gen (gen/), serve (lab/backend), lab and
+// report (lab/), certs (certs/), pin (pin/), merge (gen/result), compare
+// (lab/compare), k8s (k8s/ and image/), and two hidden ones the lab starts
+// itself (the exec wrapper of lab/proc, the reaper of lab/cleanup). Each
+// subcommand lives in its own file as a constructor (newGenCmd, ...);
+// newRootCmd builds the whole tree, so every run (and every test) starts
+// from fresh flags.
 //
 // It owns the command line: the subcommands, their flags and help, exit
 // statuses and the words of usage errors. Imports run cmd -> lab -> gen ->
