@@ -11,6 +11,10 @@ import (
 	"github.com/loadlab/loadlab/internal/units"
 )
 
+// The run's result, assembled once every loop has ended: the loops'
+// recorders merged, the engine's Stats, the self-check's verdict, the wake
+// floor, and what makes the result mergeable with its other shards'.
+
 // wakeFloor gives res the machine's wake floor: the one measured during
 // the window (Config.WakeProbe), or, when the lag rule fired in a run that
 // ran to its end, one probed now, after the run and its assembly, so that
