@@ -60,19 +60,7 @@ func TestLabRunHostsPortsAndSpread(t *testing.T) {
 	needProxyRoot(t, "nginx-npm")
 	needProxyRoot(t, "caddy-stock")
 	t0 := time.Now()
-	dir := worldDir(t)
-	planFile, out := filepath.Join(dir, "hosts.yaml"), filepath.Join(dir, "out")
-	if err := os.WriteFile(planFile, []byte(hostsPlan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", planFile, "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	f, err := results.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, f, _, stderr := labRun(t, hostsPlan)
 	step := func(id string) *results.Step {
 		t.Helper()
 		u := f.Unit(id)
