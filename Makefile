@@ -43,7 +43,7 @@ test-prep:
 # coordinated-omission, misbehaving-server and allocation tests run again on
 # io_uring (--io auto picks io_uring for HTTP/1.1 where the kernel has it):
 # every such test runs on both paths, and make test stays within 15 minutes.
-IO_TESTS = ZeroAlloc|H2PingFlood|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
+IO_TESTS = ZeroAlloc|H2PingFlood|LoopPanic|StopAnswering|FixedCapacity|HeadRequests|TrailingBytes|KeepAliveClose|RetryIsOnce|HlogMatches|LagOncePerWakeup|Verdict|WithoutPwait2|PacingTolerance|MisbehavingServers|NeverAnswers|DripCompletes|OpenLoopOverload|H2PacingTolerance
 # The HTTP/3 measurement tests run on the lean QUIC client (what auto
 # picks) with the rest of gen's, then again on quic-go's client.
 H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$

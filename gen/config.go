@@ -126,6 +126,10 @@ type Config struct {
 	// before each submission entry is taken ("sqe") and each io_uring_enter
 	// ("enter"); an error is that call's failure.
 	uringFault func(call string) error
+	// readHook (tests only) is handed the bytes each read of a loop
+	// returned (each datagram, for HTTP/3), before they are parsed: a
+	// panic in it is a panic of the loop.
+	readHook func(b []byte)
 }
 
 // TLSOptions configures TLS for https:// targets.

@@ -157,6 +157,7 @@ func (l *h1Loop) readResponse(c *h1Conn, ev uint32) {
 			}
 			return
 		}
+		l.lc.reading(buf[:n])
 		used, done, perr := c.p.Feed(buf[:n])
 		if perr != nil {
 			l.fail(c, ErrParse, perr, l.lc.now())

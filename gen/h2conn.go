@@ -177,6 +177,7 @@ func (l *h2Loop) read(c *h2Conn, ev uint32) {
 			l.eof(c, l.readAt)
 			return
 		}
+		l.lc.reading(l.buf[:n])
 		if err := c.c.Feed(l.buf[:n]); err != nil {
 			l.flush(c) // the GOAWAY that tells the server why, if the socket takes it
 			if c.fd >= 0 {

@@ -271,6 +271,7 @@ func (l *h3LeanLoop) event(idx, _ int32, _ uint32) {
 		t := l.at(now)
 		for i := 0; i < n; i++ {
 			d := sk.rx.Datagram(i)
+			l.lc.reading(d)
 			s := l.find(d)
 			if s == nil {
 				continue // a connection that has ended, or not ours

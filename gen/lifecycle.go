@@ -1,6 +1,12 @@
 package gen
 
-import "time"
+import (
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
 
 // lateThreshold: a request sent more than this after its intended time is a
 // late send (any cause: the generator's lag or a busy connection).
@@ -35,6 +41,9 @@ type lifecycle struct {
 	// the driver on the loop's goroutine: the loop ends at once and the run
 	// ends with it (breakDown).
 	broken error
+	// in is what the loop read from a server last (the loop's own buffer,
+	// not a copy): a panic's report shows it (survive).
+	in []byte
 }
 
 // now returns nanoseconds since the run start (monotonic clock).
@@ -46,6 +55,7 @@ func (lc *lifecycle) main() {
 	d := lc.d
 	defer lc.r.loopsDone.Done()
 	defer d.teardown()
+	defer lc.survive()
 	if err := d.setup(); err != nil {
 		lc.r.breakDownAtSetup(err)
 		d.finish()
@@ -93,6 +103,77 @@ func (lc *lifecycle) main() {
 		}
 	}
 	lc.end()
+}
+
+// reading notes the server bytes the loop is about to parse (each read,
+// each datagram), for a panic's report; no copy is made.
+func (lc *lifecycle) reading(b []byte) {
+	lc.in = b
+	if f := lc.r.cfg.readHook; f != nil {
+		f(b)
+	}
+}
+
+// panicShow bounds the server bytes a panic's report shows.
+const panicShow = 64
+
+// survive ends a loop that panicked (a bug, most likely in a parser of the
+// server's bytes) as a loop whose I/O failed: the run stops and ends with
+// one line naming the loop, the panic and the bytes it was reading; every
+// request the loop owed ends as other, the partial result is kept, and
+// main's teardown closes the loop's sockets (its locked thread exits with
+// it). Deferred at the top of main: a panic no longer takes the process
+// down and leaves its cleanup to others.
+func (lc *lifecycle) survive() {
+	p := recover()
+	if p == nil {
+		return
+	}
+	err := lc.panicErr(p, panicSite())
+	lc.broken = err
+	// The loop's state may be broken too: ending it may panic again.
+	func() {
+		defer func() { recover() }()
+		lc.breakDown(lc.now())
+	}()
+	if !lc.r.broken.Load() {
+		lc.r.breakDown(err) // breakDown panicked before it could
+	}
+	func() {
+		defer func() { recover() }()
+		lc.end()
+	}()
+}
+
+// panicErr words a loop's panic p at site: the loop, its CPU and engine,
+// and the server's bytes it was reading (hex, the first panicShow).
+func (lc *lifecycle) panicErr(p any, site string) error {
+	in := "it had read nothing from a server"
+	if n := len(lc.in); n > 0 {
+		shown := ""
+		if n > panicShow {
+			shown = fmt.Sprintf(", the first %d", panicShow)
+		}
+		in = fmt.Sprintf("the server's bytes it was reading (%d%s, hex): %x", n, shown, lc.in[:min(n, panicShow)])
+	}
+	return fmt.Errorf("loop %d on CPU %d (%s) panicked: %v%s; %s: a bug in loadlab, please report it with this line",
+		lc.id, lc.cpu, lc.r.eng.protocol(), p, site, in)
+}
+
+// panicSite is " at FILE:LINE" of the innermost frame outside the runtime
+// of the panic being recovered (survive's caller's), or "".
+func panicSite() string {
+	pc := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pc[:runtime.Callers(3, pc)])
+	for {
+		f, more := frames.Next()
+		if f.File != "" && !strings.HasPrefix(f.Function, "runtime.") {
+			return fmt.Sprintf(" at %s:%d", filepath.Base(filepath.Dir(f.File))+"/"+filepath.Base(f.File), f.Line)
+		}
+		if !more {
+			return ""
+		}
+	}
 }
 
 // spent reports whether the request quota is used up.

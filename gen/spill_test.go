@@ -74,7 +74,7 @@ func TestHistSpillNoTempDir(t *testing.T) {
 // Kubernetes image's read-only root has no /tmp of its own; its Job mounts
 // one). Read from the JSON, as a user or the lab sees it.
 func TestRunNotesSpill(t *testing.T) {
-	srv := startServer(t, answerAnything("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+	srv := startServer(t, reply("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
 	for _, tc := range []struct {
 		tmp, spill, note string
 	}{

@@ -10,27 +10,29 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// smallBuffers shrinks the client's send buffer and the server's receive
-// buffer to the kernel's least, so that a server that never reads fills
-// them after a few KiB.
-func smallBuffers(t *testing.T, fd int, nc net.Conn) {
+// unreadConn is a client Conn on its record layer (TLS 1.3) over a
+// socketpair whose server end never reads, the client's send buffer and
+// the server's receive buffer at the kernel's least, so that they are full
+// after a few KiB; server is the server's record layer.
+func unreadConn(t *testing.T) (c *Conn, server *recordLayer, fd int, nc net.Conn) {
 	t.Helper()
+	fd, nc = rlSocketpair(t)
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 1); err != nil {
 		t.Fatal(err)
 	}
 	if err := nc.(*net.TCPConn).SetReadBuffer(1); err != nil {
 		t.Fatal(err)
 	}
+	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
+	c = &Conn{fd: fd, tl: &Loop{}}
+	c.useRecords(client)
+	return c, server, fd, nc
 }
 
 // A server that never reads: Write takes nothing (EAGAIN) once
 // sock.MaxQueued bytes wait unsent, instead of queueing without end.
 func TestTLSWriteQueueBounded(t *testing.T) {
-	fd, nc := rlSocketpair(t)
-	smallBuffers(t, fd, nc)
-	client, _ := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
-	c := &Conn{fd: fd, tl: &Loop{}}
-	c.useRecords(client)
+	c, _, _, _ := unreadConn(t)
 	chunk := make([]byte, 4096)
 	var taken int
 	for range 64 << 20 / len(chunk) {
@@ -55,11 +57,7 @@ func TestTLSWriteQueueBounded(t *testing.T) {
 // fails once sock.MaxQueued bytes of answers wait, instead of queueing them
 // without end.
 func TestTLSKeyUpdateFloodEnds(t *testing.T) {
-	fd, nc := rlSocketpair(t)
-	smallBuffers(t, fd, nc)
-	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
-	c := &Conn{fd: fd, tl: &Loop{}}
-	c.useRecords(client)
+	c, server, fd, nc := unreadConn(t)
 	const updates = 50_000      // 27-byte answers: 1.3 MB, far past the bound
 	done := make(chan struct{}) // closed when the server has sent its last update
 	go func() {
