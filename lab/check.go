@@ -156,17 +156,12 @@ func checkProfiles(list string, bins []string) (*proxy.Set, []proxy.Profile, err
 func profileSet(list string, bins []string) (*proxy.Set, []proxy.Profile, error) {
 	set := proxy.Builtins()
 	refs := SplitList(list)
-	var names []string
-	for _, ref := range refs {
-		if !proxy.IsFile(ref) {
-			names = append(names, ref)
-			continue
-		}
-		p, err := set.Load(ref)
-		if err != nil {
-			return nil, nil, usagef("--profiles: %v", err)
-		}
-		names = append(names, p.Name)
+	names, err := profileNames(refs, func(path string) (string, error) {
+		p, err := set.Load(path)
+		return p.Name, err
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	if err := setBinaries(set, bins); err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -94,21 +95,36 @@ func Run(ctx context.Context, o RunOptions) error {
 	if out == "" {
 		out = filepath.Join("results", p.Name)
 	}
-	fmt.Fprintf(log, "loadlab: plan %s into %s: %s\n", p.Name, out, budget)
-	for _, n := range append(slices.Clone(p.Notes), lay.Notes...) {
-		fmt.Fprintf(log, "loadlab: note: %s\n", n)
-	}
-	for _, l := range lay.Layouts {
-		fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+	printPlan := func() {
+		fmt.Fprintf(log, "loadlab: plan %s into %s: %s\n", p.Name, out, budget)
+		for _, n := range append(slices.Clone(p.Notes), lay.Notes...) {
+			fmt.Fprintf(log, "loadlab: note: %s\n", n)
+		}
+		for _, l := range lay.Layouts {
+			fmt.Fprintf(log, "loadlab: layout %s: server CPUs %s, backend %s, generator %s\n", l.ID, l.Server, l.Backend, l.Loadgen)
+		}
 	}
 	if o.DryRun {
+		printPlan()
 		return nil
+	}
+	id, err := runIdentity(p, budget)
+	if err != nil {
+		return err
 	}
 	store, resumed, err := results.Open(out, p, results.RunOptions{NoCgroups: o.NoCgroups})
 	if err != nil {
 		return UsageError{err}
 	}
 	defer store.Close()
+	if resumed && !store.F.Finished {
+		// Steps measured with other parts would mix with these: refused.
+		// A finished run measures nothing more and re-renders as it is.
+		if why := store.F.Changed(id); why != "" {
+			return usagef("%s holds a run made with other parts: %s; resume it with the same ones, use another --out, or remove %s to start over", out, why, filepath.Join(out, results.FileName))
+		}
+	}
+	printPlan()
 	switch {
 	case resumed && store.F.Finished:
 		// A finished run is never measured again (Runner.Run measures
@@ -116,6 +132,11 @@ func Run(ctx context.Context, o RunOptions) error {
 		fmt.Fprintf(log, "loadlab: the run in %s is finished (%d units recorded): re-rendering its report, measuring nothing; remove %s to measure again\n", out, len(store.F.Units), out)
 	case resumed:
 		fmt.Fprintf(log, "loadlab: resuming the run in %s (%d units recorded)\n", out, len(store.F.Units))
+	}
+	if !store.F.Finished {
+		if err := store.Update(func(f *results.File) { f.Record(id) }); err != nil {
+			return err
+		}
 	}
 	lp.begin(store.F)
 
@@ -168,7 +189,7 @@ func checkInstalled(p *plan.Plan, profiles []string, units []scenario.UnitSpec, 
 	hint := "install the proxies with scripts/install-proxies.sh (make deps), or set " + "LOADLAB_PROXY_BIN"
 	for _, name := range profiles {
 		if slices.Contains(b.Missing, name) {
-			return fmt.Errorf("profile %s is not installed: %s", name, hint)
+			return usagef("profile %s is not installed: %s", name, hint)
 		}
 	}
 	for _, u := range units {
@@ -203,7 +224,7 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	if err != nil {
 		return nil, UsageError{err}
 	}
-	profiles, err := addProfileFiles(p, o.Profiles)
+	profiles, err := profileNames(o.Profiles, p.AddProfileFile)
 	if err != nil {
 		return nil, err
 	}
@@ -267,16 +288,16 @@ func preparePlan(o RunOptions) (*plan.Plan, error) {
 	return p, nil
 }
 
-// addProfileFiles loads the profile files of --profiles into the plan and
-// returns the selection by name (names as given, a file by its name).
-func addProfileFiles(p *plan.Plan, refs []string) ([]string, error) {
+// profileNames turns a --profiles list into names: a name as given, a
+// profile file loaded by load, which returns its name.
+func profileNames(refs []string, load func(path string) (string, error)) ([]string, error) {
 	var names []string
 	for _, ref := range refs {
 		if !proxy.IsFile(ref) {
 			names = append(names, ref)
 			continue
 		}
-		name, err := p.AddProfileFile(ref)
+		name, err := load(ref)
 		if err != nil {
 			return nil, usagef("--profiles: %v", err)
 		}
@@ -301,4 +322,39 @@ func setBinaries(set *proxy.Set, bins []string) error {
 		}
 	}
 	return nil
+}
+
+// runIdentity is what this run is made of, for results.json and for a
+// resume to compare: the host, the loadlab binary, and each profile that
+// runs (its file's and templates' SHA-256, its binary's path, version and
+// SHA-256).
+func runIdentity(p *plan.Plan, b scenario.Budget) (results.Identity, error) {
+	var id results.Identity
+	id.Host, _ = os.Hostname()
+	self, err := os.Executable()
+	if err != nil {
+		return id, fmt.Errorf("cannot find the loadlab binary: %w", err)
+	}
+	if id.LoadlabSHA256, err = results.FileSHA256(self); err != nil {
+		return id, fmt.Errorf("the loadlab binary: %w", err)
+	}
+	for _, name := range b.Profiles {
+		prof, err := p.ProfileSet().Get(name)
+		if err != nil {
+			return id, err
+		}
+		r := results.ProfileRecord{
+			Name: prof.Name, Proxy: prof.Proxy, Role: prof.Role, Description: prof.Description, FixedBody: string(prof.FixedBody),
+			File: prof.Source.File, Builtin: prof.Source.Builtin, Extends: prof.Source.Extends,
+			SHA256: prof.Source.SHA256, ConfigSHA256: prof.ConfigSHA256(),
+		}
+		if r.Binary, err = prof.Find(); err == nil {
+			r.Version, _ = prof.Version(r.Binary)
+			if r.BinarySHA256, err = results.FileSHA256(r.Binary); err != nil {
+				return id, fmt.Errorf("profile %s: %w", name, err)
+			}
+		}
+		id.Profiles = append(id.Profiles, r)
+	}
+	return id, nil
 }

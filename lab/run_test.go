@@ -2,7 +2,6 @@ package lab
 
 import (
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/loadlab/loadlab/internal/testutil"
 	"github.com/loadlab/loadlab/lab/report"
 	"github.com/loadlab/loadlab/lab/results"
 )
@@ -33,16 +33,8 @@ func TestRunFinishedRerendersMeasuresNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gz, err := os.ReadFile(finishedQuick)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var f results.File
-	if err := json.NewDecoder(zr).Decode(&f); err != nil {
+	if err := json.Unmarshal(testutil.Gunzip(t, finishedQuick), &f); err != nil {
 		t.Fatal(err)
 	}
 	// The plan as this command makes it: resuming is refused for another.

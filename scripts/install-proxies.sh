@@ -5,7 +5,8 @@
 #
 # Idempotent: installs only what is missing and runs apt-get update only when
 # a wanted package has no install candidate.
-#   apt:    nginx haproxy h2o and ngtcp2-server (when the release has them: the
+#   apt:    nginx haproxy apache2 lighttpd lighttpd-mod-openssl (Apache and
+#           lighttpd are profile files only: lab/proxy/builtin), h2o and ngtcp2-server (when the release has them: the
 #           lean QUIC client is checked against ngtcp2's gtlsserver) iproute2 wrk nghttp2-client
 #           strace (the sendfile test of the file-serving origins), prometheus
 #           (the metrics tests scrape a real one) and chromium (the report
@@ -21,14 +22,14 @@
 #   GO                 the go command (default: go on PATH, else /usr/local/go/bin/go).
 #
 # Packages installed by this run whose postinst started a system daemon
-# (Debian's nginx and haproxy bind :80) are stopped again through the service
+# (Debian's nginx, haproxy, apache2 and lighttpd bind :80) are stopped again through the service
 # manager: systemctl when systemd runs, else `service NAME stop`. A daemon that
 # was already installed before this run is left alone.
 set -euo pipefail
 
 CADDY_VERSION=v2.11.9
 TRAEFIK_VERSION=v3.6.12
-APT_REQUIRED=(nginx haproxy iproute2 wrk nghttp2-client strace prometheus chromium)
+APT_REQUIRED=(nginx haproxy apache2 lighttpd lighttpd-mod-openssl iproute2 wrk nghttp2-client strace prometheus chromium)
 APT_OPTIONAL=(h2o ngtcp2-server)
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -105,7 +106,7 @@ apt_install() {
 	log "apt-get install ${want[*]}"
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${want[@]}"
 	for p in "${want[@]}"; do
-		case "$p" in nginx | haproxy | h2o | prometheus) stop_started_daemon "$p" ;; esac
+		case "$p" in nginx | haproxy | h2o | apache2 | lighttpd | prometheus) stop_started_daemon "$p" ;; esac
 	done
 }
 
@@ -218,6 +219,8 @@ version_of() {
 	nginx) out=$("$2" -v 2>&1) || true; v=$(sed -n 's/.*nginx\/\([^ ]*\).*/\1/p' <<<"$out") ;;
 	haproxy) out=$("$2" -v 2>&1) || true; v=$(sed -n 's/^HAProxy version \([^ ]*\).*/\1/p' <<<"$out") ;;
 	h2o) out=$("$2" --version 2>&1) || true; v=$(sed -n 's/^h2o version \([^ ]*\).*/\1/p' <<<"$out") ;;
+	apache2) out=$("$2" -v 2>&1) || true; v=$(sed -n 's/^Server version: Apache\/\([^ ]*\).*/\1/p' <<<"$out") ;;
+	lighttpd) out=$("$2" -v 2>&1) || true; v=$(sed -n 's/^lighttpd\/\([^ ]*\).*/\1/p' <<<"$out") ;;
 	caddy)
 		v=$(gomod_version "$2" github.com/caddyserver/caddy/v2)
 		if [[ -z "$v" || "$v" == "(devel)" ]]; then
@@ -236,7 +239,7 @@ version_of() {
 
 summary() {
 	local name path
-	for name in nginx caddy haproxy traefik h2o wrk h2load; do
+	for name in nginx caddy haproxy traefik h2o apache2 lighttpd wrk h2load; do
 		if path=$(find_bin "$name"); then
 			printf '%-8s found      %-18s %s\n' "$name" "$(version_of "$name" "$path")" "$path"
 		else

@@ -40,6 +40,29 @@ func needProxyRoot(t *testing.T, profile string) {
 	}
 }
 
+// labRun writes planYAML into a fresh world-readable directory, runs
+// `loadlab lab run` on it into DIR/out with the extra arguments, fails the
+// test unless it exits 0, and returns the out directory, the results file
+// and what the run printed.
+func labRun(t *testing.T, planYAML string, extra ...string) (out string, f *results.File, stdout, stderr string) {
+	t.Helper()
+	dir := worldDir(t)
+	planFile := filepath.Join(dir, "plan.yaml")
+	if err := os.WriteFile(planFile, []byte(planYAML), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "out")
+	code, stdout, stderr := runCLI(t, append([]string{"lab", "run", "--plan", planFile, "--out", out}, extra...)...)
+	if code != 0 {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
+	}
+	f, err := results.Load(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, f, stdout, stderr
+}
+
 // tableRow matches a Markdown table row of profile whose second cell is a
 // number (the rate found or achieved; over rounds, the median and its
 // range).

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -51,20 +49,7 @@ scenarios:
 // finding printed.
 func TestLabRunPlainHTTPAndFiles(t *testing.T) {
 	needNginxRoot(t)
-	dir := worldDir(t)
-	planFile := filepath.Join(dir, "plain.yaml")
-	if err := os.WriteFile(planFile, []byte(plainHTTPPlan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", planFile, "--out", out, "--step-scale", "0.5")
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	f, err := results.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, f, stdout, _ := labRun(t, plainHTTPPlan, "--step-scale", "0.5")
 	if !f.Finished || len(f.Units) != 5 || len(f.Ceilings) != 1 {
 		t.Fatalf("finished %v, %d units (want 5), %d ceilings (want 1)", f.Finished, len(f.Units), len(f.Ceilings))
 	}

@@ -36,20 +36,7 @@ scenarios:
 // side by side in the Protocols table.
 func TestLabRunH3BesideH1(t *testing.T) {
 	needProxyRoot(t, "caddy-stock")
-	dir := worldDir(t)
-	planFile := filepath.Join(dir, "h3.yaml")
-	if err := os.WriteFile(planFile, []byte(h3Plan), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	out := filepath.Join(dir, "out")
-	code, stdout, stderr := runCLI(t, "lab", "run", "--plan", planFile, "--out", out)
-	if code != 0 {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, stdout, stderr)
-	}
-	f, err := results.Load(out)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, f, stdout, _ := labRun(t, h3Plan)
 	if !f.Finished || len(f.Units) != 2 || len(f.Ceilings) != 2 {
 		t.Fatalf("finished %v, %d units (want 2), %d ceilings (want 2)", f.Finished, len(f.Units), len(f.Ceilings))
 	}

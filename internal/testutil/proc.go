@@ -1,7 +1,9 @@
 package testutil
 
 import (
+	"compress/gzip"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -229,4 +231,56 @@ func SilentUDPPort(t testing.TB) int {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c.LocalAddr().(*net.UDPAddr).Port
+}
+
+// ProcStatus returns a field of /proc/PID/status ("NoNewPrivs",
+// "Cpus_allowed_list", ...), failing the test without it.
+func ProcStatus(t testing.TB, pid int, key string) string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, key+":"); ok {
+			return strings.TrimSpace(v)
+		}
+	}
+	t.Fatalf("no %s in /proc/%d/status", key, pid)
+	return ""
+}
+
+// ProcEnviron returns a process's environment (/proc/PID/environ) as
+// NAME=VALUE entries.
+func ProcEnviron(t testing.TB, pid int) []string {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, kv := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
+		out = append(out, kv)
+	}
+	return out
+}
+
+// Gunzip returns the content of the gzipped file at path (a recorded
+// fixture in testdata).
+func Gunzip(t testing.TB, path string) []byte {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	b, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return b
 }

@@ -12,6 +12,7 @@ import (
 func (s *Server) newFastServer(concurrency int) *fasthttp.Server {
 	return &fasthttp.Server{
 		Handler:               s.handleFast,
+		HeaderReceived:        upgradeHeader,
 		Concurrency:           concurrency,
 		ReadBufferSize:        8 << 10, // request headers up to 8 KiB
 		WriteBufferSize:       8 << 10, // 1k answers fit with their headers in one write

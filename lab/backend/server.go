@@ -85,9 +85,7 @@ func Start(cfg Config) (*Server, error) {
 	for i, a := range addrs {
 		tcp, err := net.Listen("tcp", a)
 		if err != nil {
-			for _, l := range s.lns {
-				_ = l.Close()
-			}
+			s.closeListeners()
 			return nil, fmt.Errorf("backend: listen on %s: %v; pick a free address", a, opCause(err))
 		}
 		l := newCountingListener(tcp)
@@ -98,11 +96,10 @@ func Start(cfg Config) (*Server, error) {
 		s.lns = append(s.lns, l)
 	}
 	s.ln = s.lns[0]
-	tcp := s.ln.Listener
 
 	if cfg.H3 {
 		if err := s.listenH3(tlsCfg); err != nil {
-			_ = tcp.Close()
+			s.closeListeners()
 			return nil, err
 		}
 	}

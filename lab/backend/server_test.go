@@ -430,6 +430,16 @@ func TestWebSocketUpgrade(t *testing.T) {
 	if err != nil || line != "ping-loadlab\n" {
 		t.Errorf("echo on the upgraded connection: %q, %v", line, err)
 	}
+	// lighttpd's mod_proxy sends "Connection: close, upgrade": the
+	// upgrade still goes through.
+	c, head, br = rawExchange(t, s.Addr(), "GET /ws HTTP/1.1\r\nHost: bench.lab\r\nUpgrade: websocket\r\nConnection: close, upgrade\r\n\r\n")
+	if !strings.HasPrefix(head, "HTTP/1.1 101 ") {
+		t.Errorf("with close, upgrade: %s", head)
+	}
+	io.WriteString(c, "ping-close\n")
+	if line, err := br.ReadString('\n'); err != nil || line != "ping-close\n" {
+		t.Errorf("echo after Connection: close, upgrade: %q, %v\n%s", line, err, head)
+	}
 	for _, req := range []string{
 		"GET /ws HTTP/1.1\r\nHost: bench.lab\r\nUpgrade: websocket\r\n\r\n",
 		"GET /ws HTTP/1.1\r\nHost: bench.lab\r\nConnection: Upgrade\r\n\r\n",

@@ -61,6 +61,18 @@ func upgradeFast(ctx *fasthttp.RequestCtx) {
 	ctx.Hijack(echoUpgraded)
 }
 
+// upgradeHeader is the HTTP/1.1 server's HeaderReceived: a proxy may list
+// close beside upgrade on /ws (lighttpd's mod_proxy sends "Connection:
+// close, upgrade"); the upgrade wins, as in WebSocket servers. fasthttp
+// hijacks only a connection it was not told to close, and takes that from
+// the request before the handler runs.
+func upgradeHeader(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ConnectionClose() && string(h.RequestURI()) == "/ws" && hasToken(string(h.Peek("Connection")), "upgrade") {
+		h.ResetConnectionClose()
+	}
+	return fasthttp.RequestConfig{}
+}
+
 // echoUpgraded echoes what arrives on an upgraded connection.
 func echoUpgraded(c net.Conn) {
 	buf := make([]byte, 4096)

@@ -37,6 +37,7 @@ package compare
 
 import (
 	"fmt"
+	"github.com/loadlab/loadlab/lab/results"
 	"math"
 	"slices"
 	"strings"
@@ -156,6 +157,10 @@ type RowResult struct {
 	Only    string   `json:"only,omitempty"` // "A" or "B": the other side lacks the row
 	Tests   int      `json:"tests"`          // tested metrics: the family each p_adj is corrected over
 	Metrics []Result `json:"metrics"`
+	// Ran says, for lab rows, what differed in what ran: the profile's
+	// config templates, its binary, its profile file (empty when the two
+	// runs ran the same, or did not record it).
+	Ran []string `json:"ran_differs,omitempty"`
 }
 
 // Different lists the row's metrics that differ.
@@ -216,7 +221,7 @@ func Compare(a, b *Side, o Options) (*Report, error) {
 			rep.Rows = append(rep.Rows, RowResult{Key: ra.Key, Method: ra.Method, Only: "A"})
 			continue
 		}
-		rr := RowResult{Key: ra.Key, Method: ra.Method}
+		rr := RowResult{Key: ra.Key, Method: ra.Method, Ran: ranDiffers(ra.Ran, rb.Ran)}
 		for _, m := range Metrics {
 			if res, ok := compareMetric(m, ra, rb, floor); ok {
 				rr.Metrics = append(rr.Metrics, res)
@@ -232,6 +237,31 @@ func Compare(a, b *Side, o Options) (*Report, error) {
 	}
 	rep.Tests = holmAll(rep.Rows)
 	return rep, nil
+}
+
+// ranDiffers says what differs between what ran for a row in A and in B:
+// the config (templates), the binary, the profile file.
+func ranDiffers(a, b *results.ProfileRecord) []string {
+	if a == nil || b == nil {
+		return nil
+	}
+	short := func(s string) string {
+		if len(s) > 12 {
+			return s[:12]
+		}
+		return s
+	}
+	var out []string
+	if a.ConfigSHA256 != b.ConfigSHA256 {
+		out = append(out, fmt.Sprintf("the config differs (templates SHA-256 %s in A, %s in B)", short(a.ConfigSHA256), short(b.ConfigSHA256)))
+	}
+	if a.BinarySHA256 != b.BinarySHA256 {
+		out = append(out, fmt.Sprintf("the binary differs (%s, %s, SHA-256 %s in A; %s, %s, SHA-256 %s in B)", a.Version, a.Binary, short(a.BinarySHA256), b.Version, b.Binary, short(b.BinarySHA256)))
+	}
+	if a.SHA256 != b.SHA256 && a.ConfigSHA256 == b.ConfigSHA256 {
+		out = append(out, fmt.Sprintf("the profile file differs (SHA-256 %s in A, %s in B)", short(a.SHA256), short(b.SHA256)))
+	}
+	return out
 }
 
 // holmRow decides a row's tested metrics: each p Holm-corrected across

@@ -48,6 +48,10 @@ type Row struct {
 	// Offered is the rate a fixed-rate row offered when it was derived in
 	// the run (rate_from): two runs may have derived other rates.
 	Offered float64
+	// Ran is what ran for a lab row: its profile's file, binary and
+	// config as results.json recorded them (nil for gen results and
+	// results of older versions).
+	Ran *results.ProfileRecord
 }
 
 // Run is one measurement of a row: per metric its whole-run value and,
@@ -295,61 +299,77 @@ func (s *Side) addLab(src string, f *results.File) {
 		if u.Status != results.StatusDone || len(u.Steps) == 0 {
 			continue
 		}
-		switch u.Method {
-		case plan.MethodSearch:
-			prec := 0.0
-			if sc := f.Scenario(u.Scenario); sc != nil {
-				prec = sc.Eff.Search.Precision
+		n := len(s.Rows)
+		s.addUnit(src, f, u)
+		s.ran(n, f.Profile(u.Profile))
+	}
+}
+
+// addUnit adds the rows of one unit.
+func (s *Side) addUnit(src string, f *results.File, u *results.Unit) {
+	switch u.Method {
+	case plan.MethodSearch:
+		prec := 0.0
+		if sc := f.Scenario(u.Scenario); sc != nil {
+			prec = sc.Eff.Search.Precision
+		}
+		all, tags := u.AllSearches()
+		for k, sr := range all {
+			if sr == nil || !sr.Confirmed {
+				continue
 			}
-			all, tags := u.AllSearches()
-			for k, sr := range all {
-				if sr == nil || !sr.Confirmed {
-					continue
-				}
-				run := &Run{Source: src, vals: map[Metric]value{}}
-				if st := u.ConfirmedStep(sr, tags[k]); st != nil && st.Result != nil {
-					run = stepRun(src, st)
-					repeats(run, u, sr.Rate, tags[k])
-				}
-				lo, hi := bracket(u, sr, tags[k], prec)
-				run.vals[Rate] = value{v: sr.Rate, ok: true, lo: lo, hi: hi} // the rate found: no per-second values
-				s.add(u.ID, u.Method, prec, run)
+			run := &Run{Source: src, vals: map[Metric]value{}}
+			if st := u.ConfirmedStep(sr, tags[k]); st != nil && st.Result != nil {
+				run = stepRun(src, st)
+				repeats(run, u, sr.Rate, tags[k])
 			}
-		case plan.MethodFixed:
-			var rates []float64
+			lo, hi := bracket(u, sr, tags[k], prec)
+			run.vals[Rate] = value{v: sr.Rate, ok: true, lo: lo, hi: hi} // the rate found: no per-second values
+			s.add(u.ID, u.Method, prec, run)
+		}
+	case plan.MethodFixed:
+		var rates []float64
+		for _, st := range u.Steps {
+			if st.Result != nil && !st.Interrupted && !slices.Contains(rates, st.Rate) {
+				rates = append(rates, st.Rate)
+			}
+		}
+		for _, rate := range rates {
+			key := fmt.Sprintf("%s @ %g req/s", u.ID, rate)
+			if rf := u.RateFrom; rf != nil && len(rates) == 1 {
+				// A rate derived in the run differs between runs: the
+				// row is the share of what the source found.
+				key = fmt.Sprintf("%s @ %g%% of %s's rate found", u.ID, 100*rf.Share, rf.Unit)
+			}
 			for _, st := range u.Steps {
-				if st.Result != nil && !st.Interrupted && !slices.Contains(rates, st.Rate) {
-					rates = append(rates, st.Rate)
+				if st.Result != nil && !st.Interrupted && st.Rate == rate {
+					s.add(key, u.Method, 0, stepRun(src, st))
 				}
 			}
-			for _, rate := range rates {
-				key := fmt.Sprintf("%s @ %g req/s", u.ID, rate)
-				if rf := u.RateFrom; rf != nil && len(rates) == 1 {
-					// A rate derived in the run differs between runs: the
-					// row is the share of what the source found.
-					key = fmt.Sprintf("%s @ %g%% of %s's rate found", u.ID, 100*rf.Share, rf.Unit)
-				}
-				for _, st := range u.Steps {
-					if st.Result != nil && !st.Interrupted && st.Rate == rate {
-						s.add(key, u.Method, 0, stepRun(src, st))
-					}
-				}
-				if len(rates) == 1 {
-					s.setVs(key, u.VsControl)
-					if r := s.byKey[key]; r != nil && u.RateFrom != nil {
-						r.Offered = rate
-					}
-				}
-			}
-			continue
-		default:
-			for _, st := range u.Steps {
-				if st.Result != nil && !st.Interrupted {
-					s.add(u.ID, u.Method, 0, stepRun(src, st))
+			if len(rates) == 1 {
+				s.setVs(key, u.VsControl)
+				if r := s.byKey[key]; r != nil && u.RateFrom != nil {
+					r.Offered = rate
 				}
 			}
 		}
-		s.setVs(u.ID, u.VsControl)
+		return
+	default:
+		for _, st := range u.Steps {
+			if st.Result != nil && !st.Interrupted {
+				s.add(u.ID, u.Method, 0, stepRun(src, st))
+			}
+		}
+	}
+	s.setVs(u.ID, u.VsControl)
+}
+
+// ran records rec as what ran for the rows added from index n on.
+func (s *Side) ran(n int, rec *results.ProfileRecord) {
+	for _, r := range s.Rows[n:] {
+		if r.Ran == nil {
+			r.Ran = rec
+		}
 	}
 }
 

@@ -135,6 +135,9 @@ func (rep *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  only in %s\n", row.Only)
 			continue
 		}
+		for _, d := range row.Ran {
+			fmt.Fprintf(&b, "  what ran: %s\n", d)
+		}
 		tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  %s\n", strings.Join(header, "\t"))
 		for _, m := range row.Metrics {
@@ -164,6 +167,18 @@ func (rep *Report) summaryText() string {
 				fmt.Fprintf(&b, "; %d difference(s) in the rows' verdicts do not survive it", n)
 			}
 			b.WriteString(".\n")
+		}
+	}
+	var ran []string
+	for _, row := range rep.Rows {
+		if len(row.Ran) > 0 {
+			ran = append(ran, row.Key+": "+strings.Join(row.Ran, "; "))
+		}
+	}
+	if len(ran) > 0 {
+		b.WriteString("Not the same setup (what ran differs, so a difference may be the config's or the binary's):\n")
+		for _, r := range ran {
+			fmt.Fprintf(&b, "  %s\n", r)
 		}
 	}
 	diffs := rep.Different()
@@ -258,10 +273,13 @@ func (rep *Report) WriteMarkdown(w io.Writer) error {
 			fmt.Fprintf(&b, "| %s |\n", strings.Join(mdCells(cells), " | "))
 			continue
 		}
-		for _, m := range row.Metrics {
+		for i, m := range row.Metrics {
 			cells := m.cells()
 			if m.Different {
 				cells[5] = "**" + cells[5] + "**"
+			}
+			if i == 0 && len(row.Ran) > 0 {
+				cells[len(cells)-1] = strings.TrimSpace(cells[len(cells)-1] + " what ran: " + strings.Join(row.Ran, "; "))
 			}
 			if lab {
 				cells = append([]string{row.Key}, cells...)

@@ -17,10 +17,6 @@ func (p *Plan) ProfileSet() *proxy.Set {
 	return p.profiles
 }
 
-// RoleOf returns the role of the plan's profile called name ("" if
-// unknown).
-func (p *Plan) RoleOf(name string) string { return p.ProfileSet().RoleOf(name) }
-
 // ProfilesOf lists the plan's profiles of role, in plan order.
 func (p *Plan) ProfilesOf(role string) []string {
 	var out []string
@@ -68,8 +64,10 @@ func (p *Plan) AddProfileFile(path string) (string, error) {
 		return "", err
 	}
 	for _, prof := range p.ProfileSet().All() {
-		if f := prof.Source.File; f != "" && sameFile(f, abs) {
-			return prof.Name, nil
+		if f := prof.Source.File; f != "" {
+			if fa, err := filepath.Abs(f); err == nil && fa == abs {
+				return prof.Name, nil
+			}
 		}
 	}
 	prof, err := p.ProfileSet().Load(path)
@@ -86,15 +84,6 @@ func (p *Plan) AddProfileFile(path string) (string, error) {
 		}
 	}
 	return prof.Name, nil
-}
-
-// sameFile reports whether two paths name the same file.
-func sameFile(a, b string) bool {
-	aa, err1 := filepath.Abs(a)
-	if err1 == nil && aa == b {
-		return true
-	}
-	return false
 }
 
 // SetBinary makes the plan's profile name run the binary at path: `--bin

@@ -101,7 +101,7 @@ func TestRoleAndTargetErrors(t *testing.T) {
 		}
 	}
 	_, err := checkText(t, "name: p\nprofiles: [nginx-stock]\nscenarios:\n  - kind: keepalive-1k\n    role: origin\n")
-	if want := "no profiles of role origin to run on: the plan has no origin profile; add one of caddy-files, caddy-respond, h2o-files, nginx-files, nginx-files-nosendfile to its profiles"; err == nil || !strings.Contains(err.Error(), want) {
+	if want := "no profiles of role origin to run on: the plan has no origin profile; add one of caddy-files, caddy-respond, h2o-files, lighttpd-files, nginx-files, nginx-files-nosendfile to its profiles"; err == nil || !strings.Contains(err.Error(), want) {
 		t.Errorf("origin scenario in a proxy-only plan: %v, want %s", err, want)
 	}
 }

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -52,14 +51,7 @@ func TestStartNoNewPrivsMinimalEnv(t *testing.T) {
 	if got := statusField(t, p.PID(), "NoNewPrivs"); got != "1" {
 		t.Errorf("NoNewPrivs = %q, want 1", got)
 	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.PID()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var env []string
-	for _, kv := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
-		env = append(env, string(kv))
-	}
+	env := testutil.ProcEnviron(t, p.PID())
 	slices.Sort(env)
 	want := []string{"HOME=" + dir, "LANG=C", "LOADLAB_TEST_HELPER=sleep", "PATH=" + findbin.SystemPath}
 	if !slices.Equal(env, want) {

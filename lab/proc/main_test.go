@@ -128,17 +128,8 @@ func waitGone(t *testing.T, pid int) {
 	testutil.WaitGone(t, pid, 5*time.Second)
 }
 
+// statusField is a field of /proc/PID/status.
 func statusField(t *testing.T, pid int, key string) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, key+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", key, pid)
-	return ""
+	return testutil.ProcStatus(t, pid, key)
 }

@@ -18,7 +18,9 @@ var checkArgs = map[string]func(bin, dir string) []string{
 	"caddy": func(bin, dir string) []string {
 		return []string{bin, "validate", "--config", dir + "/Caddyfile", "--adapter", "caddyfile"}
 	},
-	"h2o": func(bin, dir string) []string { return []string{bin, "-t", "-c", dir + "/h2o.conf"} },
+	"h2o":      func(bin, dir string) []string { return []string{bin, "-t", "-c", dir + "/h2o.conf"} },
+	"apache2":  func(bin, dir string) []string { return []string{bin, "-t", "-f", dir + "/httpd.conf"} },
+	"lighttpd": func(bin, dir string) []string { return []string{bin, "-tt", "-f", dir + "/lighttpd.conf"} },
 }
 
 // Every rendered config passes the proxy's own checker (nginx -t,
@@ -53,7 +55,7 @@ func TestRenderedConfigsPassProxyCheck(t *testing.T) {
 // A broken config fails the check, so the test above can fail.
 func TestProxyCheckRejectsBrokenConfig(t *testing.T) {
 	c := writeTestCert(t, t.TempDir(), "p256")
-	for _, name := range []string{"nginx-stock", "haproxy", "caddy-stock", "h2o"} {
+	for _, name := range []string{"nginx-stock", "haproxy", "caddy-stock", "h2o", "apache2", "lighttpd"} {
 		prof, _ := Get(name)
 		t.Run(name, func(t *testing.T) {
 			path := installed(t, prof)

@@ -271,23 +271,13 @@ func loadProfile(src source, file string, s *Set, depth int) (Profile, error) {
 		p.Description = strings.TrimSpace(spec.Description)
 	}
 	if set("role") || p.Role == "" {
-		switch spec.Role {
-		case "", RoleProxy:
-			p.Role = RoleProxy
-		case RoleOrigin:
-			p.Role = RoleOrigin
-		default:
-			return Profile{}, l.errorf("role", "role %q: use proxy (in front of the lab's backend) or origin (serves the lab's files itself)", spec.Role)
+		if p.Role, err = choice(l, "role", spec.Role, "proxy (in front of the lab's backend) or origin (serves the lab's files itself)", RoleProxy, RoleOrigin); err != nil {
+			return Profile{}, err
 		}
 	}
 	if set("user") || p.User == "" {
-		switch spec.User {
-		case "", UserLab:
-			p.User = UserLab
-		case UserRoot:
-			p.User = UserRoot
-		default:
-			return Profile{}, l.errorf("user", "user %q: use lab (the lab's unprivileged user) or root (a master that keeps root and switches users itself)", spec.User)
+		if p.User, err = choice(l, "user", spec.User, "lab (the lab's unprivileged user) or root (a master that keeps root and switches users itself)", UserLab, UserRoot); err != nil {
+			return Profile{}, err
 		}
 	}
 	if set("binary") {
@@ -398,6 +388,18 @@ func loadProfile(src source, file string, s *Set, depth int) (Profile, error) {
 		return Profile{}, fmt.Errorf("%s: %v", file, err)
 	}
 	return p, nil
+}
+
+// choice is a field's value among choices, the first when it is empty; an
+// error at the field's line names them (hint) otherwise.
+func choice(l *fileLines, field, v, hint string, choices ...string) (string, error) {
+	if v == "" {
+		return choices[0], nil
+	}
+	if slices.Contains(choices, v) {
+		return v, nil
+	}
+	return "", l.errorf(field, "%s %q: use %s", field, v, hint)
 }
 
 // parentOf is the profile named by extends: a file relative to file, or a

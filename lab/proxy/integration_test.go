@@ -124,6 +124,10 @@ var wantBehaviour = map[string]connectionBehaviour{
 	"haproxy":            {proto: "HTTP/1.1"},
 	"traefik":            {proto: "HTTP/1.1"},
 	"h2o":                {proto: "HTTP/1.1"},
+	"apache2":            {proto: "HTTP/1.1"},
+	// lighttpd's mod_proxy keeps no backend connection: Connection: close
+	// on each (with upgrade, for a websocket).
+	"lighttpd": {perRequest: true, proto: "HTTP/1.1", closeHdr: true},
 }
 
 // The lab's key claim (seed 003): a bare proxy_pass opens one backend

@@ -23,7 +23,9 @@ import (
 )
 
 func TestOriginProfilesRoles(t *testing.T) {
-	want := "caddy-files caddy-respond h2o-files nginx-files nginx-files-nosendfile"
+	set := Builtins()
+	NamesOf, RoleOf := set.NamesOf, set.RoleOf
+	want := "caddy-files caddy-respond h2o-files lighttpd-files nginx-files nginx-files-nosendfile"
 	if got := strings.Join(NamesOf(RoleOrigin), " "); got != want {
 		t.Errorf("NamesOf(origin) = %s, want %s", got, want)
 	}

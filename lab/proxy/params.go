@@ -49,6 +49,7 @@ type Route struct {
 	Host        string // the Host (and SNI) of the route
 	Backend     string // host:port of its backend, IPv6 bracketed
 	BackendHost string // its IP as in a URL (IPv6 bracketed); filled from Backend
+	BackendIP   string // its IP, IPv6 unbracketed (lighttpd's proxy.server host); filled from Backend
 	BackendPort int    // its port; filled from Backend
 }
 

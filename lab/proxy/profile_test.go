@@ -6,8 +6,8 @@ import (
 )
 
 func TestAllProfilesComplete(t *testing.T) {
-	want := []string{"caddy-files", "caddy-pool128", "caddy-respond", "caddy-stock", "h2o", "h2o-files", "haproxy",
-		"nginx-files", "nginx-files-nosendfile", "nginx-keepalive", "nginx-keepalive128",
+	want := []string{"apache2", "caddy-files", "caddy-pool128", "caddy-respond", "caddy-stock", "h2o", "h2o-files", "haproxy",
+		"lighttpd", "lighttpd-files", "nginx-files", "nginx-files-nosendfile", "nginx-keepalive", "nginx-keepalive128",
 		"nginx-npm", "nginx-stock", "nginx-stock-1.22", "traefik"}
 	if got := strings.Join(Names(), " "); got != strings.Join(want, " ") {
 		t.Fatalf("Names() = %s, want %s", got, strings.Join(want, " "))

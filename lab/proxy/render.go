@@ -23,6 +23,7 @@ type Data struct {
 	Dir         string // the server's run directory (0700, its own): configs, logs, pid files
 	ErrorLog    string // Dir/error.log: the lab scans it (and the server's output) for known error causes
 	ListenHost  string // the address to listen on (IPv6 unbracketed)
+	IPv6        bool   // ListenHost is an IPv6 address (lighttpd's server.use-ipv6)
 	HTTPPort    int    // the plain HTTP port
 	HTTPSPort   int    // the TLS port (TCP), and HTTP/3's (UDP)
 	HTTPAddr    string // ListenHost:HTTPPort, IPv6 bracketed
@@ -30,6 +31,7 @@ type Data struct {
 	ServerName  string // the Host and SNI the site answers
 	Backend     string // host:port of the lab's backend, IPv6 bracketed
 	BackendHost string // the backend's IP as in a URL (IPv6 bracketed)
+	BackendIP   string // the backend's IP (IPv6 unbracketed)
 	BackendPort int    // the backend's port
 	Routes      []Route
 	Cert        string // the certificate chain (PEM, leaf first) of the step's key type
@@ -50,10 +52,10 @@ func (p Profile) data(prm Params) (Data, error) {
 		Name: p.Name, Description: p.Description,
 		Binary: prm.Binary, Prefix: prefixOf(prm.Binary),
 		Dir: prm.Dir, ErrorLog: filepath.Join(prm.Dir, "error.log"),
-		ListenHost: prm.ListenHost, HTTPPort: prm.HTTPPort, HTTPSPort: prm.HTTPSPort,
+		ListenHost: prm.ListenHost, IPv6: strings.Contains(prm.ListenHost, ":"), HTTPPort: prm.HTTPPort, HTTPSPort: prm.HTTPSPort,
 		HTTPAddr: hostPort(prm.ListenHost, prm.HTTPPort), HTTPSAddr: hostPort(prm.ListenHost, prm.HTTPSPort),
 		ServerName: prm.ServerName,
-		Backend:    hostPort(prm.BackendHost, prm.BackendPort), BackendHost: urlHost(prm.BackendHost), BackendPort: prm.BackendPort,
+		Backend:    hostPort(prm.BackendHost, prm.BackendPort), BackendHost: urlHost(prm.BackendHost), BackendIP: prm.BackendHost, BackendPort: prm.BackendPort,
 		Routes: prm.Routes,
 		Cert:   prm.CertFile, Key: prm.KeyFile, CertKey: prm.CombinedPEM, CA: prm.CAFile, KeyType: prm.KeyType,
 		Workers: prm.Workers, MaxConn: prm.MaxConn, User: prm.User, Root: prm.Root,
@@ -68,7 +70,7 @@ func (p Profile) data(prm Params) (Data, error) {
 		if err != nil {
 			return d, fmt.Errorf("proxy params: Routes[%d].Backend %q is not host:port", i, r.Backend)
 		}
-		r.BackendHost = urlHost(host)
+		r.BackendHost, r.BackendIP = urlHost(host), host
 		if r.BackendPort, err = strconv.Atoi(port); err != nil {
 			return d, fmt.Errorf("proxy params: Routes[%d].Backend %q has no port number", i, r.Backend)
 		}
@@ -110,14 +112,19 @@ func (p Profile) check(prm Params) error {
 // Render returns the profile's config files rendered for prm, keyed by
 // path relative to prm.Dir.
 func (p Profile) Render(prm Params) (map[string][]byte, error) {
-	if err := p.check(prm); err != nil {
-		return nil, err
-	}
-	d, err := p.data(prm)
+	d, err := p.checkedData(prm)
 	if err != nil {
 		return nil, err
 	}
 	return p.render(d)
+}
+
+// checkedData checks prm for p and derives the template parameters.
+func (p Profile) checkedData(prm Params) (Data, error) {
+	if err := p.check(prm); err != nil {
+		return Data{}, err
+	}
+	return p.data(prm)
 }
 
 func (p Profile) render(d Data) (map[string][]byte, error) {
@@ -135,10 +142,7 @@ func (p Profile) render(d Data) (map[string][]byte, error) {
 // Command returns the argv (the binary first) that runs the server in the
 // foreground with the config Render wrote into prm.Dir.
 func (p Profile) Command(prm Params) ([]string, error) {
-	if err := p.check(prm); err != nil {
-		return nil, err
-	}
-	d, err := p.data(prm)
+	d, err := p.checkedData(prm)
 	if err != nil {
 		return nil, err
 	}

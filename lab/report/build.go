@@ -17,6 +17,10 @@ type Report struct {
 	Seeds    *Table   // the seeds beside this machine (seeds.go): the first table
 	Findings []string
 	Proxies  Table
+	// Profiles says what ran for each profile (profiles.go), Configs the
+	// rendered config files copied under the run directory.
+	Profiles *Table
+	Configs  []ConfigLink
 	Checks   *Table // the checks of each profile (checks.go)
 	Seed001  *Table // seed 001's table: apps behind one proxy by host (hosts.go)
 	Files    *Table // servers serving files themselves (files.go): seed 003's table
@@ -44,6 +48,9 @@ func Build(f *results.File) (*Report, error) {
 	}
 	r.Findings = findings(f)
 	r.Proxies = proxiesTable(f)
+	if t, links, ok := profilesTable(f); ok {
+		r.Profiles, r.Configs = &t, links
+	}
 	if t, ok := checksTable(f); ok {
 		r.Checks = &t
 	}

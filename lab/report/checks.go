@@ -32,8 +32,10 @@ func checksTable(f *results.File) (Table, bool) {
 		var bodies []string
 		restart, cert, ws, h3, adv := "-", "-", "ok", "-", "-"
 		for _, c := range cs {
-			if pi := f.ProxyInfo(c.Layout, c.Profile, c.Key); pi != nil && pi.Version != "" {
-				version = pi.Version
+			for _, pi := range f.Proxies { // the version, whatever its routes
+				if pi.Layout == c.Layout && pi.Profile == c.Profile && pi.Key == c.Key && pi.Version != "" {
+					version = pi.Version
+				}
 			}
 			bodies = append(bodies, keyName(c.Key)+": "+protoWords(c))
 			if c.Restarted {

@@ -28,7 +28,7 @@ const cpuBoundShare = 0.85
 type fileRow struct {
 	row
 	test    fileTest
-	origin  proxy.Profile
+	origin  *results.ProfileRecord
 	cpus    int       // server CPUs of the layout
 	rates   []float64 // 2xx/s of every run
 	perCore []float64 // 2xx/s per core of every run with CPU measured
@@ -68,8 +68,8 @@ func fileRows(f *results.File) []fileRow {
 			test.size = plan.SizeOfPath(s.Path)
 		}
 		for _, u := range unitsOf(f, s.Name) {
-			prof, err := proxy.Get(u.Profile)
-			if err != nil {
+			prof := profileOf(f, u.Profile)
+			if prof == nil {
 				continue
 			}
 			rows := rowsOf(f, u)
@@ -470,4 +470,17 @@ func perCoreSeed(f *results.File, s plan.Seed) seedOutcome {
 	}
 	run := fmt.Sprintf("%s faster per core than %s in %d of %d tests, by %s to %s", seedProfile(s, 0), seedProfile(s, 1), faster, n, fmtFactor(lo), fmtFactor(hi))
 	return seedOutcome{run: run, reproduced: yesNo(faster == n)}
+}
+
+// profileOf is what the run recorded of a profile; for results of older
+// versions, which lack the records, a built-in's own description.
+func profileOf(f *results.File, name string) *results.ProfileRecord {
+	if r := f.Profile(name); r != nil {
+		return r
+	}
+	p, err := proxy.Get(name)
+	if err != nil {
+		return nil
+	}
+	return &results.ProfileRecord{Name: p.Name, Proxy: p.Proxy, Role: p.Role, Description: p.Description, FixedBody: string(p.FixedBody), Builtin: true}
 }

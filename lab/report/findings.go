@@ -140,7 +140,7 @@ func memoryGrowth(f *results.File) []string {
 		if !reportable(u) || seen[u.Profile] {
 			continue
 		}
-		pi := f.ProxyInfo(u.Layout, u.Profile, u.Key)
+		pi := idleOf(f, u) // with the unit's routes
 		if pi == nil || pi.IdleNeed == 0 {
 			continue
 		}

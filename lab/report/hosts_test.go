@@ -206,6 +206,11 @@ func TestSeed001Table(t *testing.T) {
 			t.Errorf("%s: %q, want reproduced %q, size %q", c.finding, row, c.reproduced, c.size)
 		}
 	}
+	// The Checks table names the version of a profile measured only with
+	// routes (nginx-npm ran in the hosts scenario alone).
+	if r.Checks == nil || len(r.Checks.Rows) != 2 || r.Checks.Rows[1][0] != "nginx-npm" || r.Checks.Rows[1][1] != "nginx 1.22.1" {
+		t.Errorf("checks rows %v: want nginx-npm's version", r.Checks)
+	}
 	// caddy-stock returning 502s too: the NPM row no longer reproduces.
 	f := hostsFile(t)
 	f.Units[0].Steps[2].Result.Status["502"] = 5

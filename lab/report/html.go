@@ -53,6 +53,8 @@ img { max-width: 100%; margin: 0.6em 0; border: 1px solid #eee; }
 {{end}}{{end}}
 {{if .Proxies.Rows}}<h2 id="proxies">Proxies</h2>
 {{template "table" .Proxies}}{{end}}
+{{if .Profiles}}<h2 id="profiles">Profiles</h2>
+{{template "table" .Profiles}}{{if .Configs}}<ul>{{range .Configs}}<li>{{.Profile}}: <a href="{{.Path}}">{{.Name}}</a></li>{{end}}</ul>{{end}}{{end}}
 {{if .Checks}}<h2 id="checks">Checks</h2>
 {{template "table" .Checks}}{{end}}
 {{if .Seed001}}<h2 id="seed-001">Seed 001 beside this machine</h2>

@@ -30,6 +30,16 @@ func (r *Report) Markdown() []byte {
 		b.WriteString("## Proxies\n\n")
 		writeMDTable(&b, r.Proxies, false)
 	}
+	if r.Profiles != nil {
+		b.WriteString("## Profiles\n\n")
+		writeMDTable(&b, *r.Profiles, true)
+		for _, c := range r.Configs {
+			fmt.Fprintf(&b, "- %s: [%s](%s)\n", c.Profile, c.Name, c.Path)
+		}
+		if len(r.Configs) > 0 {
+			b.WriteString("\n")
+		}
+	}
 	if r.Checks != nil {
 		b.WriteString("## Checks\n\n")
 		writeMDTable(&b, *r.Checks, false)

@@ -14,10 +14,41 @@ import (
 
 // label is the row's proxy cell: the profile and, when it matters, the key.
 func (r row) label(withKey bool) string {
-	if withKey {
-		return r.profile + knobsLabel(r) + " (" + keyName(r.key) + ")"
+	name := r.profile
+	if r.version != "" {
+		name += " [" + r.version + "]"
 	}
-	return r.profile + knobsLabel(r)
+	if withKey {
+		return name + knobsLabel(r) + " (" + keyName(r.key) + ")"
+	}
+	return name + knobsLabel(r)
+}
+
+// withVersions labels the rows with their binaries' versions where rows
+// of one server ran two versions (seed 003's nginx 1.28.3 beside 1.31.6).
+func withVersions(f *results.File, rows []row) {
+	versions := map[string]map[string]bool{} // server -> versions
+	ver := func(r row) (server, version string) {
+		if pi := f.ProxyInfo(r.unit.Layout, r.unit.Profile, r.unit.Key); pi != nil {
+			return r.unit.Proxy, pi.Version
+		}
+		return r.unit.Proxy, ""
+	}
+	for _, r := range rows {
+		s, v := ver(r)
+		if v == "" {
+			continue
+		}
+		if versions[s] == nil {
+			versions[s] = map[string]bool{}
+		}
+		versions[s][v] = true
+	}
+	for i := range rows {
+		if s, v := ver(rows[i]); v != "" && len(versions[s]) > 1 {
+			rows[i].version = v
+		}
+	}
 }
 
 // newRow fills what every kind of row shares from step st.

@@ -7,6 +7,7 @@ type row struct {
 	unit     *results.Unit
 	step     *results.Step // nil when no step qualifies
 	profile  string
+	version  string // the binary's version, in the label when rows of one server ran two versions (withVersions)
 	key      string
 	rate     float64 // rate found (search), offered (fixed) or achieved (closed)
 	rateText string  // when rate alone does not say it ("not confirmed ...")

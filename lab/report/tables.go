@@ -55,6 +55,7 @@ func buildSection(f *results.File, s *plan.Scenario) *Section {
 		sec.rows = append(sec.rows, rowsOf(f, u)...)
 	}
 	withKey := len(keys) > 1
+	withVersions(f, sec.rows)
 	switch {
 	case s.Method == plan.MethodSearch:
 		sec.Tables = append(sec.Tables, searchTable(sec.rows, withKey)...)

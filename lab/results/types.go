@@ -18,17 +18,23 @@ const FileName = "results.json"
 
 // File is results.json. Field names are a contract: add, never rename.
 type File struct {
-	Version  int          `json:"version"`
-	PlanHash string       `json:"plan_hash"` // what must match for a resume
-	Plan     *plan.Plan   `json:"plan"`      // resolved, narrowed, scaled
-	Options  RunOptions   `json:"options"`
-	Started  time.Time    `json:"started"`
-	Updated  time.Time    `json:"updated"`
-	Finished bool         `json:"finished"`
-	Machine  Machine      `json:"machine"`
-	Layouts  []Layout     `json:"layouts"`
-	Proxies  []ProxyInfo  `json:"proxies"`
-	Checks   []ProxyCheck `json:"checks,omitempty"` // the checks of each profile and key type (checks.go): the report's Checks section
+	Version  int         `json:"version"`
+	PlanHash string      `json:"plan_hash"` // what must match for a resume
+	Plan     *plan.Plan  `json:"plan"`      // resolved, narrowed, scaled
+	Options  RunOptions  `json:"options"`
+	Started  time.Time   `json:"started"`
+	Updated  time.Time   `json:"updated"`
+	Finished bool        `json:"finished"`
+	Machine  Machine     `json:"machine"`
+	Layouts  []Layout    `json:"layouts"`
+	Proxies  []ProxyInfo `json:"proxies"`
+	// Profiles are what ran for each profile (profiles.go): its profile
+	// file, binary and rendered config, one record per profile.
+	Profiles []ProfileRecord `json:"profiles,omitempty"`
+	// LoadlabSHA256 is the SHA-256 of the loadlab binary that started
+	// the run: a resume with another binary is refused.
+	LoadlabSHA256 string       `json:"loadlab_sha256,omitempty"`
+	Checks        []ProxyCheck `json:"checks,omitempty"` // the checks of each profile and key type (checks.go): the report's Checks section
 	// Configs5Hosts are the profiles' configs rendered for five host names
 	// (seed 001's "lines for five hostnames"), one per profile of the
 	// plan, kept under the run directory.

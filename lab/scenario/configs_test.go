@@ -20,7 +20,11 @@ import (
 // fallback (37) and 25 lines a host as NPM's generator writes them, and
 // NPM's include/proxy.conf (7); h2o's globals (16), the default host (4)
 // and 7 lines a host; Traefik's static file (21) and dynamic file (2 + 9
-// a host for the routers, 1 + 4 a host for the services, 7 of TLS).
+// a host for the routers, 1 + 4 a host for the services, 7 of TLS);
+// Apache's globals, modules, MPM, TLS and <Directory> (36), 2 Listen
+// lines, the default hosts (6 + 10) and 14 lines a host (two virtual
+// hosts, 5 and 9); lighttpd's globals (7), its TLS socket (5), its upgrade
+// header (1) and 3 lines a host.
 func TestConfigLines5Hosts(t *testing.T) {
 	want := map[string]map[string]int{
 		"caddy-stock":        {"Caddyfile": 45},
@@ -33,6 +37,8 @@ func TestConfigLines5Hosts(t *testing.T) {
 		"nginx-npm":          {"nginx.conf": 162, "conf.d/include/proxy.conf": 7},
 		"h2o":                {"h2o.conf": 55},
 		"traefik":            {"traefik.yml": 21, "traefik-dynamic.yml": 75},
+		"apache2":            {"httpd.conf": 124},
+		"lighttpd":           {"lighttpd.conf": 28},
 	}
 	dir := t.TempDir()
 	seen := 0

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/gen"
+	"github.com/loadlab/loadlab/internal/testutil"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/pin"
@@ -118,18 +118,7 @@ func grepLines(s, sub string) []string {
 // is about which units run here, not about whether to run at all.
 func fromFixture(t *testing.T, edit func(f *results.File)) (*harness, *results.File) {
 	t.Helper()
-	gz, err := os.ReadFile(finishedQuick)
-	if err != nil {
-		t.Fatal(err)
-	}
-	zr, err := gzip.NewReader(bytes.NewReader(gz))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := io.ReadAll(zr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	b := testutil.Gunzip(t, finishedQuick)
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, results.FileName), b, 0o644); err != nil {
 		t.Fatal(err)

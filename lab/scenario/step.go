@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -36,10 +37,18 @@ func (u *unitRun) step(ctx context.Context, phase string, rate float64, confirm,
 		// The record diverges here (an interrupted step): drop the rest.
 		u.rec.Steps = u.rec.Steps[:seq-1]
 	}
+	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Round: u.stepRound(), Connections: u.spec.Scenario.Connections}
 	if err := u.ensureProxy(ctx); err != nil {
+		if ue := (errUnit{}); errors.As(err, &ue) && errors.As(ue.err, new(errStart)) {
+			// The server never served this step: it died starting.
+			st.Verdict, st.Error, st.Started = string(search.Died), err.Error(), u.r.Now().UTC()
+			u.r.prog.printf("    step %d (%s %s) died: %v", seq, phase, rateWords(rate), err)
+			if serr := u.record(st); serr != nil {
+				return search.Outcome{}, serr
+			}
+		}
 		return search.Outcome{}, err
 	}
-	st := &results.Step{Seq: seq, Phase: phase, Rate: rate, Confirm: confirm, Run: run, Round: u.stepRound(), Connections: u.spec.Scenario.Connections}
 	if err := u.cleanSlate(ctx, st); err != nil {
 		return search.Outcome{}, err
 	}

@@ -36,6 +36,13 @@ type unitRun struct {
 	start func(ctx context.Context) (Proxy, error)
 }
 
+// errStart is a server that exited while starting or was not ready in
+// time: the step it was started for is recorded as died.
+type errStart struct{ err error }
+
+func (e errStart) Error() string { return e.err.Error() }
+func (e errStart) Unwrap() error { return e.err }
+
 // rateFromReason begins the error of a unit whose rate_from source had
 // no rate yet: later rounds, which may bring one, run it again.
 const rateFromReason = "rate_from: "
@@ -248,13 +255,16 @@ func (u *unitRun) ensureProxy(ctx context.Context) error {
 			return errUnit{fmt.Errorf("not installed: %v", err)}
 		}
 		if strings.HasPrefix(err.Error(), "start ") {
-			return errUnit{err}
+			return errUnit{errStart{err}}
 		}
-		return errUnit{fmt.Errorf("start %s: %v", u.spec.Profile.Name, err)}
+		return errUnit{errStart{fmt.Errorf("start %s: %v", u.spec.Profile.Name, err)}}
 	}
 	u.px = px
 	if u.start != nil {
 		return nil
+	}
+	if err := u.copyConfigs(px); err != nil {
+		u.r.prog.printf("    %s: the rendered config was not copied: %v", u.spec.Profile.Name, err)
 	}
 	f := u.r.Store.F
 	routes := u.spec.Scenario.NamedBackends() // idle memory with N routes is measured apart (seed 001's twenty)

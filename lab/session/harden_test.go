@@ -1,9 +1,7 @@
 package session
 
 import (
-	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +11,7 @@ import (
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
 // A run directory that already exists and is another user's (anyone may
@@ -104,36 +103,6 @@ func TestRelaunchRefusesLinkedLog(t *testing.T) {
 	}
 }
 
-// environ reads a process's environment.
-func environ(t *testing.T, pid int) []string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for _, kv := range bytes.Split(bytes.TrimRight(b, "\x00"), []byte{0}) {
-		out = append(out, string(kv))
-	}
-	return out
-}
-
-// statusOf reads a field of /proc/PID/status.
-func statusOf(t *testing.T, pid int, key string) string {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, key+":"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	t.Fatalf("no %s in /proc/%d/status", key, pid)
-	return ""
-}
-
 // The servers the lab starts, the backend and every process of a proxy,
 // run with no_new_privs, and none sees root's environment: only PATH,
 // HOME, LANG and what the profile needs (Caddy's XDG directories).
@@ -154,23 +123,23 @@ func TestServersNoNewPrivsMinimalEnv(t *testing.T) {
 	}
 	allowed := []string{"PATH", "HOME", "LANG", "XDG_CONFIG_HOME", "XDG_DATA_HOME"}
 	for _, pid := range append(pids, e.BackendPID()) {
-		if got := statusOf(t, pid, "NoNewPrivs"); got != "1" {
+		if got := testutil.ProcStatus(t, pid, "NoNewPrivs"); got != "1" {
 			t.Errorf("pid %d: NoNewPrivs %s, want 1", pid, got)
 		}
-		for _, kv := range environ(t, pid) {
+		for _, kv := range testutil.ProcEnviron(t, pid) {
 			name, _, _ := strings.Cut(kv, "=")
 			if !slices.Contains(allowed, name) {
 				t.Errorf("pid %d has %s in its environment", pid, kv)
 			}
 		}
 	}
-	env := environ(t, p.PID())
+	env := testutil.ProcEnviron(t, p.PID())
 	for _, want := range []string{"HOME=" + p.Dir(), "LANG=C", "XDG_DATA_HOME=" + filepath.Join(p.Dir(), "data")} {
 		if !slices.Contains(env, want) {
 			t.Errorf("caddy's environment %q lacks %s", env, want)
 		}
 	}
-	if env := environ(t, e.BackendPID()); !slices.Contains(env, "HOME=/") {
+	if env := testutil.ProcEnviron(t, e.BackendPID()); !slices.Contains(env, "HOME=/") {
 		t.Errorf("the backend's environment %q lacks HOME=/", env)
 	}
 }

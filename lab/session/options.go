@@ -35,7 +35,7 @@ const DefaultProxyUser = "loadlab"
 const DefaultExtraGenAddrs = 15
 
 // DefaultReadyTimeout bounds how long a child may take to answer.
-const DefaultReadyTimeout = 30 * time.Second
+const DefaultReadyTimeout = 10 * time.Second
 
 // netPrefix starts the name of every namespace, bridge and veth the lab
 // makes (see lab/netns): "ll<pid>-<n>-<role>".

@@ -301,10 +301,7 @@ func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process, ready int) erro
 	var last error
 	for {
 		if pr.Exited() {
-			if p.logContains("address already in use") {
-				return fmt.Errorf("%s exited at start: %w (%s)", p.prof.Name, errPortInUse, p.logTail())
-			}
-			return fmt.Errorf("%s exited at start: %s", p.prof.Name, p.logTail())
+			return p.startExited(pr)
 		}
 		if last = probe(ctx); last == nil {
 			return nil
@@ -312,7 +309,7 @@ func (p *Proxy) waitReady(ctx context.Context, pr *proc.Process, ready int) erro
 		select {
 		case <-ctx.Done():
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return fmt.Errorf("%s on %s not ready within %s (%v); last log line %s", p.prof.Name, p.addr, p.e.o.ReadyTimeout, last, p.logTail())
+				return p.startTimedOut(last)
 			}
 			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
@@ -340,16 +337,6 @@ func (p *Proxy) probeHandshake(ctx context.Context) error {
 	}
 	_, err := p.e.servedLeaf(ctx, p.addr.String())
 	return err
-}
-
-// logTail is the last line the proxy wrote to its error log or output.
-func (p *Proxy) logTail() string {
-	for _, f := range p.logFiles() {
-		if fi, err := os.Stat(f); err == nil && fi.Size() > 0 {
-			return logTail(f)
-		}
-	}
-	return "nothing logged in " + p.params.Dir
 }
 
 // Stop stops the proxy (its stop signal, then SIGKILL to its whole cgroup
