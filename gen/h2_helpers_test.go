@@ -52,7 +52,7 @@ type rawH2 struct {
 
 // rawAction is what rawH2 does with one request.
 type rawAction struct {
-	kind  string        // "answer" (200, body "ok"), "refuse", "reset", "hang", "goaway"
+	kind  string        // "answer" (200, body "ok"), "refuse", "reset", "hang", "goaway", "flood" (PRIORITY frames, never read again)
 	code  http2.ErrCode // reset, goaway
 	delay time.Duration // before acting (in the background: other streams go on)
 }
@@ -158,6 +158,11 @@ func (s *rawH2) serve(c net.Conn) {
 				}
 			}
 			switch {
+			case a.kind == "flood":
+				mu.Lock()
+				flood(c, priorityFlood) // the connection never reads again
+				mu.Unlock()
+				return
 			case a.kind == "goaway":
 				// This stream is the last the server takes, and it is
 				// left unanswered; later ones are refused by the GOAWAY.

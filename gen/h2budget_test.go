@@ -1,8 +1,6 @@
 package gen
 
 import (
-	"bytes"
-	"io"
 	"net"
 	"sync/atomic"
 	"testing"
@@ -10,10 +8,9 @@ import (
 
 	"github.com/loadlab/loadlab/pin"
 	"golang.org/x/net/http2"
-	"golang.org/x/net/http2/hpack"
 )
 
-// floodFor is how long the flooding connection of TestReadBudget sends:
+// floodFor is how long the flooding connection of TestH2ReadBudget sends:
 // longer than the run (2 s and a 1 s drain) and its margin, so that a loop
 // that reads it to EAGAIN cannot end on time.
 const floodFor = 8 * time.Second
@@ -29,49 +26,16 @@ func flood(c net.Conn, chunk []byte) {
 	}
 }
 
-// h2Flood gives the first connection that sends a request an endless run
-// of PRIORITY frames (cheap to send, dearer to parse, and they ask for no
-// answer: the generator cannot read them as fast as they come), every
-// other request a 200 at once.
-func h2Flood(first *atomic.Bool) func(net.Conn) {
-	var chunk []byte
+// priorityFlood is rawH2's "flood": PRIORITY frames, cheap to send,
+// dearer to parse, and they ask for no answer: the generator cannot read
+// them as fast as they come.
+var priorityFlood = func() []byte {
+	var b []byte
 	for range 1 << 16 {
-		chunk = append(chunk, 0, 0, 5, byte(http2.FramePriority), 0, 0, 0, 0, 1, 0, 0, 0, 0, 15)
+		b = append(b, 0, 0, 5, byte(http2.FramePriority), 0, 0, 0, 0, 1, 0, 0, 0, 0, 15)
 	}
-	var hb bytes.Buffer
-	hpack.NewEncoder(&hb).WriteField(hpack.HeaderField{Name: ":status", Value: "200"})
-	block := hb.Bytes()
-	return func(c net.Conn) {
-		pre := make([]byte, len(http2.ClientPreface))
-		if _, err := io.ReadFull(c, pre); err != nil {
-			return
-		}
-		fr := http2.NewFramer(c, c)
-		if fr.WriteSettings() != nil {
-			return
-		}
-		for {
-			f, err := fr.ReadFrame()
-			if err != nil {
-				return
-			}
-			switch f := f.(type) {
-			case *http2.SettingsFrame:
-				if !f.IsAck() && fr.WriteSettingsAck() != nil {
-					return
-				}
-			case *http2.HeadersFrame:
-				if first.CompareAndSwap(false, true) {
-					flood(c, chunk)
-					return
-				}
-				if fr.WriteHeaders(http2.HeadersFrameParam{StreamID: f.StreamID, BlockFragment: block, EndStream: true, EndHeaders: true}) != nil {
-					return
-				}
-			}
-		}
-	}
-}
+	return b
+}()
 
 // TestH2ReadBudget runs two HTTP/2 connections on one loop against a
 // server that sends one of them more than the loop can parse. With a read
@@ -80,12 +44,17 @@ func h2Flood(first *atomic.Bool) func(net.Conn) {
 // until EAGAIN never returned to the others (nor to the timeout scan, nor
 // to the stop) while the flood lasted: 1 response in 2 s.
 func TestH2ReadBudget(t *testing.T) {
-	var first atomic.Bool
-	srv := startServer(t, h2Flood(&first))
-	cfg := Config{URL: srv.url("http"), HTTP2: true, Connections: 2, Duration: misDuration, Timeout: misTimeout,
+	var flooded atomic.Int64 // the connection that got the first request floods
+	srv := startRawH2(t, func(n, onConn int64) rawAction {
+		if onConn == 1 && flooded.CompareAndSwap(0, n) {
+			return rawAction{kind: "flood"}
+		}
+		return rawAction{kind: "answer"}
+	})
+	cfg := Config{URL: srv.url, HTTP2: true, Connections: 2, Duration: misDuration, Timeout: misTimeout,
 		CPUs: pin.CPUSet{lastCPU(t)}}
 	res := runOnTime(t, cfg)
-	if !first.Load() {
+	if flooded.Load() == 0 {
 		t.Fatal("no connection was flooded")
 	}
 	// The other connection gets a turn after every budget's worth of the

@@ -189,7 +189,7 @@ func checkInstalled(p *plan.Plan, profiles []string, units []scenario.UnitSpec, 
 	hint := "install the proxies with scripts/install-proxies.sh (make deps), or set " + "LOADLAB_PROXY_BIN"
 	for _, name := range profiles {
 		if slices.Contains(b.Missing, name) {
-			return fmt.Errorf("profile %s is not installed: %s", name, hint)
+			return usagef("profile %s is not installed: %s", name, hint)
 		}
 	}
 	for _, u := range units {

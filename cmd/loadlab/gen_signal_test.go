@@ -53,8 +53,9 @@ func TestGenInterrupted(t *testing.T) {
 			done := make(chan struct{})
 			go func() { cmd.Wait(); close(done) }()
 			// Signal half a second after the run's first second is in the
-			// HdrHistogram log: the run has been going for about 1.5 s
-			// however long the process took to start.
+			// HdrHistogram log (still in its temporary file): the run has
+			// been going for about 1.5 s however long the process took to
+			// start.
 			for deadline := time.Now().Add(15 * time.Second); !hasInterval(hdrPath); time.Sleep(20 * time.Millisecond) {
 				select {
 				case <-done:
@@ -94,13 +95,18 @@ var intervalLine = regexp.MustCompile(`^\d+\.\d+,\d+\.\d+,\d+\.\d+,[A-Za-z0-9+/=
 // hasInterval reports whether the HdrHistogram log at path holds an
 // interval line yet.
 func hasInterval(path string) bool {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if intervalLine.MatchString(line) {
-			return true
+	// While the run goes the log is written to a hidden temporary file
+	// beside path (outfile.go), renamed over path at the end.
+	tmps, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp"))
+	for _, p := range append(tmps, path) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if intervalLine.MatchString(line) {
+				return true
+			}
 		}
 	}
 	return false

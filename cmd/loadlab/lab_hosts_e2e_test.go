@@ -14,7 +14,10 @@ import (
 // connection per request) and caddy-stock (a pool) behind 20 named
 // backends, 50 connections to app01.lab.test with the proxy's port range
 // narrowed to 2,000 ports in its namespace; then caddy-stock's requests
-// spread over the 20 hosts.
+// spread over the 20 hosts. 8 s each: the 2,000 ports run out, and the
+// spread gives each backend the 100 requests from which one request is
+// 1%, down to 250 requests/s through the proxy (a make test machine
+// loaded by its other tests did 275).
 const hostsPlan = `name: hosts-e2e
 profiles: [nginx-npm, caddy-stock]
 keys: [p256]
@@ -26,14 +29,14 @@ scenarios:
   - name: hosts-2k
     kind: hosts
     runs: 1
-    duration: 6s
+    duration: 8s
     sysctls:
       net.ipv4.ip_local_port_range: "32768 34767"
   - name: hosts-spread
     kind: hosts
     spread: true
     runs: 1
-    duration: 5s
+    duration: 8s
     profiles: [caddy-stock]
 seeds:
   - finding: hosts-502
@@ -45,17 +48,19 @@ seeds:
 `
 
 // Seed 001's 502s and the spread, in a real lab run: nginx-npm, which
-// opens a backend connection per request, answers exactly the 2,000-port
-// range with 2xx and then 502s, and its log says why ("Cannot assign
-// requested address": the row is limited by ports); caddy-stock, in the
-// same scenario, answers no 502. The seeds' "range less one" (28,231 of
-// 28,232) is a port their container had used before the run; here every
-// step starts in fresh namespaces and nothing of the lab's own goes
-// through the proxy first (the restart waits with a TLS handshake), so
-// the whole range serves (measured: 2,000 in every run, nginx-stock and
-// nginx-npm alike, over HTTP and HTTPS). With spread: true every one of
-// the 20 backends gets its share, within 1% of the total over 20. The
-// report's seeds row reproduces.
+// opens a backend connection per request, answers the 2,000-port range
+// with 2xx, each port left in TIME_WAIT in its namespace, and then only
+// 502s, and its log says why ("Cannot assign requested address": the row
+// is limited by ports); caddy-stock, in the same scenario, answers no 502.
+// The seeds' "range less one" (28,231 of 28,232) is a port their
+// container had used before the run; here every step starts in fresh
+// namespaces and nothing of the lab's own goes through the proxy first
+// (the restart waits with a TLS handshake), so the whole range serves:
+// 2,000 in 11 of 12 runs here (nginx-stock and nginx-npm, HTTP and
+// HTTPS), 2,001 in one, a connection that left no TIME_WAIT behind and
+// freed its port at once: the bound is the range give or take 10. With
+// spread: true every one of the 20 backends gets its share, within 1% of
+// the total over 20. The report's seeds row reproduces.
 func TestLabRunHostsPortsAndSpread(t *testing.T) {
 	needProxyRoot(t, "nginx-npm")
 	needProxyRoot(t, "caddy-stock")
@@ -71,8 +76,8 @@ func TestLabRunHostsPortsAndSpread(t *testing.T) {
 	}
 	npm := step("hosts-2k/nginx-npm/p256/1cpu")
 	res := npm.Result
-	if res.OK != 2000 || res.Status["502"] == 0 || res.Status["502"]+res.OK != res.Requests {
-		t.Errorf("nginx-npm: %d 2xx, %d 502 of %d requests (status %v, errors %v); want the 2,000-port range, then only 502s", res.OK, res.Status["502"], res.Requests, res.Status, res.Errors)
+	if res.OK < 2000-10 || res.OK > 2000+10 || res.Status["502"] == 0 || res.Status["502"]+res.OK != res.Requests || npm.ProxySum.TimeWaitMax < 2000-10 {
+		t.Errorf("nginx-npm: %d 2xx, %d 502 of %d requests (status %v, errors %v), TIME_WAIT up to %d; want the 2,000-port range (±10) in TIME_WAIT, then only 502s", res.OK, res.Status["502"], res.Requests, res.Status, res.Errors, npm.ProxySum.TimeWaitMax)
 	}
 	if npm.ProxyAddrErrors == 0 || npm.LimitedBy != results.LimitPorts {
 		t.Errorf("nginx-npm: %d \"Cannot assign requested address\" lines, limited by %q (%s); want the port exhaustion logged and the row limited by ports", npm.ProxyAddrErrors, npm.LimitedBy, npm.LimitedWhy)

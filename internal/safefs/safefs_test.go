@@ -8,14 +8,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/loadlab/loadlab/internal/testutil"
 )
 
-func needRoot(t *testing.T) {
-	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("needs root: the test hands files to another uid")
-	}
-}
+// needRoot skips a test that hands files to another uid.
+var needRoot = testutil.NeedRoot
 
 // owner returns path's uid (not following a link).
 func owner(t *testing.T, path string) uint32 {

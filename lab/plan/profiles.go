@@ -17,10 +17,6 @@ func (p *Plan) ProfileSet() *proxy.Set {
 	return p.profiles
 }
 
-// RoleOf returns the role of the plan's profile called name ("" if
-// unknown).
-func (p *Plan) RoleOf(name string) string { return p.ProfileSet().RoleOf(name) }
-
 // ProfilesOf lists the plan's profiles of role, in plan order.
 func (p *Plan) ProfilesOf(role string) []string {
 	var out []string

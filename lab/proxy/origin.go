@@ -49,10 +49,3 @@ func (p Profile) IsOrigin() bool { return p.Role == RoleOrigin }
 // its bodies can be compared byte for byte; false for a fixed answer
 // (caddy-respond).
 func (p Profile) ServesFiles() bool { return p.FixedBody == nil }
-
-// NamesOf returns the names of the built-in profiles of role, sorted.
-func NamesOf(role string) []string { return (*Set)(nil).NamesOf(role) }
-
-// RoleOf returns the role of the built-in profile called name ("" if
-// unknown).
-func RoleOf(name string) string { return (*Set)(nil).RoleOf(name) }

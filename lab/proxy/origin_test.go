@@ -23,6 +23,8 @@ import (
 )
 
 func TestOriginProfilesRoles(t *testing.T) {
+	set := Builtins()
+	NamesOf, RoleOf := set.NamesOf, set.RoleOf
 	want := "caddy-files caddy-respond h2o-files lighttpd-files nginx-files nginx-files-nosendfile"
 	if got := strings.Join(NamesOf(RoleOrigin), " "); got != want {
 		t.Errorf("NamesOf(origin) = %s, want %s", got, want)

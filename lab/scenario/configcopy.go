@@ -2,9 +2,11 @@ package scenario
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
+	"github.com/loadlab/loadlab/internal/safefs"
 	"github.com/loadlab/loadlab/lab/results"
 )
 
@@ -34,7 +36,9 @@ func (u *unitRun) copyConfigs(px Proxy) error {
 	}
 	var copies []results.ConfigCopy
 	for _, t := range px.Profile().Templates() {
-		b, err := os.ReadFile(filepath.Join(dp.Dir(), t.Name))
+		// The directory may be the proxy user's: root copies no file
+		// it linked there (safefs.OpenRead).
+		b, err := readPrivate(filepath.Join(dp.Dir(), t.Name))
 		if err != nil {
 			return fmt.Errorf("copy %s's rendered %s: %v", u.spec.Profile.Name, t.Name, err)
 		}
@@ -56,4 +60,15 @@ func (u *unitRun) copyConfigs(px Proxy) error {
 			r.Configs = copies
 		}
 	})
+}
+
+// readPrivate reads a file of a directory another user may write, never
+// through a link or a hard link (safefs.OpenRead).
+func readPrivate(path string) ([]byte, error) {
+	f, err := safefs.OpenRead(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
 }

@@ -217,8 +217,9 @@ func asciiLower(s string) string {
 	}, s)
 }
 
-// logTail and logContains read a log's end and search it without
-// following a link the proxy's user put in its directory.
+// logTail, tailLines (a start failure's last lines) and logContains read
+// a log's end and search it without following a link the proxy's user
+// put in its directory.
 func TestLogTailRefusesLink(t *testing.T) {
 	dir := t.TempDir()
 	secret := filepath.Join(dir, "secret")
@@ -230,6 +231,9 @@ func TestLogTailRefusesLink(t *testing.T) {
 	}
 	if p.logContains("address already in use") {
 		t.Fatal("logContains read through a link")
+	}
+	if lines := tailLines(p.logFile, 3); len(lines) != 0 {
+		t.Fatalf("a start failure would quote %q through a link", lines)
 	}
 	os.Remove(p.logFile)
 	os.WriteFile(p.logFile, []byte(strings.Repeat("x", 3*logBuf)+"\nbind() to 0.0.0.0:80 failed (98: Address already in use)\nlast line\n"), 0o600)

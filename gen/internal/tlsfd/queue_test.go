@@ -4,33 +4,47 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
+	"os"
 	"testing"
 
 	"github.com/loadlab/loadlab/gen/internal/sock"
 	"golang.org/x/sys/unix"
 )
 
-// smallBuffers shrinks the client's send buffer and the server's receive
-// buffer to the kernel's least, so that a server that never reads fills
-// them after a few KiB.
-func smallBuffers(t *testing.T, fd int, nc net.Conn) {
+// unreadConn is a client Conn on its record layer (TLS 1.3) whose server
+// end never reads: a unix stream socketpair (not loopback TCP, whose
+// windows a peer that never reads can stall both ways until a
+// retransmission timer fires), the client's send buffer at the kernel's
+// least, so that it is full after a few KiB; server is the server's
+// record layer, nc its end.
+func unreadConn(t *testing.T) (c *Conn, server *recordLayer, fd int, nc net.Conn) {
 	t.Helper()
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd = fds[0]
+	unix.SetNonblock(fd, true)
 	if err := unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_SNDBUF, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := nc.(*net.TCPConn).SetReadBuffer(1); err != nil {
+	f := os.NewFile(uintptr(fds[1]), "server")
+	nc, err = net.FileConn(f)
+	f.Close()
+	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { unix.Close(fd); nc.Close() })
+	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
+	c = &Conn{fd: fd, tl: &Loop{}}
+	c.useRecords(client)
+	return c, server, fd, nc
 }
 
 // A server that never reads: Write takes nothing (EAGAIN) once
 // sock.MaxQueued bytes wait unsent, instead of queueing without end.
 func TestTLSWriteQueueBounded(t *testing.T) {
-	fd, nc := rlSocketpair(t)
-	smallBuffers(t, fd, nc)
-	client, _ := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
-	c := &Conn{fd: fd, tl: &Loop{}}
-	c.useRecords(client)
+	c, _, _, _ := unreadConn(t)
 	chunk := make([]byte, 4096)
 	var taken int
 	for range 64 << 20 / len(chunk) {
@@ -55,15 +69,9 @@ func TestTLSWriteQueueBounded(t *testing.T) {
 // fails once sock.MaxQueued bytes of answers wait, instead of queueing them
 // without end.
 func TestTLSKeyUpdateFloodEnds(t *testing.T) {
-	fd, nc := rlSocketpair(t)
-	smallBuffers(t, fd, nc)
-	client, server := layerPair(t, tls.VersionTLS13, tls.TLS_AES_128_GCM_SHA256)
-	c := &Conn{fd: fd, tl: &Loop{}}
-	c.useRecords(client)
-	const updates = 50_000      // 27-byte answers: 1.3 MB, far past the bound
-	done := make(chan struct{}) // closed when the server has sent its last update
+	c, server, fd, nc := unreadConn(t)
+	const updates = 50_000 // 27-byte answers: 1.3 MB, far past the bound
 	go func() {
-		defer close(done)
 		for range updates {
 			if err := server.sendKeyUpdate(true); err != nil {
 				return
@@ -74,31 +82,26 @@ func TestTLSKeyUpdateFloodEnds(t *testing.T) {
 			server.reply = server.reply[:0]
 			// The server keeps its read keys: it never reads.
 		}
+		// Its last word, application data: a client that reads it took
+		// every update without giving up.
+		nc.Write(server.seal(nil, typeApplicationData, []byte("end")))
 	}()
 	buf := make([]byte, readBufSize)
 	var err error
-read:
+	var n int
 	for {
-		_, err = c.recv(buf)
+		n, err = c.recv(buf)
 		if err == sock.ErrWouldBlock {
-			select {
-			case <-done:
-				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-				if n, _ := unix.Poll(p, 0); n == 0 {
-					break read // the server is done and every update was read
-				}
-			default:
-				p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-				unix.Poll(p, 100) // the server is still sending: wait for bytes or its end
-			}
+			p := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			unix.Poll(p, 5000) // the server writes on until its end
 			continue
 		}
-		if err != nil || len(c.out) > 2*sock.MaxQueued {
+		if err != nil || n > 0 {
 			break
 		}
 	}
 	if !errors.Is(err, errRepliesUnread) {
-		t.Fatalf("read after a flood of %d KeyUpdates: %v with %d bytes of answers queued, want %v", updates, err, len(c.out), errRepliesUnread)
+		t.Fatalf("read after a flood of %d KeyUpdates: %q, %v, with %d bytes of answers queued; want %v", updates, buf[:n], err, len(c.out), errRepliesUnread)
 	}
 	if max := sock.MaxQueued + readBufSize; len(c.out) > max {
 		t.Errorf("%d bytes queued, want at most %d", len(c.out), max)
