@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/loadlab/loadlab/certs"
@@ -147,41 +146,4 @@ func checkProfiles(list string, bins []string) (*proxy.Set, []proxy.Profile, err
 		}
 	}
 	return set, profiles, nil
-}
-
-// profileSet resolves a --profiles list (names and profile files; empty:
-// every built-in) with --bin's binaries: the set of profiles the command
-// may name and the ones it named, in order. An unknown name or a bad
-// profile file is a UsageError.
-func profileSet(list string, bins []string) (*proxy.Set, []proxy.Profile, error) {
-	set := proxy.Builtins()
-	refs := SplitList(list)
-	names, err := profileNames(refs, func(path string) (string, error) {
-		p, err := set.Load(path)
-		return p.Name, err
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := setBinaries(set, bins); err != nil {
-		return nil, nil, err
-	}
-	if len(refs) == 0 {
-		return set, set.All(), nil
-	}
-	var out []proxy.Profile
-	for _, name := range names {
-		if slices.ContainsFunc(out, func(p proxy.Profile) bool { return p.Name == name }) {
-			continue
-		}
-		p, err := set.Get(name)
-		if err != nil {
-			return nil, nil, usagef("--profiles: %v", err)
-		}
-		out = append(out, p)
-	}
-	if len(out) == 0 {
-		return nil, nil, usagef("--profiles is empty: give names such as nginx-stock,caddy-stock, or profile files")
-	}
-	return set, out, nil
 }

@@ -4,55 +4,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
-	"time"
 
-	"github.com/loadlab/loadlab/certs"
 	"github.com/loadlab/loadlab/lab/cleanup"
 	"github.com/loadlab/loadlab/lab/plan"
-	"github.com/loadlab/loadlab/lab/proxy"
 	"github.com/loadlab/loadlab/lab/report"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/scenario"
 	"github.com/loadlab/loadlab/pin"
 )
-
-// RunOptions say which plan to run, where, and what to override: the
-// flags of `loadlab lab run`, as given. Empty strings keep the plan's
-// setting.
-type RunOptions struct {
-	Plan        string   // built-in name or YAML file
-	Out         string   // results directory ("" = results/PLAN); the same one resumes
-	Profiles    []string // only these of the plan's profiles; a profile file (./my.yaml) joins the plan
-	Bins        []string // NAME=PATH: profile NAME runs the binary at PATH (--bin)
-	Scenarios   []string // only these of its scenarios (names or kinds)
-	Keys        string   // only these key types, comma-separated (certs.ParseKeyTypes)
-	StepScale   float64  // multiply every duration (1 = as planned)
-	Net         string   // plan.NetLoopback or plan.NetNetns
-	NoCgroups   bool
-	ServerCPUs  string // a list or a count (pin.ParseCountOrList)
-	BackendCPUs string
-	GenCPUs     string
-	Memory      string // a byte size (plan.ByteSize)
-	DryRun      bool   // print the layouts and the budget, run nothing
-	Quiet       bool   // do not print the tables at the end
-
-	Serve       string        // serve the live report page on this HOST:PORT while the run goes ("": no page)
-	ServeLinger time.Duration // after the run, keep serving the final report this long
-	AllowRemote bool          // allow a --serve address off loopback
-
-	// Metrics, if set, hears every step (lab run --metrics-addr; the
-	// caller serves it).
-	Metrics *Metrics
-
-	Stdout io.Writer // the tables
-	Log    io.Writer // progress, notes, where the files went
-}
 
 // Run runs a lab plan end to end: the plan with the overrides, the CPU
 // layouts, the units and their budget, the results store (resumed when
@@ -202,124 +164,6 @@ func checkInstalled(p *plan.Plan, profiles []string, units []scenario.UnitSpec, 
 			return fmt.Errorf("none of the plan's proxies is installed (%v): %s", b.Missing, hint)
 		}
 		return errors.New("nothing to run: every unit of the plan is skipped")
-	}
-	return nil
-}
-
-// SplitList splits a comma-separated flag value, dropping empty items.
-func SplitList(s string) []string {
-	var out []string
-	for _, p := range strings.Split(s, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// preparePlan loads the plan and applies the overrides; every error is a
-// UsageError and comes before any work.
-func preparePlan(o RunOptions) (*plan.Plan, error) {
-	p, err := plan.Load(o.Plan)
-	if err != nil {
-		return nil, UsageError{err}
-	}
-	profiles, err := profileNames(o.Profiles, p.AddProfileFile)
-	if err != nil {
-		return nil, err
-	}
-	if err := setBinaries(p.ProfileSet(), o.Bins); err != nil {
-		return nil, err
-	}
-	var keys []string
-	if o.Keys != "" {
-		kt, err := certs.ParseKeyTypes(o.Keys)
-		if err != nil {
-			return nil, usagef("--keys: %v", err)
-		}
-		for _, k := range kt {
-			keys = append(keys, string(k))
-		}
-	}
-	if err := p.Narrow(plan.Selection{Profiles: profiles, Scenarios: o.Scenarios, Keys: keys}); err != nil {
-		return nil, UsageError{err}
-	}
-	if o.Net != "" {
-		if o.Net != plan.NetLoopback && o.Net != plan.NetNetns {
-			return nil, usagef("--net %q: use loopback or netns", o.Net)
-		}
-		p.Net = o.Net
-	}
-	for _, c := range []struct {
-		flag, v string
-		dst     *string
-	}{{"--server-cpus", o.ServerCPUs, &p.CPUs.Server}, {"--backend-cpus", o.BackendCPUs, &p.CPUs.Backend}, {"--loadgen-cpus", o.GenCPUs, &p.CPUs.Gen}} {
-		if c.v == "" {
-			continue
-		}
-		if _, _, err := pin.ParseCountOrList(c.v); err != nil {
-			return nil, usagef("%s: %v", c.flag, err)
-		}
-		*c.dst = c.v
-	}
-	if o.ServerCPUs != "" {
-		for i := range p.Scenarios {
-			if p.Scenarios[i].ServerCPUs != "" {
-				p.Notes = append(p.Notes, fmt.Sprintf("scenario %s: server CPUs %s from --server-cpus instead of %s", p.Scenarios[i].Name, o.ServerCPUs, p.Scenarios[i].ServerCPUs))
-				p.Scenarios[i].ServerCPUs = ""
-			}
-		}
-	}
-	if o.Memory != "" {
-		var m plan.ByteSize
-		if err := m.UnmarshalText([]byte(o.Memory)); err != nil {
-			return nil, usagef("--memory: %v", err)
-		}
-		p.MemoryLimit = m
-	}
-	if math.IsNaN(o.StepScale) || o.StepScale != 1 {
-		if err := p.Scale(o.StepScale); err != nil {
-			return nil, UsageError{err}
-		}
-	}
-	if err := p.Validate(); err != nil {
-		return nil, usagef("%v (after the command-line overrides)", err)
-	}
-	return p, nil
-}
-
-// profileNames turns a --profiles list into names: a name as given, a
-// profile file loaded by load, which returns its name.
-func profileNames(refs []string, load func(path string) (string, error)) ([]string, error) {
-	var names []string
-	for _, ref := range refs {
-		if !proxy.IsFile(ref) {
-			names = append(names, ref)
-			continue
-		}
-		name, err := load(ref)
-		if err != nil {
-			return nil, usagef("--profiles: %v", err)
-		}
-		names = append(names, name)
-	}
-	return names, nil
-}
-
-// setBinaries applies --bin NAME=PATH to the profiles of set.
-func setBinaries(set *proxy.Set, bins []string) error {
-	for _, b := range bins {
-		name, path, ok := strings.Cut(b, "=")
-		if !ok || name == "" || path == "" {
-			return usagef("--bin %q: give NAME=PATH, e.g. nginx-stock=/opt/nginx-1.28/sbin/nginx", b)
-		}
-		if err := set.SetBinary(name, path); err != nil {
-			return usagef("--bin %s: %v", b, err)
-		}
-		p, _ := set.Get(name)
-		if _, err := p.Find(); err != nil {
-			return usagef("--bin %s: %v", b, err)
-		}
 	}
 	return nil
 }

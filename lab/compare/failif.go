@@ -10,16 +10,6 @@ import (
 	"github.com/loadlab/loadlab/internal/units"
 )
 
-// Rule is one --fail-if check: a metric's change B/A-1 beyond a
-// threshold, e.g. p99>+10% (p99 more than 10% higher) or rate<-5% (2xx/s
-// more than 5% lower).
-type Rule struct {
-	Metric    Metric  `json:"metric"`
-	Op        string  `json:"op"`        // ">" or "<"
-	Percent   float64 `json:"percent"`   // as written: +10 for +10%
-	Threshold float64 `json:"threshold"` // the share: +0.10 for +10%
-}
-
 // String writes the rule as ParseRules reads it.
 func (r Rule) String() string {
 	s := strconv.FormatFloat(r.Percent, 'f', -1, 64)
@@ -27,13 +17,6 @@ func (r Rule) String() string {
 		s = "+" + s
 	}
 	return string(r.Metric) + r.Op + s + "%"
-}
-
-// RuleResult is a rule checked against a comparison.
-type RuleResult struct {
-	Rule   string   `json:"rule"`
-	Failed bool     `json:"failed"`
-	Rows   []string `json:"rows,omitempty"` // where it fired, with the change
 }
 
 // metricNames maps the names a rule may use to metrics.

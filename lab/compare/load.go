@@ -1,7 +1,6 @@
 package compare
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -10,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/loadlab/loadlab/gen/result"
-	"github.com/loadlab/loadlab/internal/fields"
 	"github.com/loadlab/loadlab/lab/plan"
 	"github.com/loadlab/loadlab/lab/results"
 	"github.com/loadlab/loadlab/lab/search"
@@ -72,22 +70,6 @@ type value struct {
 	// A search's other metrics: how far apart this search's own steps at
 	// the rate found were (max/min of the metric over them; 0: one step).
 	repeat float64
-}
-
-// InputError is bad input: a file that cannot be read or is not a
-// result, mixed kinds. Its text is one line.
-type InputError struct{ msg string }
-
-func (e *InputError) Error() string { return e.msg }
-
-func inputErr(format string, args ...any) error {
-	return &InputError{msg: fmt.Sprintf(format, args...)}
-}
-
-// IsInput reports whether err is bad input (exit status 2 on the CLI).
-func IsInput(err error) bool {
-	var ie *InputError
-	return errors.As(err, &ie) || fields.IsUsage(err)
 }
 
 // Load reads one side: a comma-separated list of gen result files (JSON

@@ -51,16 +51,3 @@ func exitOf(st *os.ProcessState, at time.Time) Exit {
 	x.Code = st.ExitCode()
 	return x
 }
-
-// ExitInfo returns how the program ended, and false while it runs.
-func (p *Process) ExitInfo() (Exit, bool) {
-	select {
-	case <-p.done:
-		return p.exit, true
-	default:
-		return Exit{}, false
-	}
-}
-
-// Done is closed when the program has exited (and been reaped).
-func (p *Process) Done() <-chan struct{} { return p.done }

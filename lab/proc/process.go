@@ -56,6 +56,19 @@ func (p *Process) Exited() bool {
 	}
 }
 
+// ExitInfo returns how the program ended, and false while it runs.
+func (p *Process) ExitInfo() (Exit, bool) {
+	select {
+	case <-p.done:
+		return p.exit, true
+	default:
+		return Exit{}, false
+	}
+}
+
+// Done is closed when the program has exited (and been reaped).
+func (p *Process) Done() <-chan struct{} { return p.done }
+
 // Stop sends the stop signal, waits up to grace for the program to exit,
 // then SIGKILLs what is left: the whole cgroup, or without one the
 // program's process group (workers it forked). It reaps the program. It is

@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"os/exec"
 	"runtime"
 	"sync"
 )
@@ -31,8 +30,3 @@ func onSpawnerThread(fn func() error) error {
 	spawnReq <- func() { errc <- fn() }
 	return <-errc
 }
-
-// StartOnSpawner starts cmd on the thread every Start forks from, so that a
-// parent-death signal set in cmd.SysProcAttr fires when this process ends,
-// not when some thread of it does.
-func StartOnSpawner(cmd *exec.Cmd) error { return onSpawnerThread(cmd.Start) }

@@ -85,6 +85,11 @@ func Start(s Spec) (*Process, error) {
 	return p, nil
 }
 
+// StartOnSpawner starts cmd on the thread every Start forks from, so that a
+// parent-death signal set in cmd.SysProcAttr fires when this process ends,
+// not when some thread of it does.
+func StartOnSpawner(cmd *exec.Cmd) error { return onSpawnerThread(cmd.Start) }
+
 // wrapperCommand builds the wrapper's arguments for s (path resolved).
 func wrapperCommand(s Spec, path string) ([]string, error) {
 	args := []string{ExecSubcommand, "--errfd", "3", "--ppid", strconv.Itoa(os.Getpid())}

@@ -3,25 +3,19 @@ package proxy
 import (
 	"bytes"
 	"crypto/sha256"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"text/template"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/loadlab/loadlab/internal/findbin"
 )
 
 // A profile file is one YAML document that defines one profile; unknown
@@ -108,102 +102,8 @@ func (f *fileSource) UnmarshalYAML(n *yaml.Node) error {
 	return fmt.Errorf("line %d: a files entry is a template path or {content: \"...\"}", n.Line)
 }
 
-// maxProfileBytes bounds a profile file and each template.
-const maxProfileBytes = 1 << 20
-
 // maxExtends bounds a chain of extends.
 const maxExtends = 8
-
-// source reads a profile file and the templates it names: from the disk
-// (files users give, which must pass findbin.Trusted when the lab runs as
-// root) or the embedded built-ins.
-type source interface {
-	read(name string) ([]byte, error)
-	join(dir, rel string) string
-	dir(name string) string
-}
-
-type diskSource struct{}
-
-func (diskSource) read(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%s: no such file", name)
-		}
-		return nil, err
-	}
-	defer f.Close()
-	if os.Geteuid() == 0 {
-		// Root renders it into configs its servers run: the rule for
-		// what root runs (owner, modes) holds for it too.
-		if err := findbin.Trusted(name); err != nil {
-			return nil, err
-		}
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxProfileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", name, err)
-	}
-	if len(b) > maxProfileBytes {
-		return nil, fmt.Errorf("%s is more than %d bytes", name, maxProfileBytes)
-	}
-	return b, nil
-}
-
-func (diskSource) join(dir, rel string) string {
-	if filepath.IsAbs(rel) {
-		return filepath.Clean(rel)
-	}
-	return filepath.Join(dir, rel)
-}
-
-func (diskSource) dir(name string) string { return filepath.Dir(name) }
-
-type embedSource struct{ fs embed.FS }
-
-func (e embedSource) read(name string) ([]byte, error) { return e.fs.ReadFile(name) }
-func (embedSource) join(dir, rel string) string        { return path.Join(dir, rel) }
-func (embedSource) dir(name string) string             { return path.Dir(name) }
-
-// memSource is a profile file held in memory (Parse): its files entries
-// must be inline content.
-type memSource struct {
-	name string
-	text []byte
-}
-
-func (m memSource) read(name string) ([]byte, error) {
-	if name == m.name {
-		return m.text, nil
-	}
-	return nil, fmt.Errorf("%s: a profile given as text has its files inline ({content: ...})", name)
-}
-func (memSource) join(dir, rel string) string { return path.Join(dir, rel) }
-func (memSource) dir(name string) string      { return path.Dir(name) }
-
-// Parse checks the text of a profile file as Load does, named name in
-// errors, and returns its profile without adding it to a set (extends
-// names a built-in). The lab's own reference target (loadlab serve) is
-// defined this way.
-func Parse(name string, text []byte) (Profile, error) {
-	return loadProfile(memSource{name, text}, name, nil, 0)
-}
-
-// Load reads the profile file at file, checks it (fields, templates, the
-// parameters they use) and adds it to s. Its extends names a profile of s
-// or another file, relative to this one. The error is one line that names
-// the file, the line and the field.
-func (s *Set) Load(file string) (Profile, error) {
-	p, err := loadProfile(diskSource{}, file, s, 0)
-	if err != nil {
-		return Profile{}, err
-	}
-	if err := s.add(p); err != nil {
-		return Profile{}, fmt.Errorf("%s:%d: %v", file, nameLine(p), err)
-	}
-	return p, nil
-}
 
 // IsFile reports whether a profile reference names a file rather than a
 // profile: it has a path separator or a .yaml/.yml suffix.
@@ -548,15 +448,6 @@ func validProfileName(s string) bool {
 	return true
 }
 
-// absPath makes path absolute.
-func absPath(p string) (string, error) {
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", fmt.Errorf("%s: %v", p, err)
-	}
-	return abs, nil
-}
-
 // fileLines finds where fields are in a profile file, for errors.
 type fileLines struct {
 	file string
@@ -641,53 +532,6 @@ func specFields() []string {
 		out = append(out, strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0])
 	}
 	return out
-}
-
-//go:embed builtin
-var builtinFS embed.FS
-
-var (
-	builtinOnce sync.Once
-	builtinList []Profile
-)
-
-// builtins parses the embedded profile files once, in a stable order (by
-// server, then name). They are part of the binary and tested: an error is
-// a bug, and panics.
-func builtins() []Profile {
-	builtinOnce.Do(func() {
-		entries, err := builtinFS.ReadDir("builtin")
-		if err != nil {
-			panic(err)
-		}
-		s := &Set{}
-		for _, e := range entries {
-			if !strings.HasSuffix(e.Name(), ".yaml") {
-				continue
-			}
-			p, err := loadProfile(embedSource{builtinFS}, "builtin/"+e.Name(), s, 0)
-			if err != nil {
-				panic(fmt.Sprintf("built-in profile: %v", err))
-			}
-			if err := s.add(p); err != nil {
-				panic(fmt.Sprintf("built-in profile %s: %v", p.Name, err))
-			}
-		}
-		slices.SortStableFunc(s.list, func(a, b Profile) int {
-			if a.Role != b.Role {
-				if a.Role == RoleProxy {
-					return -1
-				}
-				return 1
-			}
-			if c := strings.Compare(a.Proxy, b.Proxy); c != 0 {
-				return c
-			}
-			return strings.Compare(a.Name, b.Name)
-		})
-		builtinList = s.list
-	})
-	return slices.Clone(builtinList)
 }
 
 // nameLine is the line of a profile file's name field.

@@ -4,7 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
+	"regexp"
 	"strings"
 	"syscall"
 	"text/template"
@@ -153,111 +153,6 @@ func (p Profile) WithBinary(path string) Profile {
 	return p
 }
 
-// Set is the profiles a run may name: the built-ins and the profile files
-// it was given, each name once.
-type Set struct {
-	list []Profile
-}
-
-// Builtins returns a new set holding the built-in profiles (embedded
-// profile files), in a stable order (by server, then name).
-func Builtins() *Set {
-	return &Set{list: slices.Clone(builtins())}
-}
-
-// All returns the set's profiles: the built-ins first, then the files in
-// the order they were loaded.
-func (s *Set) All() []Profile {
-	if s == nil {
-		return builtins()
-	}
-	return slices.Clone(s.list)
-}
-
-// Names returns the names of the set's profiles, sorted.
-func (s *Set) Names() []string {
-	var names []string
-	for _, p := range s.All() {
-		names = append(names, p.Name)
-	}
-	slices.Sort(names)
-	return names
-}
-
-// Get returns the profile called name; the error lists the known profiles.
-func (s *Set) Get(name string) (Profile, error) {
-	for _, p := range s.All() {
-		if p.Name == name {
-			return p, nil
-		}
-	}
-	return Profile{}, fmt.Errorf("unknown proxy profile %q: use one of %s, or a profile file (./my-proxy.yaml)", name, strings.Join(s.Names(), ", "))
-}
-
-// NamesOf returns the names of the set's profiles of role, sorted.
-func (s *Set) NamesOf(role string) []string {
-	var names []string
-	for _, p := range s.All() {
-		if p.Role == role {
-			names = append(names, p.Name)
-		}
-	}
-	slices.Sort(names)
-	return names
-}
-
-// RoleOf returns the role of the profile called name ("" if unknown).
-func (s *Set) RoleOf(name string) string {
-	if p, err := s.Get(name); err == nil {
-		return p.Role
-	}
-	return ""
-}
-
-// Clone returns a copy of the set that can grow on its own.
-func (s *Set) Clone() *Set { return &Set{list: s.All()} }
-
-// add puts p into the set; a name already there is an error.
-func (s *Set) add(p Profile) error {
-	for _, have := range s.list {
-		if have.Name != p.Name {
-			continue
-		}
-		if have.Source.Builtin {
-			return fmt.Errorf("name %s is a built-in profile's: give the copy a name of its own", p.Name)
-		}
-		return fmt.Errorf("name %s is already used by %s", p.Name, have.Source.File)
-	}
-	s.list = append(s.list, p)
-	return nil
-}
-
-// SetBinary makes the profile called name run the binary at path (made
-// absolute) in this set: `--bin NAME=PATH`.
-func (s *Set) SetBinary(name, path string) error {
-	i := slices.IndexFunc(s.list, func(p Profile) bool { return p.Name == name })
-	if i < 0 {
-		_, err := s.Get(name)
-		return err
-	}
-	abs, err := absPath(path)
-	if err != nil {
-		return err
-	}
-	s.list[i] = s.list[i].WithBinary(abs)
-	return nil
-}
-
-// All returns the built-in profiles, in a stable order (by server, then
-// name).
-func All() []Profile { return builtins() }
-
-// Names returns the names of the built-in profiles, sorted.
-func Names() []string { return (*Set)(nil).Names() }
-
-// Get returns the built-in profile called name; the error lists them.
-func Get(name string) (Profile, error) { return (*Set)(nil).Get(name) }
-
 // ErrNotFound is wrapped by Find errors when the binary is not installed.
 var ErrNotFound = findbin.ErrNotFound
 
@@ -271,4 +166,13 @@ func Status(p Profile) (found bool, path, version string, err error) {
 	}
 	version, err = p.Version(path)
 	return true, path, version, err
+}
+
+// versionSpec is how a profile finds its binary's version (the file's
+// version, version_match and version_module).
+type versionSpec struct {
+	Text   string               // a fixed version: no command
+	Args   []*template.Template // argv ({{.Binary}}); the first line printed is the version
+	Match  *regexp.Regexp       // if set: the version is Proxy + " " + its first group (or whole match) in the output
+	Module string               // a Go module: its version in the binary's build info comes first
 }

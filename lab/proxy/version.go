@@ -5,9 +5,7 @@ import (
 	"debug/buildinfo"
 	"fmt"
 	"os/exec"
-	"regexp"
 	"strings"
-	"text/template"
 	"time"
 
 	"github.com/loadlab/loadlab/internal/findbin"
@@ -15,15 +13,6 @@ import (
 
 // versionTimeout bounds a `server -v` style call.
 const versionTimeout = 10 * time.Second
-
-// versionSpec is how a profile finds its binary's version (the file's
-// version, version_match and version_module).
-type versionSpec struct {
-	Text   string               // a fixed version: no command
-	Args   []*template.Template // argv ({{.Binary}}); the first line printed is the version
-	Match  *regexp.Regexp       // if set: the version is Proxy + " " + its first group (or whole match) in the output
-	Module string               // a Go module: its version in the binary's build info comes first
-}
 
 // versionData is what a version argv may use.
 type versionData struct {

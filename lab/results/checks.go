@@ -1,20 +1,5 @@
 package results
 
-import "github.com/loadlab/loadlab/lab/session"
-
-// ProxyCheck is one run of the checks (session.Checks: bodies per
-// protocol, the WebSocket route, HTTP/3 served and advertised, a restart)
-// through one proxy profile with one key type on one layout, made by `lab
-// run` right after the profile's first start there (after its idle memory);
-// the restart runs once per profile and layout.
-type ProxyCheck struct {
-	Layout  string `json:"layout"`
-	Profile string `json:"profile"`
-	Proxy   string `json:"proxy"`
-	Key     string `json:"key"`
-	session.Checks
-}
-
 // Check returns the recorded checks of profile with key on layout, or nil.
 func (f *File) Check(layout, profile, key string) *ProxyCheck {
 	for i := range f.Checks {

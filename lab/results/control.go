@@ -10,17 +10,6 @@ import (
 	"github.com/loadlab/loadlab/lab/search"
 )
 
-// VsControl is a unit's value relative to the control of its own round,
-// per round: a rate (a search's rate found, a closed loop's 2xx/s) over
-// the control's closed-loop 2xx/s, or a fixed-rate run's p99 over the
-// control's fixed-rate p99. Rounds[k-1] is round k's (0: not measured);
-// Median is the median of those measured.
-type VsControl struct {
-	Metric string    `json:"metric"` // "rate" or "p99"
-	Rounds []float64 `json:"rounds"`
-	Median float64   `json:"median"`
-}
-
 // VsControl metrics.
 const (
 	VsRate = "rate"

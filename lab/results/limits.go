@@ -105,3 +105,12 @@ func portRangeSize(v string) int {
 	}
 	return hi - lo + 1
 }
+
+// ThrottledShare is the share of periods the proxy was throttled in (-1
+// when it ran in none: no quota).
+func (s ProxySummary) ThrottledShare() float64 {
+	if s.NrPeriods == 0 {
+		return -1
+	}
+	return float64(s.NrThrottled) / float64(s.NrPeriods)
+}

@@ -8,48 +8,6 @@ import (
 	"os"
 )
 
-// ProfileRecord is what ran for one profile: the profile file it came
-// from, the binary that served, and the config it rendered (copied under
-// the run directory). Two runs whose records of a profile match ran the
-// same file, binary and templates.
-type ProfileRecord struct {
-	Name        string `json:"name"`
-	Proxy       string `json:"proxy"` // the server software (the file's server)
-	Role        string `json:"role"`
-	Description string `json:"description,omitempty"`
-	// FixedBody is what an origin that serves no file answers for every
-	// path (caddy-respond); "" for the others.
-	FixedBody string `json:"fixed_body,omitempty"`
-	// File is the profile file as it was named ("" for a built-in),
-	// SHA256 its SHA-256 (with extends, over the file and the SHA-256 of
-	// the profile it extends), Extends the profile it starts from.
-	File    string `json:"file,omitempty"`
-	Builtin bool   `json:"builtin,omitempty"`
-	Extends string `json:"extends,omitempty"`
-	SHA256  string `json:"sha256"`
-	// ConfigSHA256 identifies the config templates (their names and
-	// texts); the rendered files differ from run to run by ports and
-	// paths only.
-	ConfigSHA256 string `json:"config_sha256"`
-	// The binary that served: its path, version and SHA-256.
-	Binary       string `json:"binary"`
-	Version      string `json:"version"`
-	BinarySHA256 string `json:"binary_sha256"`
-	// Configs are the rendered config files of the profile's first start,
-	// copied under the run directory.
-	Configs []ConfigCopy `json:"configs,omitempty"`
-}
-
-// ServesFiles reports whether the profile answered the lab's paths with
-// their bytes (no fixed body).
-func (r *ProfileRecord) ServesFiles() bool { return r.FixedBody == "" }
-
-// ConfigCopy is one rendered config file copied under the run directory.
-type ConfigCopy struct {
-	Path   string `json:"path"` // relative to the run directory: configs/PROFILE/FILE
-	SHA256 string `json:"sha256"`
-}
-
 // ConfigDir is where a profile's rendered configs are copied, relative to
 // the run directory.
 func ConfigDir(profile string) string { return "configs/" + profile }

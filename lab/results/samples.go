@@ -7,6 +7,58 @@ import (
 	"github.com/loadlab/loadlab/lab/watch"
 )
 
+// SpectrumPoint is the corrected latency at one percentile.
+type SpectrumPoint struct {
+	P  float64 `json:"p"`  // percentile, 0-100
+	Us int64   `json:"us"` // latency, µs
+}
+
+// ProxySample is one reading of the proxy's cgroup and namespace.
+type ProxySample struct {
+	T         float64 `json:"t"`          // seconds since the step started
+	CPU       float64 `json:"cpu"`        // cores busy since the previous sample
+	Mem       uint64  `json:"mem"`        // memory charged (bytes): memory.current, page cache included
+	MemAnon   uint64  `json:"mem_anon"`   // anonymous memory
+	MemKernel uint64  `json:"mem_kernel"` // kernel memory (slab, stacks, socket buffers)
+	MemFile   uint64  `json:"mem_file"`   // page cache
+	MemPeak   uint64  `json:"mem_peak"`   // highest charge so far
+	TimeWait  int     `json:"time_wait"`  // TIME_WAIT sockets (-1 = not counted)
+	Procs     int     `json:"procs"`
+	Threads   int     `json:"threads"`
+	// CFS bandwidth since the previous sample (all omitted without a
+	// CPU quota): the quota (cores), periods run, periods throttled and
+	// the time throttled.
+	CPUQuota    float64 `json:"cpu_quota,omitempty"`
+	NrPeriods   uint64  `json:"nr_periods,omitempty"`
+	NrThrottled uint64  `json:"nr_throttled,omitempty"`
+	ThrottledMs float64 `json:"throttled_ms,omitempty"`
+}
+
+// ProxySummary condenses the samples of the measured window (after the
+// discard).
+type ProxySummary struct {
+	Samples     int     `json:"samples"`
+	CPUAvg      float64 `json:"cpu_avg"` // cores
+	CPUMax      float64 `json:"cpu_max"`
+	MemAvg      uint64  `json:"mem_avg"` // memory.current
+	MemMax      uint64  `json:"mem_max"`
+	NeedAvg     uint64  `json:"anon_kernel_avg"` // anon + kernel: what the proxy needs under load
+	NeedMax     uint64  `json:"anon_kernel_max"`
+	FileMax     uint64  `json:"page_cache_max"`
+	TimeWaitMax int     `json:"time_wait_max"` // -1 = not counted
+	ProcsMax    int     `json:"procs_max"`     // most processes in the proxy's group
+	ThreadsMax  int     `json:"threads_max"`   // most threads
+
+	// CFS bandwidth over the window (cpu.stat deltas; 0 without a quota):
+	// the quota in cores as read back, the 100 ms periods the proxy ran
+	// in, those in which it used up its quota and waited, and how long it
+	// waited in all.
+	CPUQuota    float64 `json:"cpu_quota_cores"`
+	NrPeriods   uint64  `json:"nr_periods"`
+	NrThrottled uint64  `json:"nr_throttled"`
+	ThrottledMs float64 `json:"throttled_ms"`
+}
+
 // Spectrum reads the percentile spectrum of a latency histogram the way
 // HdrHistogram plots it: five points per decade of 1/(1-p) (0%, 36.9%,
 // 60.2%, ... 90%, ... 99%, ... 99.9%...) up to the resolution the count

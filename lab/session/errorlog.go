@@ -5,7 +5,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
@@ -47,45 +46,6 @@ var lowCauses = func() [][]byte {
 // logBuf is the one buffer a proxy's logs are read through: a line longer
 // than it is judged by its first logBuf bytes and counted as cut.
 const logBuf = 64 << 10
-
-// logFiles are the files a proxy logs to: its error log where the config
-// names one (nginx, h2o), and its stdout and stderr (the rest).
-func (p *Proxy) logFiles() []string {
-	return []string{filepath.Join(p.params.Dir, "error.log"), p.logFile}
-}
-
-// ErrorLog reads the proxy's error log (and its output, where Caddy,
-// Traefik and HAProxy write errors) over its whole life, restarts
-// included: lines is the number of lines reporting an error, causes
-// counts the lines matching known causes by key ("addr_not_avail" for
-// "Cannot assign requested address", "conn_refused", "timed_out",
-// "no_live_upstreams", ...). ErrorCauses gives a sample line of each.
-// Each call reads only what was written since the last one.
-func (p *Proxy) ErrorLog() (lines int, causes map[string]int, err error) {
-	lines, list, err := p.ErrorCauses()
-	causes = map[string]int{}
-	for _, c := range list {
-		causes[c.Key] = c.Count
-	}
-	return lines, causes, err
-}
-
-// ErrorCauses is ErrorLog with the matched text and first line of each
-// cause, in the order of the known causes.
-func (p *Proxy) ErrorCauses() (lines int, causes []Cause, err error) {
-	t, err := p.errlog.scan(p.logFiles())
-	if err != nil {
-		return 0, nil, err
-	}
-	return t.errLines, t.list(), nil
-}
-
-// CutLines is how many lines of the proxy's logs were longer than the
-// buffer they are read through (logBuf): each was judged by its start.
-func (p *Proxy) CutLines() int {
-	t, _ := p.errlog.scan(p.logFiles())
-	return t.cut
-}
 
 // logScan is what a proxy's logs held so far: each file is read on from
 // where the last scan stopped, through one fixed buffer, so a scan costs
@@ -344,25 +304,6 @@ func readTail(path string, n int64) ([]byte, error) {
 		err = nil
 	}
 	return b[:k], err
-}
-
-// logContains reports whether the proxy's logs contain s (ASCII, any
-// case), read through one buffer of logBuf bytes.
-func (p *Proxy) logContains(s string) bool {
-	want := bytes.ToLower([]byte(s))
-	buf := make([]byte, logBuf)
-	for _, path := range p.logFiles() {
-		f, err := safefs.OpenRead(path)
-		if err != nil {
-			continue
-		}
-		found := containsFold(f, buf, want)
-		f.Close()
-		if found {
-			return true
-		}
-	}
-	return false
 }
 
 // containsFold reads r through buf (longer than want) and reports whether

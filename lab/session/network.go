@@ -5,23 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
-
-	"github.com/loadlab/loadlab/lab/netns"
 )
-
-// roleAddrs are the addresses lab/netns gives the roles, in the order Open
-// creates them (RoleBackend, RoleProxy, RoleGen get .1, .2, .3 of
-// netns.Subnet). They go into the certificates' SANs in every mode, so one
-// set of certificates serves loopback and netns runs.
-func roleAddrs() []netip.Addr {
-	a := netns.Subnet.Addr()
-	var out []netip.Addr
-	for range []string{RoleBackend, RoleProxy, RoleGen} {
-		a = a.Next()
-		out = append(out, a)
-	}
-	return out
-}
 
 // dialContext dials from where the generator sits: the host in loopback
 // mode, the gen namespace in netns mode. The connection is usable from any

@@ -54,6 +54,9 @@ const (
 	SchemeHTTP  = "http"  // plain HTTP on its HTTP port
 )
 
+// ServeProfile is the name of the generator's reference target.
+const ServeProfile = "loadlab-serve"
+
 // Options configure a Session (one lab session on this machine).
 type Options struct {
 	Dir       string // run directory; created 0700 (0710 with the proxy user's group when proxies run as another user); subdirs per proxy run

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/loadlab/loadlab/internal/fields"
-
 	"github.com/loadlab/loadlab/certs"
+	"github.com/loadlab/loadlab/internal/fields"
+	"github.com/loadlab/loadlab/internal/safefs"
 	"github.com/loadlab/loadlab/lab/cgroup"
 	"github.com/loadlab/loadlab/lab/proc"
 	"github.com/loadlab/loadlab/lab/proxy"
@@ -37,6 +38,10 @@ const stopGrace = 5 * time.Second
 // server software: that directory stays root's (giveProxyDir), so they
 // are made beforehand, the proxy user's.
 var switchedWrites = map[string][]string{"h2o": {"h2o.pid"}}
+
+// docRoot is the directory, in a server's own run directory, that the lab
+// fills with proxy.FilePaths for an origin profile.
+const docRoot = "www"
 
 // Proxy is one running proxy profile with one certificate key type.
 type Proxy struct {
@@ -439,4 +444,62 @@ func (p *Proxy) Stats() (cgroup.Stats, error) {
 		return cgroup.Stats{}, fmt.Errorf("%s is not running", p.name)
 	}
 	return g.Stats()
+}
+
+// logFiles are the files a proxy logs to: its error log where the config
+// names one (nginx, h2o), and its stdout and stderr (the rest).
+func (p *Proxy) logFiles() []string {
+	return []string{filepath.Join(p.params.Dir, "error.log"), p.logFile}
+}
+
+// ErrorLog reads the proxy's error log (and its output, where Caddy,
+// Traefik and HAProxy write errors) over its whole life, restarts
+// included: lines is the number of lines reporting an error, causes
+// counts the lines matching known causes by key ("addr_not_avail" for
+// "Cannot assign requested address", "conn_refused", "timed_out",
+// "no_live_upstreams", ...). ErrorCauses gives a sample line of each.
+// Each call reads only what was written since the last one.
+func (p *Proxy) ErrorLog() (lines int, causes map[string]int, err error) {
+	lines, list, err := p.ErrorCauses()
+	causes = map[string]int{}
+	for _, c := range list {
+		causes[c.Key] = c.Count
+	}
+	return lines, causes, err
+}
+
+// ErrorCauses is ErrorLog with the matched text and first line of each
+// cause, in the order of the known causes.
+func (p *Proxy) ErrorCauses() (lines int, causes []Cause, err error) {
+	t, err := p.errlog.scan(p.logFiles())
+	if err != nil {
+		return 0, nil, err
+	}
+	return t.errLines, t.list(), nil
+}
+
+// CutLines is how many lines of the proxy's logs were longer than the
+// buffer they are read through (logBuf): each was judged by its start.
+func (p *Proxy) CutLines() int {
+	t, _ := p.errlog.scan(p.logFiles())
+	return t.cut
+}
+
+// logContains reports whether the proxy's logs contain s (ASCII, any
+// case), read through one buffer of logBuf bytes.
+func (p *Proxy) logContains(s string) bool {
+	want := bytes.ToLower([]byte(s))
+	buf := make([]byte, logBuf)
+	for _, path := range p.logFiles() {
+		f, err := safefs.OpenRead(path)
+		if err != nil {
+			continue
+		}
+		found := containsFold(f, buf, want)
+		f.Close()
+		if found {
+			return true
+		}
+	}
+	return false
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/loadlab/loadlab/lab/proxy"
 )
 
-// docRoot is the directory, in a server's own run directory, that the lab
-// fills with proxy.FilePaths for an origin profile.
-const docRoot = "www"
-
 // protoHTTP is a check over plain HTTP/1.1 on the server's HTTP port.
 const protoHTTP = "http"
 

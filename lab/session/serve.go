@@ -11,9 +11,6 @@ import (
 	"github.com/loadlab/loadlab/lab/proxy"
 )
 
-// ServeProfile is the name of the generator's reference target.
-const ServeProfile = "loadlab-serve"
-
 // StartServe starts the generator's reference target where a proxy would
 // run: `loadlab serve` over TLS (and HTTP/3 with h3) with key's
 // certificate, or over plain HTTP on the HTTP port when the session's

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -286,4 +287,18 @@ func (s *Session) checkOpen() error {
 // oneLine joins a multi-line error into one line.
 func oneLine(err error) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
+}
+
+// roleAddrs are the addresses lab/netns gives the roles, in the order Open
+// creates them (RoleBackend, RoleProxy, RoleGen get .1, .2, .3 of
+// netns.Subnet). They go into the certificates' SANs in every mode, so one
+// set of certificates serves loopback and netns runs.
+func roleAddrs() []netip.Addr {
+	a := netns.Subnet.Addr()
+	var out []netip.Addr
+	for range []string{RoleBackend, RoleProxy, RoleGen} {
+		a = a.Next()
+		out = append(out, a)
+	}
+	return out
 }
