@@ -67,10 +67,8 @@ func Check(ctx context.Context, o CheckOptions) (check.Report, error) {
 		}
 	}()
 	c.Session.Janitor = &j
-	c.Session.Log = o.Log
-	c.Log = o.Log
 
-	rep, err := check.Run(ctx, c)
+	rep, err := checkRun(ctx, c)
 	interrupted := ctx.Err() != nil
 	if err != nil && !interrupted {
 		return rep, errors.New(check.OneLine(err))
@@ -84,6 +82,10 @@ func Check(ctx context.Context, o CheckOptions) (check.Report, error) {
 	}
 	return rep, nil
 }
+
+// checkRun is check.Run; a variable for tests (the real one starts
+// proxies).
+var checkRun = check.Run
 
 // parseCheck turns the options into the check's configuration; errors are
 // UsageErrors.
@@ -127,6 +129,7 @@ func parseCheck(o CheckOptions) (check.Config, error) {
 		MemoryLimit: mem, Keys: keys, Self: self, ProxyUser: o.ProxyUser, Profiles: set,
 	}
 	c.Idle = check.Idle{Quiet: o.IdleQuiet, Samples: o.IdleSamples, Every: o.IdleEvery}
+	c.Session.Log, c.Log = o.Log, o.Log
 	return c, nil
 }
 

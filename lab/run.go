@@ -41,16 +41,8 @@ func Run(ctx context.Context, o RunOptions) error {
 	if err != nil {
 		return fmt.Errorf("read the CPUs this process may use: %w", err)
 	}
-	lay, err := scenario.PlanLayouts(p, topo, allowed)
+	lay, units, budget, err := planUnits(p, o.Profiles, topo, allowed, scenario.FindInstalled)
 	if err != nil {
-		return UsageError{err}
-	}
-	units, err := scenario.BuildUnits(p, lay, scenario.FindInstalled)
-	if err != nil {
-		return UsageError{err}
-	}
-	budget := scenario.MakeBudget(p, units)
-	if err := checkInstalled(p, o.Profiles, units, budget); err != nil {
 		return err
 	}
 	out := o.Out
@@ -142,6 +134,26 @@ func Run(ctx context.Context, o RunOptions) error {
 		return fmt.Errorf("%w: the step in flight is recorded; run the same command again to resume", ErrInterrupted)
 	}
 	return nil
+}
+
+// planUnits lays plan p out on the CPUs of topo that this process may use
+// (allowed) and lists its units and their budget, find saying which
+// profiles' binaries are installed. It refuses a run that cannot start
+// (checkInstalled); profiles is --profiles as given. Nothing runs.
+func planUnits(p *plan.Plan, profiles []string, topo *pin.Topology, allowed pin.CPUSet, find scenario.Finder) (*scenario.Layouts, []scenario.UnitSpec, scenario.Budget, error) {
+	lay, err := scenario.PlanLayouts(p, topo, allowed)
+	if err != nil {
+		return nil, nil, scenario.Budget{}, UsageError{err}
+	}
+	units, err := scenario.BuildUnits(p, lay, find)
+	if err != nil {
+		return nil, nil, scenario.Budget{}, UsageError{err}
+	}
+	budget := scenario.MakeBudget(p, units)
+	if err := checkInstalled(p, profiles, units, budget); err != nil {
+		return nil, nil, scenario.Budget{}, err
+	}
+	return lay, units, budget, nil
 }
 
 // checkInstalled fails when nothing can run, when a profile named on
