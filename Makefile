@@ -9,7 +9,7 @@ FUZZTIME ?= 2
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps test test-prep test-go fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps deps-lab test test-prep test-go test-rest test-cmd-beside fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -19,6 +19,10 @@ build:
 # Proxies, peers and tools the tests and the lab use (idempotent).
 deps:
 	scripts/install-proxies.sh
+
+# Only what make lab's default plan runs (nginx, haproxy, iproute2, caddy).
+deps-lab:
+	scripts/install-proxies.sh --lab
 
 test:
 	$(MAKE) -j2 --output-sync=target deps test-prep
@@ -37,7 +41,7 @@ test-prep:
 # and wake-floor tests measure too) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
 # runs with the machine to itself, then the rest side by side, lab/session
-# (the longest) first. Its sessions sweep dead runs' cgroups and namespaces:
+# (the longest) first, beside the CLI's lifecycle tests (CMD_BESIDE). Its sessions sweep dead runs' cgroups and namespaces:
 # the tests beside it that plant such leftovers use names of their own.
 #
 # The gen tests run on epoll, then the measurement-truth,
@@ -48,13 +52,26 @@ IO_TESTS = ZeroAlloc|H2PingFlood|LoopPanic|StopAnswering|FixedCapacity|HeadReque
 # The HTTP/3 measurement tests run on the lean QUIC client (what auto
 # picks) with the rest of gen's, then again on quic-go's client.
 H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$
+# The CLI's lab runs whose assertions are about lifecycle and not about a
+# rate or a latency (a proxy or backend killed mid-step, SIGINT and resume,
+# bad profile files, an OOM kill, Apache and lighttpd found and confirmed at
+# any rate, lab check's SIGINT) run beside the rest instead of alone. The
+# kill -9 and lab cleanup tests stay alone: lab/session's sweep of dead
+# runs would take what they leave and check for.
+CMD_BESIDE = TestLab(RunProxyKilledMidStep|RunSIGINTRecordsAndResumes|BadProfiles|RunBackendKilledMidStep|RunProxyOOMKilled|ApacheLighttpd|CheckSIGINTCleansUp)$$
 test-go:
 	$(GO) test -count=1 -timeout 8m ./gen/internal/run
 	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m ./gen
 	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' -skip 'H3' ./gen
 	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
-	$(GO) test -count=1 -timeout 12m ./cmd/loadlab
+	$(GO) test -count=1 -timeout 12m -skip '$(CMD_BESIDE)' ./cmd/loadlab
+	$(MAKE) -j2 --output-sync=target test-rest test-cmd-beside
+
+test-rest:
 	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/gen/internal/run -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
+
+test-cmd-beside:
+	$(GO) test -count=1 -timeout 8m -run '$(CMD_BESIDE)' ./cmd/loadlab
 
 # make test's pass: 2 s per target (33 targets; about 110 s with one
 # instrumented build per package); the seed corpora also run as plain tests
@@ -78,7 +95,7 @@ lint:
 # deps (apt, Caddy's go install) and the build run side by side: on a
 # fresh machine their downloads overlap.
 lab:
-	$(MAKE) -j2 --output-sync=target deps build
+	$(MAKE) -j2 --output-sync=target $(if $(filter quick,$(PLAN)),deps-lab,deps) build
 	$(BIN) lab run --plan $(PLAN) --out $(OUT)
 
 # The container image the Kubernetes Job runs (loadlab k8s job): a static

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Install the reverse proxies and load tools the lab uses (Debian/Ubuntu).
 #
-#   scripts/install-proxies.sh [--with-traefik] [--no-apt]
+#   scripts/install-proxies.sh [--lab] [--with-traefik] [--no-apt]
+#
+# --lab installs only what `make lab`'s default plan (quick) runs: nginx,
+# haproxy, iproute2 and caddy. Without it, everything below (make deps,
+# make test).
 #
 # Idempotent: installs only what is missing and runs apt-get update only when
 # a wanted package has no install candidate.
@@ -41,6 +45,10 @@ usage() { sed -n '2,25p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 for arg in "$@"; do
 	case "$arg" in
+	--lab)
+		APT_REQUIRED=(nginx haproxy iproute2)
+		APT_OPTIONAL=()
+		;;
 	--with-traefik) with_traefik=1 ;;
 	--no-apt) use_apt=0 ;;
 	-h | --help) usage; exit 0 ;;
@@ -251,16 +259,24 @@ summary() {
 # --------------------------------------------------------------- main ----
 
 mkdir -p "$bindir"
-if [[ $use_apt -eq 1 ]]; then
-	apt_install
-fi
+# Caddy's build (mostly CPU) runs beside apt (mostly downloads and dpkg).
+caddy_pid=
 if GOCMD=$(find_go); then
-	install_caddy
-	if [[ $with_traefik -eq 1 ]]; then
-		install_traefik
-	fi
+	install_caddy &
+	caddy_pid=$!
 else
 	log "no go command: skipping caddy and traefik (install Go 1.26 or set GO)"
 	GOCMD=false
+fi
+apt_status=0
+if [[ $use_apt -eq 1 ]]; then
+	(apt_install) || apt_status=$?
+fi
+if [[ -n "$caddy_pid" ]]; then
+	wait "$caddy_pid" || die "go install of caddy $CADDY_VERSION failed (see above)"
+fi
+[[ $apt_status -eq 0 ]] || exit "$apt_status"
+if [[ $with_traefik -eq 1 && "$GOCMD" != false ]]; then
+	install_traefik
 fi
 summary

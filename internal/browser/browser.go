@@ -71,7 +71,28 @@ func DumpDOM(ctx context.Context, url string, o Options) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	o = o.withDefaults()
+	return dumpRetrying(ctx, bin, url, o.withDefaults())
+}
+
+// dumpRetrying is DumpDOM with the browser at bin.
+func dumpRetrying(ctx context.Context, bin, url string, o Options) (string, error) {
+	// A Chromium that crashes (dies of a signal: a segmentation fault
+	// seen 1 run in about 20 on this 2-core machine under load) says
+	// nothing of the page: it gets two more tries.
+	var crashed error
+	for range 3 {
+		dom, err := dumpDOM(ctx, bin, url, o)
+		if ee := (*exec.ExitError)(nil); errors.As(err, &ee) && ctx.Err() == nil && ee.ProcessState != nil && !ee.ProcessState.Exited() {
+			crashed = err
+			continue
+		}
+		return dom, err
+	}
+	return "", crashed
+}
+
+// dumpDOM is one run of Chromium for DumpDOM.
+func dumpDOM(ctx context.Context, bin, url string, o Options) (string, error) {
 	profile, err := os.MkdirTemp("", "loadlab-chromium-")
 	if err != nil {
 		return "", fmt.Errorf("create chromium's profile directory: %w (check TMPDIR)", err)

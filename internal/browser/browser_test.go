@@ -61,3 +61,42 @@ func TestDumpDOMRunsScripts(t *testing.T) {
 		t.Errorf("DOM %s: the script did not run", dom)
 	}
 }
+
+// A browser that crashes (dies of a signal) is run again, twice at most; one
+// that exits with an error is not.
+func TestDumpDOMRetriesACrash(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		name    string
+		crashes int    // runs that die of SIGSEGV before one prints the DOM
+		exit    string // instead: how every run exits
+		runs    int
+		ok      bool
+	}{
+		{"one crash", 1, "", 2, true},
+		{"two crashes", 2, "", 3, true},
+		{"three crashes", 3, "", 3, false},
+		{"an error exit", 0, "exit 3", 1, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			count := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-"))
+			fail := c.exit
+			if fail == "" {
+				fail = "true"
+			}
+			script := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "-")+".sh")
+			body := fmt.Sprintf("#!/bin/sh\necho x >> %s\nn=$(wc -l < %s)\n%s\nif [ \"$n\" -le %d ]; then kill -SEGV $$; fi\necho '<html>ok</html>'\n", count, count, fail, c.crashes)
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			dom, err := dumpRetrying(context.Background(), script, "file:///dev/null", Options{}.withDefaults())
+			if (err == nil) != c.ok || (c.ok && !strings.Contains(dom, "ok")) {
+				t.Errorf("dom %q, err %v: want ok=%v", dom, err, c.ok)
+			}
+			b, _ := os.ReadFile(count)
+			if n := strings.Count(string(b), "x"); n != c.runs {
+				t.Errorf("%d runs, want %d", n, c.runs)
+			}
+		})
+	}
+}
