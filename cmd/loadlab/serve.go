@@ -108,7 +108,7 @@ same TCP port: h2c with prior knowledge in plain text, ALPN h2 over TLS
 	// serve's --allow-remote only ever allowed the metrics listener: it
 	// stays, deprecated, as --metrics-allow-remote's old name.
 	f.BoolVar(&mf.allowRemote, "allow-remote", false, "old name of --"+metricsAllowRemote)
-	f.MarkDeprecated("allow-remote", "use --"+metricsAllowRemote)
+	f.MarkDeprecated("allow-remote", "use --"+metricsAllowRemote) //nolint:errcheck // fails only for a flag not defined: defined just above
 	return cmd
 }
 

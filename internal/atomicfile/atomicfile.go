@@ -111,7 +111,7 @@ func WriteFile(path string, data []byte, perm os.FileMode) error {
 		a.Abort()
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	a.Write(data)
+	a.Write(data) //nolint:errcheck // the first error sticks: Commit returns it
 	return a.Commit()
 }
 

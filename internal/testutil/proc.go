@@ -258,11 +258,7 @@ func ProcEnviron(t testing.TB, pid int) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []string
-	for _, kv := range strings.Split(strings.TrimRight(string(b), "\x00"), "\x00") {
-		out = append(out, kv)
-	}
-	return out
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
 }
 
 // Gunzip returns the content of the gzipped file at path (a recorded

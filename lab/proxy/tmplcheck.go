@@ -64,14 +64,12 @@ func (c *paramChecker) node(tree *parse.Tree, n parse.Node, dot reflect.Type, va
 	case *parse.WithNode:
 		return c.branch(tree, &n.BranchNode, dot, vars, "with")
 	case *parse.TemplateNode:
-		typ := dot
+		var typ reflect.Type // {{template "x"}} runs x with nil data
 		if n.Pipe != nil {
 			var err error
 			if typ, err = c.pipe(tree, n.Pipe, dot, vars); err != nil {
 				return err
 			}
-		} else {
-			typ = nil // {{template "x"}} runs x with nil data
 		}
 		return c.template(n.Name, typ)
 	}

@@ -127,8 +127,9 @@ func (s *logScan) readOn(fl *fileScan) (tally, error) {
 		return tally{}, err
 	}
 	st := fi.Sys().(*syscall.Stat_t)
+	//nolint:unconvert // Stat_t.Dev is not uint64 on every architecture
 	if uint64(st.Dev) != fl.dev || st.Ino != fl.ino || fi.Size() < fl.off {
-		*fl = fileScan{path: fl.path, dev: uint64(st.Dev), ino: st.Ino}
+		*fl = fileScan{path: fl.path, dev: uint64(st.Dev), ino: st.Ino} //nolint:unconvert // as above
 	}
 	have := 0 // bytes of buf from offset fl.off
 	for {

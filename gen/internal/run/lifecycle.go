@@ -95,14 +95,14 @@ func (lc *Lifecycle) survive() {
 	lc.Broken = err
 	// The loop's state may be broken too: ending it may panic again.
 	func() {
-		defer func() { recover() }()
+		defer func() { _ = recover() }()
 		lc.breakDown(lc.Now())
 	}()
 	if !lc.R.broken.Load() {
 		lc.R.breakDown(err) // breakDown panicked before it could
 	}
 	func() {
-		defer func() { recover() }()
+		defer func() { _ = recover() }()
 		lc.end()
 	}()
 }
