@@ -5,7 +5,7 @@ GO      ?= go
 BIN     := bin/loadlab
 OUT     ?= results/quick
 PLAN    ?= quick
-FUZZTIME ?= 2
+FUZZTIME ?= 1
 
 IMAGE   ?= loadlab:dev
 
@@ -73,7 +73,7 @@ test-rest:
 test-cmd-beside:
 	$(GO) test -count=1 -timeout 8m -run '$(CMD_BESIDE)' ./cmd/loadlab
 
-# make test's pass: 2 s per target (33 targets; about 110 s with one
+# make test's pass: 1 s per target (33 targets; about 80 s with one
 # instrumented build per package); the seed corpora also run as plain tests
 # in test-go. A longer search: make fuzz FUZZTIME=60.
 fuzz:
