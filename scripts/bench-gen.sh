@@ -40,7 +40,7 @@
 # so the wall time is the run's) while curl scrapes /metrics once a second, as
 # a Prometheus would, and reports its cost over the same run without
 # (target <= 1.02: metrics cost at most 2% more generator CPU per request).
-# TOOLS="loadlab-epoll loadlab-epoll+metrics ..." runs only those of a
+# TOOLS="loadlab-epoll loadlab-epoll+metrics ..." runs only those (and, with BEFORE, their before- rows) of a
 # scenario's tools (and the ratios between them).
 #
 # BEFORE=PATH runs a second loadlab binary (another commit's build) beside
@@ -252,7 +252,7 @@ all_tools_of() {
 tools_of() {
 	local t out=""
 	for t in $(all_tools_of "$1"); do
-		[[ -z $TOOLS || " $TOOLS " == *" $t "* ]] && out+="$t "
+		[[ -z $TOOLS || " $TOOLS " == *" ${t#before-} "* ]] && out+="$t " # T keeps its before-T
 	done
 	echo "$out"
 }

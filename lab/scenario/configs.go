@@ -25,9 +25,13 @@ const configsDir = "configs-5-hosts"
 func configSize(runDir string, prof proxy.Profile) results.ConfigSize {
 	rel := filepath.Join(configsDir, prof.Name)
 	c := results.ConfigSize{Profile: prof.Name, Dir: rel}
-	dir := filepath.Join(runDir, rel)
-	bin, err := prof.Find()
+	dir, err := filepath.Abs(filepath.Join(runDir, rel)) // templates want absolute paths; make lab's --out is relative
 	if err != nil {
+		c.Error = err.Error()
+		return c
+	}
+	bin, ferr := prof.Find()
+	if ferr != nil {
 		bin = filepath.Join("/usr/sbin", filepath.Base(prof.Binary)) // the count needs a path, not the binary
 	}
 	prm := proxy.Params{

@@ -83,3 +83,20 @@ func TestConfigLines5Hosts(t *testing.T) {
 		t.Errorf("%d of the %d profiles counted by hand are built in", seen, len(want))
 	}
 }
+
+// A run directory given relative to the working directory (make lab's
+// --out results/quick) renders as well as an absolute one.
+func TestConfigLines5HostsRelativeRunDir(t *testing.T) {
+	t.Chdir(t.TempDir())
+	prof, err := proxy.Get("nginx-stock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := configSize(filepath.Join("results", "quick"), prof)
+	if c.Error != "" || c.Lines != 114 {
+		t.Fatalf("%d lines, error %q: want 114 and none", c.Lines, c.Error)
+	}
+	if _, err := os.Stat(filepath.Join("results", "quick", c.Dir, "nginx.conf")); err != nil {
+		t.Errorf("the rendering is not under the run directory: %v", err)
+	}
+}
