@@ -265,7 +265,7 @@ func TestEstimate(t *testing.T) {
 			fixed = s.Estimate()
 		}
 	}
-	if fixed.Steps != 3 || fixed.Time != 3*3*time.Second {
+	if fixed.Steps != 2 || fixed.Time != 2*3*time.Second { // rounds: 2
 		t.Fatalf("fixed %+v", fixed)
 	}
 	s := Search{Start: 100, Max: 1000, Growth: 2, Precision: 0.08}

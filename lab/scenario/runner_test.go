@@ -394,13 +394,13 @@ func TestScalingOnSmallAndLargeMachines(t *testing.T) {
 func TestBudgetOfQuickPlan(t *testing.T) {
 	p, lay := builtinLayouts(t, "quick")
 	b := MakeBudget(p, mustUnitsAll(t, p, lay))
-	// keepalive-1k on four proxies, handshake on three, handshake-rsa4096
+	// keepalive-1k on three proxies, handshake on three, handshake-rsa4096
 	// on one, the cliff on one in the default range, its tw_reuse and
 	// tw_buckets copies, the pool leak on three, fixed-rate on four,
 	// cpu-cpuset and cpu-quota on two, keep-alive over HTTP/3 on
 	// caddy-stock, seed 001's hosts on two (nginx-npm's on a 2,000-port
 	// range is the cliff's there); a ceiling per search scenario and key
-	if len(b.Profiles) != 6 || b.Units != 25 || b.Ceilings != 4 || len(b.Missing) != 0 {
+	if len(b.Profiles) != 6 || b.Units != 24 || b.Ceilings != 4 || len(b.Missing) != 0 {
 		t.Fatalf("budget %+v", b)
 	}
 	// make lab: at most 15 minutes on 2 cores, installs (about 3.5
@@ -417,8 +417,12 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	// control moved -50% and +37% across rounds and 3 units were
 	// measured again. Seed 001's hosts (about 53 s) for the cliff's own
 	// 2,000-port scenario, 28 s of the default-range cliff and the idle
-	// memory's second reading: 15m6s estimated.
-	if b.Time > 15*time.Minute+15*time.Second || b.Time < 5*time.Minute {
+	// memory's second reading: 15m6s estimated for a make lab of 12m07s
+	// (installs already there), and a fresh machine's builds of Caddy and
+	// loadlab side by side took 5m34s more: keepalive-1k without
+	// nginx-keepalive, handshake in one round and fixed-rate in two,
+	// 13m7s estimated.
+	if b.Time > 13*time.Minute+15*time.Second || b.Time < 5*time.Minute {
 		t.Fatalf("quick plan budget %s", FormatDuration(b.Time))
 	}
 	t.Logf("quick: %s", b)
@@ -426,7 +430,7 @@ func TestBudgetOfQuickPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if nc := MakeBudget(p, units); nc.Units != 16 || strings.Join(nc.Missing, ",") != "caddy-stock,caddy-pool128" || nc.Time >= b.Time {
+	if nc := MakeBudget(p, units); nc.Units != 15 || strings.Join(nc.Missing, ",") != "caddy-stock,caddy-pool128" || nc.Time >= b.Time {
 		t.Fatalf("without Caddy: %+v", nc)
 	}
 }
