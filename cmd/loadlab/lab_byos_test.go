@@ -145,7 +145,8 @@ func TestLabRunOwnServer(t *testing.T) {
 	ka, pool, pool32 := section("keepalive-1k"), section("sustained-pool"), section("sustained-32")
 	for _, p := range []string{"nginx-keepalive", "goproxy"} {
 		// a row with what its search found and a Limited by cell
-		if !regexp.MustCompile(`(?m)^\| ` + p + ` \| [^|]*[0-9][^|]* \|.*\| (none|generator|ports|backend|proxy)[^|]* \|$`).MatchString(ka) {
+		// (a † after the name: the machine made the generator late)
+		if !regexp.MustCompile(`(?m)^\| ` + p + `( †)? \| [^|]*[0-9][^|]* \|.*\| (none|generator|ports|backend|proxy)[^|]* \|$`).MatchString(ka) {
 			t.Errorf("keepalive-1k: %s has no row with Limited by:\n%s", p, ka)
 		}
 	}
