@@ -41,6 +41,17 @@ scenarios:
     profiles: [caddy-stock, haproxy]
 `
 
+// writeNarrowPlan writes narrowPlan into a new directory and returns both.
+func writeNarrowPlan(t *testing.T) (dir, planFile string) {
+	t.Helper()
+	dir = t.TempDir()
+	planFile = filepath.Join(dir, "narrow.yaml")
+	if err := os.WriteFile(planFile, []byte(narrowPlan), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir, planFile
+}
+
 // fourCPUs is a machine of four CPUs, one per core, all usable: every
 // layout the plan asks for fits.
 func fourCPUs() (*pin.Topology, pin.CPUSet) {
@@ -94,11 +105,7 @@ func narrowed(o RunOptions, find func(proxy.Profile) error) (*plan.Plan, []strin
 // wherever a profile of its role runs; a profile not installed is a
 // skipped unit.
 func TestRunNarrowsThePlan(t *testing.T) {
-	dir := t.TempDir()
-	planFile := filepath.Join(dir, "narrow.yaml")
-	if err := os.WriteFile(planFile, []byte(narrowPlan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, planFile := writeNarrowPlan(t)
 	mine := filepath.Join(dir, "my.yaml")
 	if err := os.WriteFile(mine, []byte("name: my-nginx\nextends: nginx-stock\ndescription: mine\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -178,11 +185,7 @@ func TestRunNarrowsThePlan(t *testing.T) {
 // --step-scale (every duration, with a note), and --bin the binary of the
 // profile it names, in every unit of it.
 func TestRunOverridesThePlan(t *testing.T) {
-	dir := t.TempDir()
-	planFile := filepath.Join(dir, "narrow.yaml")
-	if err := os.WriteFile(planFile, []byte(narrowPlan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	_, planFile := writeNarrowPlan(t)
 	bin, err := os.Executable() // a file that is there and runs: the test binary
 	if err != nil {
 		t.Fatal(err)
@@ -228,11 +231,7 @@ func TestRunOverridesThePlan(t *testing.T) {
 // what to give instead; bad input is a UsageError (exit 2), a plan none of
 // whose proxies is installed is not.
 func TestRunRefusesBeforeWork(t *testing.T) {
-	dir := t.TempDir()
-	planFile := filepath.Join(dir, "narrow.yaml")
-	if err := os.WriteFile(planFile, []byte(narrowPlan), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir, planFile := writeNarrowPlan(t)
 	mine := filepath.Join(dir, "mine.yaml")
 	if err := os.WriteFile(mine, []byte("name: mine\nextends: haproxy\n"), 0o644); err != nil {
 		t.Fatal(err)
