@@ -9,7 +9,7 @@ FUZZTIME ?= 1
 
 IMAGE   ?= loadlab:dev
 
-.PHONY: all build deps deps-lab test test-prep test-go test-rest test-cmd-beside fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
+.PHONY: all build deps deps-lab test test-prep test-go test-beside test-rest test-cmd-beside test-gen-beside fuzz lint lab image k8s-up k8s-e2e k8s-down bench bench-gen bench-handshake bench-h3 bench-h2 clean
 
 all: build
 
@@ -27,7 +27,6 @@ deps-lab:
 test:
 	$(MAKE) -j2 --output-sync=target deps test-prep
 	$(MAKE) test-go
-	$(MAKE) -j2 fuzz lint
 
 # Beside deps (on a fresh machine mostly downloads): go vet, which compiles
 # every dependency into Go's build cache, and golangci-lint's build (2-4
@@ -40,9 +39,14 @@ test-prep:
 # The generator's measurement tests (gen/ and its run core, whose start-time
 # and wake-floor tests measure too) and the CLI's end-to-end runs
 # (cmd/loadlab) check latencies and verdicts against derived bounds: each
-# runs with the machine to itself, then the rest side by side, lab/session
-# (the longest) first, beside the CLI's lifecycle tests (CMD_BESIDE). Its sessions sweep dead runs' cgroups and namespaces:
-# the tests beside it that plant such leftovers use names of their own.
+# runs with the machine to itself. Then the rest side by side (test-beside):
+# the other packages (lab/session the longest), the CLI's and the
+# generator's tests that judge answers and not times (CMD_BESIDE,
+# GEN_BESIDE), and the fuzzers and the linter at nice 19, which take only
+# the CPU time the tests leave idle (those tests mostly wait on servers,
+# browsers and scrapes). lab/session's sessions sweep dead runs' cgroups
+# and namespaces: the tests beside it that plant such leftovers use names
+# of their own.
 #
 # The gen tests run on epoll, then the measurement-truth,
 # coordinated-omission, misbehaving-server and allocation tests run again on
@@ -52,20 +56,28 @@ IO_TESTS = ZeroAlloc|H2PingFlood|LoopPanic|StopAnswering|FixedCapacity|HeadReque
 # The HTTP/3 measurement tests run on the lean QUIC client (what auto
 # picks) with the rest of gen's, then again on quic-go's client.
 H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClosesIdle|Interrupt)$$
-# The CLI's lab runs whose assertions are about lifecycle and not about a
-# rate or a latency (a proxy or backend killed mid-step, SIGINT and resume,
-# bad profile files, an OOM kill, Apache and lighttpd found and confirmed at
-# any rate, lab check's SIGINT) run beside the rest instead of alone. The
-# kill -9 and lab cleanup tests stay alone: lab/session's sweep of dead
-# runs would take what they leave and check for.
-CMD_BESIDE = TestLab(RunProxyKilledMidStep|RunSIGINTRecordsAndResumes|BadProfiles|RunBackendKilledMidStep|RunProxyOOMKilled|ApacheLighttpd|CheckSIGINTCleansUp)$$
+# The CLI's tests whose assertions are about lifecycle and answers, not a
+# rate or a latency: a proxy or backend killed mid-step, SIGINT and resume,
+# bad profile files, an OOM kill, Apache and lighttpd found and confirmed
+# at any rate, lab check's SIGINT, the live page in Chromium, the metrics
+# Prometheus scraped compared with the run's own result, an HTTP/3 search
+# that spoke HTTP/3 and got 2xx, and what TLS each key type negotiated and
+# counted. The kill -9 and lab cleanup tests stay alone: lab/session's
+# sweep of dead runs would take what they leave and check for.
+CMD_BESIDE = ^(TestLab(RunProxyKilledMidStep|RunSIGINTRecordsAndResumes|BadProfiles|RunBackendKilledMidStep|RunProxyOOMKilled|ApacheLighttpd|CheckSIGINTCleansUp|RunServeLivePage|RunMetricsInPrometheus|RunH3BesideH1)|TestGen(MetricsInPrometheus|TLSPerKeyType))$$
+# The generator's interop with real servers: every body verified, runs of
+# under a second with a 5 s timeout.
+GEN_BESIDE = ^Test(LeanInterop|H2Interop)$$
 test-go:
 	$(GO) test -count=1 -timeout 8m ./gen/internal/run
-	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m ./gen
+	LOADLAB_TEST_IO=epoll $(GO) test -count=1 -timeout 8m -skip '$(GEN_BESIDE)' ./gen
 	LOADLAB_TEST_IO=uring $(GO) test -count=1 -timeout 8m -run '$(IO_TESTS)' -skip 'H3' ./gen
 	LOADLAB_TEST_H3ENGINE=std $(GO) test -count=1 -timeout 8m -run '$(H3_TESTS)' ./gen
 	$(GO) test -count=1 -timeout 12m -skip '$(CMD_BESIDE)' ./cmd/loadlab
-	$(MAKE) -j2 --output-sync=target test-rest test-cmd-beside
+	$(MAKE) test-beside
+
+test-beside:
+	$(MAKE) -j5 --output-sync=target LOW='nice -n 19' test-rest test-cmd-beside test-gen-beside fuzz lint
 
 test-rest:
 	$(GO) test -count=1 -timeout 8m ./lab/session $$($(GO) list ./... | grep -v -x -e github.com/loadlab/loadlab/gen -e github.com/loadlab/loadlab/gen/internal/run -e github.com/loadlab/loadlab/cmd/loadlab -e github.com/loadlab/loadlab/lab/session)
@@ -73,20 +85,24 @@ test-rest:
 test-cmd-beside:
 	$(GO) test -count=1 -timeout 8m -run '$(CMD_BESIDE)' ./cmd/loadlab
 
-# make test's pass: 1 s per target (33 targets; about 80 s with one
-# instrumented build per package); the seed corpora also run as plain tests
-# in test-go. A longer search: make fuzz FUZZTIME=60.
+test-gen-beside:
+	$(GO) test -count=1 -timeout 8m -run '$(GEN_BESIDE)' ./gen
+
+# make test's pass: 1 s per target (33 targets; about 80 s alone with one
+# instrumented build per package; in make test at nice 19 beside the
+# tests that judge answers); the seed corpora also run as plain tests in
+# test-go. A longer search: make fuzz FUZZTIME=60.
 fuzz:
-	scripts/fuzz.sh $(FUZZTIME)
+	$(LOW) scripts/fuzz.sh $(FUZZTIME)
 
 # golangci-lint (.golangci.yml) at a fixed version through go run: nothing
-# to install. On a fresh machine its first build takes 2-4 minutes; make
-# test runs it beside the fuzzers, after the timing-sensitive tests, so it
-# never shares the CPUs with a measurement.
+# to install. On a fresh machine its first build takes 2-4 minutes (make
+# test builds it beside deps); make test runs it at nice 19 after the
+# timing-sensitive tests, so it never shares the CPUs with a measurement.
 GOLANGCI_LINT ?= $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0
 
 lint:
-	$(GOLANGCI_LINT) run ./...
+	$(LOW) $(GOLANGCI_LINT) run ./...
 
 # Prints the budget, progress on stderr and the Markdown tables on stdout;
 # writes $(OUT)/results.json, report.md, report.html. Running it again

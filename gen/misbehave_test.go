@@ -10,6 +10,7 @@ import (
 	"math/big"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -174,30 +175,50 @@ func TestMisbehavingServersTLSStd(t *testing.T) {
 	runMisCases(t, tlsMisCases(t, "std"))
 }
 
+// misSideBySide is how many cases run at once. A case mostly waits (on
+// its duration, on a server that holds or drips, on the drain): the 34
+// cases of TestMisbehavingServers take 8.5 s of CPU in all, so six at a
+// time keep 2 CPUs about two-thirds busy, and a healthy response stays
+// far below misTimeout.
+const misSideBySide = 6
+
+// runMisCases runs each case in closed and in open loop, misSideBySide at
+// a time (more than go test's -parallel, which counts CPUs).
 func runMisCases(t *testing.T, cases []misCase) {
+	slots := make(chan struct{}, misSideBySide)
+	var wg sync.WaitGroup
+	defer wg.Wait()
 	for _, tc := range cases {
 		for _, open := range []bool{false, true} {
 			mode := "closed"
 			if open {
 				mode = "open"
 			}
-			t.Run(tc.name+"/"+mode, func(t *testing.T) {
-				t.Parallel()
-				srv := startServerTLS(t, tc.server, tc.handle)
-				cfg := misConfig(srv, tc.https, tc.ca, open)
-				cfg.TLS.Engine = tc.engine
-				res := runOnTime(t, cfg)
-				if tc.https && (res.TLS == nil || (tc.engine == "std") != (res.TLS.Engine == "crypto/tls")) {
-					t.Errorf("--tls-engine %q: result tls %+v", tc.engine, res.TLS)
-				}
-				checkClasses(t, res, tc)
-				if open {
-					checkOpenAccounting(t, res, cfg)
-				} else if res.Requests != res.OK+nonOK(res)+res.ErrorCount() {
-					t.Errorf("requests %d != ok %d + non-2xx %d + errors %d", res.Requests, res.OK, nonOK(res), res.ErrorCount())
-				}
-			})
+			slots <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-slots; wg.Done() }()
+				t.Run(tc.name+"/"+mode, func(t *testing.T) { runMisCase(t, tc, open) })
+			}()
 		}
+	}
+}
+
+// runMisCase runs one case against its own server and checks what the
+// generator made of it.
+func runMisCase(t *testing.T, tc misCase, open bool) {
+	srv := startServerTLS(t, tc.server, tc.handle)
+	cfg := misConfig(srv, tc.https, tc.ca, open)
+	cfg.TLS.Engine = tc.engine
+	res := runOnTime(t, cfg)
+	if tc.https && (res.TLS == nil || (tc.engine == "std") != (res.TLS.Engine == "crypto/tls")) {
+		t.Errorf("--tls-engine %q: result tls %+v", tc.engine, res.TLS)
+	}
+	checkClasses(t, res, tc)
+	if open {
+		checkOpenAccounting(t, res, cfg)
+	} else if res.Requests != res.OK+nonOK(res)+res.ErrorCount() {
+		t.Errorf("requests %d != ok %d + non-2xx %d + errors %d", res.Requests, res.OK, nonOK(res), res.ErrorCount())
 	}
 }
 
