@@ -60,11 +60,12 @@ H3_TESTS = TestH3(ClosedLoop|OpenLoopCorrection|VerdictSaturatedServer|ServerClo
 # rate or a latency: a proxy or backend killed mid-step, SIGINT and resume,
 # bad profile files, an OOM kill, Apache and lighttpd found and confirmed
 # at any rate, lab check's SIGINT, the live page in Chromium, the metrics
-# Prometheus scraped compared with the run's own result, an HTTP/3 search
-# that spoke HTTP/3 and got 2xx, and what TLS each key type negotiated and
-# counted. The kill -9 and lab cleanup tests stay alone: lab/session's
-# sweep of dead runs would take what they leave and check for.
-CMD_BESIDE = ^(TestLab(RunProxyKilledMidStep|RunSIGINTRecordsAndResumes|BadProfiles|RunBackendKilledMidStep|RunProxyOOMKilled|ApacheLighttpd|CheckSIGINTCleansUp|RunServeLivePage|RunMetricsInPrometheus|RunH3BesideH1)|TestGen(MetricsInPrometheus|TLSPerKeyType))$$
+# Prometheus scraped compared with the run's own result, and what TLS each
+# key type negotiated and counted. The kill -9 and lab cleanup tests stay
+# alone: lab/session's sweep of dead runs would take what they leave and
+# check for; so do the lab runs whose rows need a rate search to confirm
+# (TestLabRunH3BesideH1 beside the rest: HTTP/1.1 "not confirmed").
+CMD_BESIDE = ^(TestLab(RunProxyKilledMidStep|RunSIGINTRecordsAndResumes|BadProfiles|RunBackendKilledMidStep|RunProxyOOMKilled|ApacheLighttpd|CheckSIGINTCleansUp|RunServeLivePage|RunMetricsInPrometheus)|TestGen(MetricsInPrometheus|TLSPerKeyType))$$
 # The generator's interop with real servers: every body verified, runs of
 # under a second with a 5 s timeout.
 GEN_BESIDE = ^Test(LeanInterop|H2Interop)$$
