@@ -395,9 +395,11 @@ scenarios:
 
 // Apache httpd and lighttpd, profile files only, pass lab check (bodies
 // byte-identical over HTTPS, HTTP and h2, the websocket route, idle
-// memory, a restart) and one short search each.
+// memory, a restart) and one short search each, confirmed. A search is a
+// measurement: beside make test's other tests, lighttpd's failed its
+// confirmation once (690 req/s, after a step down), so this test runs
+// with the machine to itself.
 func TestLabApacheLighttpd(t *testing.T) {
-	t.Parallel() // beside the other tests that judge answers, not times
 	needProxyRoot(t, "apache2")
 	needProxyRoot(t, "lighttpd")
 	dir := worldDir(t)
@@ -433,9 +435,9 @@ scenarios:
 		t.Fatal(err)
 	}
 	for _, u := range f.Units {
-		// A rate found and confirmed; how high is this machine's load's
-		// to say (apache2 219 req/s beside the other parallel tests at
-		// load 10 on 2 cores).
+		// A rate found and confirmed; how high is this machine's to say
+		// (apache2 219 req/s beside the other parallel tests at load 10
+		// on 2 cores).
 		if u.Status != results.StatusDone || u.Search == nil || !u.Search.Confirmed || u.Search.Rate <= 0 {
 			t.Errorf("%s: %s %s, search %+v", u.ID, u.Status, u.Reason, u.Search)
 		}
