@@ -222,7 +222,7 @@ func runMisCase(t *testing.T, tc misCase, open bool) {
 	}
 }
 
-// misConfig is the run every case uses: 2 s, timeout 1 s, 4 connections,
+// misConfig is the run every case uses: 1 s, timeout 1 s, 4 connections,
 // and in open loop 200 requests/s.
 func misConfig(srv *testServer, https bool, ca string, open bool) Config {
 	cfg := Config{Connections: misConns, Duration: misDuration, Timeout: misTimeout, URL: srv.url("http")}
